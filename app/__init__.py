@@ -1,0 +1,1 @@
+"""Rhetorica's faces: the ``rhetorica`` command line and the PySide6 GUI (``app.gui``)."""

@@ -1,0 +1,47 @@
+"""Typed errors for bad input.  Every message is one line a user can act on."""
+
+from __future__ import annotations
+
+
+class RhetoricaError(Exception):
+    """Base class: the CLI prints ``str(error)`` on one line and exits non-zero."""
+
+
+class DocumentError(RhetoricaError):
+    """A file that cannot be read as a scientific paper."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class NotAPdfError(DocumentError):
+    """The file is empty or is not a PDF at all."""
+
+
+class EncryptedPdfError(DocumentError):
+    """The PDF is password-protected."""
+
+
+class CorruptPdfError(DocumentError):
+    """The PDF is damaged or truncated beyond repair."""
+
+
+class ScannedPdfError(DocumentError):
+    """The PDF has no text layer (a scan): OCR it first."""
+
+
+class TooLargeError(DocumentError):
+    """The PDF exceeds the configured page limit."""
+
+
+class ModelError(RhetoricaError):
+    """A model bundle is missing, incomplete or altered."""
+
+
+class Cancelled(RhetoricaError):
+    """A long job was cancelled by the user."""
+
+    def __init__(self, message: str = "cancelled") -> None:
+        super().__init__(message)

@@ -1,0 +1,22 @@
+"""Rhetorica models: the ONNX runtime encoder and heads (no torch here).
+
+Stable API::
+
+    from models import load_model
+    m = load_model()            # bundled default (resources/models/default)
+    m.embed(sentences)          # (n, d) float32, L2-normalised
+    m.classify_roles(sentences) # one document's sentences in order -> list[RolePrediction]
+
+Training lives in :mod:`models.training` and is the only place torch is imported.
+"""
+
+from models.roles import ROLES, RolePrediction
+
+__all__ = ["ROLES", "RolePrediction", "load_model"]
+
+
+def load_model(path=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Load a model bundle (the bundled default when ``path`` is None)."""
+    from models.encoder import load_model as _load
+
+    return _load(path, **kwargs)
