@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
 
 
-class SectionKind(str, Enum):
+class SectionKind(StrEnum):
     """Canonical kind of a section, whatever its printed heading."""
 
     ABSTRACT = "abstract"
