@@ -1,0 +1,17 @@
+"""``rhetorica bench …``: speed and memory benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.commands._groups import add_group
+
+MODULES = (
+    "app.commands.bench_parse",
+    "app.commands.bench_encode",
+    "app.commands.bench_gui",
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    add_group(subparsers, "bench", "Measure speed and memory.", MODULES)

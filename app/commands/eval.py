@@ -1,0 +1,17 @@
+"""``rhetorica eval …``: quality metrics on named real dataset splits."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.commands._groups import add_group
+
+MODULES = (
+    "app.commands.eval_split",
+    "app.commands.eval_roles",
+    "app.commands.eval_retrieval",
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    add_group(subparsers, "eval", "Measure quality on a named dataset split.", MODULES)
