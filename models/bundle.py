@@ -1,0 +1,164 @@
+"""Model bundles: a directory with ``manifest.json``, ``model.onnx`` and ``tokenizer.json``.
+
+The manifest describes the model (labels, section kinds, pooling, context window,
+quantisation, metrics, how it was trained) and pins every file by sha256, so a
+bundle explains itself and an altered file is caught before it is used.
+See docs/architecture.md ("Model bundle format").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.errors import ModelError
+from core.paths import resources_dir
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+REQUIRED_FILES = ("model.onnx", "tokenizer.json")
+
+
+@dataclass
+class Manifest:
+    """What ``manifest.json`` holds (docs/architecture.md, "Model bundle format")."""
+
+    name: str
+    version: str
+    base_model: str
+    labels: list[str]
+    section_kinds: list[str]
+    max_length: int
+    embedding_dim: int
+    pooling: str = "mean"
+    context: dict[str, Any] = field(default_factory=dict)
+    quantization: str = "none"
+    files: dict[str, str] = field(default_factory=dict)  # file name -> sha256
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, data, command}
+    training: dict[str, Any] = field(default_factory=dict)
+    created: str = ""
+    format: int = FORMAT_VERSION
+
+    @property
+    def unknown_section_kind(self) -> int:
+        """The ``section_kind`` index meaning "unknown" (one past the last kind)."""
+        return len(self.section_kinds)
+
+    @property
+    def context_window(self) -> int:
+        """How many sentences the role head sees at once (long documents go in windows)."""
+        return int(self.context.get("window", 64))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        # Stable, readable key order with "format" first.
+        return {"format": data.pop("format"), **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        known = {f.name for f in fields(cls)}
+        required = ("name", "version", "base_model", "labels", "section_kinds", "max_length",
+                    "embedding_dim")
+        absent = [key for key in required if key not in data]
+        if absent:
+            raise ValueError(f"missing field(s) {', '.join(absent)}")
+        values = {k: v for k, v in data.items() if k in known}
+        manifest = cls(**values)
+        if not manifest.labels or not all(isinstance(x, str) for x in manifest.labels):
+            raise ValueError("'labels' must be a non-empty list of strings")
+        if not all(isinstance(x, str) for x in manifest.section_kinds):
+            raise ValueError("'section_kinds' must be a list of strings")
+        if int(manifest.max_length) <= 2 or int(manifest.embedding_dim) <= 0:
+            raise ValueError("'max_length' and 'embedding_dim' must be positive")
+        return manifest
+
+
+def default_bundle_path() -> Path:
+    """The bundled default model (``resources/models/default``)."""
+    return resources_dir() / "models" / "default"
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(bundle_dir: str | Path) -> Manifest:
+    """Read and validate ``manifest.json`` (no file hashes checked: see :func:`verify_bundle`)."""
+    bundle = Path(bundle_dir)
+    if not bundle.is_dir():
+        raise ModelError(f"model bundle not found: {bundle} (expected a folder with {MANIFEST_NAME})")
+    path = bundle / MANIFEST_NAME
+    if not path.is_file():
+        raise ModelError(f"model bundle {bundle} has no {MANIFEST_NAME}: reinstall or re-export the model")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelError(f"bad manifest {path}: not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"bad manifest {path}: expected a JSON object")
+    if data.get("format") != FORMAT_VERSION:
+        raise ModelError(f"bad manifest {path}: format {data.get('format')!r} "
+                         f"is not supported (expected {FORMAT_VERSION})")
+    try:
+        return Manifest.from_dict(data)
+    except (TypeError, ValueError) as error:
+        raise ModelError(f"bad manifest {path}: {error}") from None
+
+
+def write_manifest(bundle_dir: str | Path, manifest: Manifest,
+                   file_names: tuple[str, ...] | None = None) -> Manifest:
+    """Hash the bundle's files into ``manifest.files`` and write ``manifest.json``.
+
+    ``file_names`` defaults to the manifest's current file list plus the required files.
+    Returns the manifest as written (``files`` and, when empty, ``created`` filled in).
+    """
+    bundle = Path(bundle_dir)
+    names = file_names or tuple(dict.fromkeys((*REQUIRED_FILES, *manifest.files)))
+    files: dict[str, str] = {}
+    for name in names:
+        path = bundle / name
+        if not path.is_file():
+            raise ModelError(f"cannot write manifest: {path} is missing")
+        files[name] = sha256_file(path)
+    manifest.files = files
+    if not manifest.created:
+        manifest.created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    (bundle / MANIFEST_NAME).write_text(text, encoding="utf-8")
+    return manifest
+
+
+def verify_bundle(bundle_dir: str | Path) -> Manifest:
+    """Read the manifest and check every file against its sha256; raise :class:`ModelError`."""
+    bundle = Path(bundle_dir)
+    manifest = read_manifest(bundle)
+    for name in REQUIRED_FILES:
+        if name not in manifest.files:
+            raise ModelError(f"bad manifest {bundle / MANIFEST_NAME}: 'files' does not list {name}")
+    for name, expected in manifest.files.items():
+        path = bundle / name
+        if not path.is_file():
+            raise ModelError(f"model bundle {bundle} is incomplete: {name} is missing")
+        if sha256_file(path) != expected:
+            raise ModelError(f"model bundle {bundle} is altered: {name} does not match its sha256 "
+                             "in the manifest (re-export or reinstall the model)")
+    return manifest
+
+
+def bundle_size_bytes(bundle_dir: str | Path) -> int:
+    """Total size of the files in a bundle folder."""
+    return sum(p.stat().st_size for p in Path(bundle_dir).iterdir() if p.is_file())
+
+
+def files_digest(manifest: Manifest) -> str:
+    """One hash over the manifest's file hashes (changes when any bundle file changes)."""
+    joined = "\n".join(f"{name}={digest}" for name, digest in sorted(manifest.files.items()))
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()

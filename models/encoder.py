@@ -1,0 +1,294 @@
+"""The ONNX sentence encoder with its role head (onnxruntime + tokenizers, no torch).
+
+One class, three separate steps (the fastembed ``onnx_model`` pattern):
+
+1. pre-processing: :meth:`EncoderModel.tokenize` (truncate to the manifest's
+   ``max_length``) and :func:`pad_batch` (pad to the longest sentence of a batch);
+2. the onnxruntime run: :meth:`EncoderModel.run`;
+3. post-processing: L2 normalisation of embeddings, softmax of role logits.
+
+The graph's inputs are one document's sentences in reading order (its role head
+looks at neighbours), so :meth:`EncoderModel.classify_roles` feeds a document as a
+whole, in overlapping windows when it is longer than the manifest's context window.
+:meth:`EncoderModel.embed` feeds length-sorted batches of any sentences (the
+embedding is per sentence) and restores the caller's order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import ModelError
+from models.bundle import Manifest, default_bundle_path, files_digest, verify_bundle
+from models.roles import RolePrediction
+
+CPU = "CPUExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+
+
+@dataclass
+class DocumentEncoding:
+    """Both outputs of one run over a document."""
+
+    embeddings: np.ndarray  # (n, d) float32, L2-normalised
+    probabilities: np.ndarray  # (n, len(labels)) float32, rows sum to 1
+    labels: tuple[str, ...]
+
+    @property
+    def roles(self) -> list[RolePrediction]:
+        return predictions_from_probabilities(self.probabilities, self.labels)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return (exp / exp.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def predictions_from_probabilities(probabilities: np.ndarray, labels: Sequence[str]) -> list[RolePrediction]:
+    winners = probabilities.argmax(axis=-1)
+    rows = probabilities.tolist()
+    return [
+        RolePrediction(label=labels[int(w)], probabilities=dict(zip(labels, row, strict=True)))
+        for w, row in zip(winners, rows, strict=True)
+    ]
+
+
+def pad_batch(token_ids: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Right-pad to the longest sequence: (input_ids, attention_mask), both int64 [n, L]."""
+    length = max((len(ids) for ids in token_ids), default=0)
+    input_ids = np.full((len(token_ids), length), pad_id, dtype=np.int64)
+    mask = np.zeros((len(token_ids), length), dtype=np.int64)
+    for row, ids in enumerate(token_ids):
+        input_ids[row, : len(ids)] = ids
+        mask[row, : len(ids)] = 1
+    return input_ids, mask
+
+
+def window_plan(n: int, window: int) -> list[tuple[int, int, int, int]]:
+    """Overlapping windows over ``n`` sentences: (start, end, keep_start, keep_end) each.
+
+    Windows of ``window`` sentences step by half a window; each sentence is kept from
+    the window where it sits most centrally, so every kept prediction had at least a
+    quarter window of context on both sides (except at the document's ends).
+    """
+    if n <= window:
+        return [(0, n, 0, n)]
+    stride = max(1, window // 2)
+    starts = [*list(range(0, n - window, stride)), n - window]
+    plan = []
+    for k, start in enumerate(starts):
+        end = start + window
+        # Boundaries halfway between consecutive windows' centres.
+        keep_start = 0 if k == 0 else (starts[k - 1] + start + window) // 2
+        keep_end = n if k == len(starts) - 1 else (start + starts[k + 1] + window) // 2
+        plan.append((start, end, keep_start, keep_end))
+    return plan
+
+
+class EncoderModel:
+    """A loaded model bundle: ``embed``, ``classify_roles``, ``encode_document``."""
+
+    def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: object,
+                 pad_id: int = 0, load_seconds: float = 0.0) -> None:
+        self.bundle_dir = bundle_dir
+        self.manifest = manifest
+        self.session = session
+        self.tokenizer = tokenizer
+        self.load_seconds = load_seconds
+        self.labels: tuple[str, ...] = tuple(manifest.labels)
+        self.model_id = f"{manifest.name}@{manifest.version}#{files_digest(manifest)[:12]}"
+        self.provider: str = session.get_providers()[0]  # type: ignore[attr-defined]
+        self._input_names = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
+        self._pad_id = pad_id
+        self._kind_index = {kind: i for i, kind in enumerate(manifest.section_kinds)}
+
+    def __repr__(self) -> str:
+        return f"EncoderModel({self.model_id}, provider={self.provider})"
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.manifest.embedding_dim)
+
+    # -- 1. pre-processing -------------------------------------------------------------
+    def tokenize(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Token ids per sentence, special tokens added, truncated to ``max_length``."""
+        encodings = self.tokenizer.encode_batch(list(sentences))  # type: ignore[attr-defined]
+        return [e.ids for e in encodings]
+
+    def section_kind_ids(self, section_kinds: Sequence[str] | str | None, n: int) -> np.ndarray:
+        """Indices into the manifest's ``section_kinds`` (unknown kinds → ``len(section_kinds)``)."""
+        unknown = self.manifest.unknown_section_kind
+        if section_kinds is None:
+            return np.full(n, unknown, dtype=np.int64)
+        if isinstance(section_kinds, str):
+            section_kinds = [section_kinds] * n
+        if len(section_kinds) != n:
+            raise ValueError(f"got {len(section_kinds)} section kinds for {n} sentences")
+        return np.array([self._kind_index.get(str(k), unknown) for k in section_kinds], dtype=np.int64)
+
+    # -- 2. the run ------------------------------------------------------------------------
+    def run(self, input_ids: np.ndarray, attention_mask: np.ndarray, section_kind: np.ndarray,
+            outputs: Sequence[str] = ("sentence_embedding", "role_logits")) -> list[np.ndarray]:
+        """One onnxruntime run over one document (or one batch of unrelated sentences)."""
+        feed = {"input_ids": input_ids, "attention_mask": attention_mask, "section_kind": section_kind}
+        if "token_type_ids" in self._input_names:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        feed = {k: v for k, v in feed.items() if k in self._input_names}
+        return self.session.run(list(outputs), feed)  # type: ignore[attr-defined]
+
+    # -- 3. post-processing and public API ---------------------------------------------------
+    def embed(self, sentences: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """(n, d) float32 L2-normalised embeddings, in the order given.
+
+        Sentences are sorted by token length and run in batches padded to their own
+        longest sentence, which is much faster than corpus order.
+        """
+        n = len(sentences)
+        result = np.zeros((n, self.embedding_dim), dtype=np.float32)
+        if n == 0:
+            return result
+        ids = self.tokenize(sentences)
+        order = np.argsort([len(x) for x in ids], kind="stable")
+        unknown = self.manifest.unknown_section_kind
+        for start in range(0, n, batch_size):
+            chosen = order[start : start + batch_size]
+            input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
+            kinds = np.full(len(chosen), unknown, dtype=np.int64)
+            (embeddings,) = self.run(input_ids, mask, kinds, outputs=("sentence_embedding",))
+            result[chosen] = embeddings
+        return l2_normalise(result)
+
+    def role_probabilities(self, sentences: Sequence[str],
+                           section_kinds: Sequence[str] | str | None = None) -> np.ndarray:
+        """(n, len(labels)) softmax probabilities for one document's sentences in order."""
+        return self.encode_document(sentences, section_kinds).probabilities
+
+    def classify_roles(self, sentences: Sequence[str],
+                       section_kinds: Sequence[str] | str | None = None) -> list[RolePrediction]:
+        """The role of every sentence of ONE document (sentences in reading order)."""
+        return self.encode_document(sentences, section_kinds).roles
+
+    def encode_document(self, sentences: Sequence[str],
+                        section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:
+        """Embeddings and role probabilities of one document from the same runs.
+
+        Documents longer than the context window go through overlapping windows and
+        keep each sentence's prediction from the window where it is most central.
+        """
+        n = len(sentences)
+        kinds = self.section_kind_ids(section_kinds, n)
+        embeddings = np.zeros((n, self.embedding_dim), dtype=np.float32)
+        logits = np.zeros((n, len(self.labels)), dtype=np.float32)
+        if n == 0:
+            return DocumentEncoding(embeddings, logits, self.labels)
+        ids = self.tokenize(sentences)
+        for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
+            input_ids, mask = pad_batch(ids[start:end], self._pad_id)
+            emb, lg = self.run(input_ids, mask, kinds[start:end])
+            keep = slice(keep_start - start, keep_end - start)
+            embeddings[keep_start:keep_end] = emb[keep]
+            logits[keep_start:keep_end] = lg[keep]
+        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels)
+
+
+def _pad_id(tokenizer: object) -> int:
+    padding = tokenizer.padding  # type: ignore[attr-defined]
+    if padding and padding.get("pad_id") is not None:
+        return int(padding["pad_id"])
+    for token in ("[PAD]", "<pad>"):
+        token_id = tokenizer.token_to_id(token)  # type: ignore[attr-defined]
+        if token_id is not None:
+            return int(token_id)
+    return 0
+
+
+def _load_tokenizer(path: Path, max_length: int) -> tuple[object, int]:
+    """The bundle's tokenizer with truncation on and padding off (we pad per batch), and its pad id."""
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as error:  # tokenizers raises a bare Exception on bad files
+        raise ModelError(f"cannot read tokenizer {path}: {str(error).splitlines()[0]}") from None
+    pad_id = _pad_id(tokenizer)
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.no_padding()
+    return tokenizer, pad_id
+
+
+def _session_options(threads: int | None, quiet: bool) -> object:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 4 if quiet else 3  # 3 = errors only, 4 = fatal only
+    if threads is not None:
+        if threads < 1:
+            raise ModelError(f"threads must be at least 1 (got {threads})")
+        options.intra_op_num_threads = int(threads)
+        options.inter_op_num_threads = 1
+    return options
+
+
+def _create_session(model_path: Path, device: str, threads: int | None) -> object:
+    import onnxruntime as ort
+
+    if device not in ("auto", "cpu", "cuda"):
+        raise ModelError(f"unknown device {device!r}: use auto, cpu or cuda")
+    available = ort.get_available_providers()
+    want_cuda = device == "cuda" or (device == "auto" and CUDA in available)
+    if device == "cuda" and CUDA not in available:
+        raise ModelError("device 'cuda' requested but this onnxruntime has no CUDA provider "
+                         "(install onnxruntime-gpu, or use --device cpu)")
+    try:
+        if want_cuda:
+            if device == "auto":
+                # onnxruntime-gpu lists CUDA even without a GPU and logs loud errors when it
+                # falls back: keep that quiet, then check what really loaded.
+                ort.set_default_logger_severity(4)
+            session = ort.InferenceSession(str(model_path), _session_options(threads, device == "auto"),
+                                           providers=[CUDA, CPU])
+            if session.get_providers()[0] != CUDA and device == "cuda":
+                raise ModelError("device 'cuda' requested but CUDA could not be initialised "
+                                 "(no GPU or driver?): use --device cpu")
+            return session
+        return ort.InferenceSession(str(model_path), _session_options(threads, False), providers=[CPU])
+    except ModelError:
+        raise
+    except Exception as error:  # onnxruntime raises its own exception types
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelError(f"cannot load {model_path}: {first}") from None
+
+
+def load_model(path: str | Path | None = None, *, device: str = "auto",
+               threads: int | None = None) -> EncoderModel:
+    """Load a bundle (default: ``resources/models/default``), verifying every file's sha256.
+
+    ``device``: "auto" (CUDA when it really works, else CPU), "cpu" or "cuda".
+    ``threads``: onnxruntime intra-op threads (default: onnxruntime's choice);
+    the ``RHETORICA_THREADS`` environment variable sets it when not given.
+    """
+    started = time.perf_counter()
+    bundle = Path(path) if path is not None else default_bundle_path()
+    manifest = verify_bundle(bundle)
+    if threads is None and os.environ.get("RHETORICA_THREADS"):
+        threads = int(os.environ["RHETORICA_THREADS"])
+    tokenizer, pad_id = _load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
+    session = _create_session(bundle / "model.onnx", device, threads)
+    names = {o.name for o in session.get_outputs()}  # type: ignore[attr-defined]
+    for needed in ("sentence_embedding", "role_logits"):
+        if needed not in names:
+            raise ModelError(f"model bundle {bundle}: model.onnx has no output '{needed}'")
+    return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started)

@@ -1,0 +1,152 @@
+"""Evaluation metrics (numpy only), one implementation each.
+
+* Classification: :func:`classification_report` (F1 micro / macro, per-class
+  precision / recall / F1 / support, confusion matrix).
+* Retrieval: :func:`precision_at_1` and :func:`map_at_r`, as defined by Musgrave,
+  Belongie & Lim, "A Metric Learning Reality Check" (ECCV 2020): every item queries
+  all the others; R = the number of other items with the query's label; MAP@R =
+  mean over queries of (1/R) * sum_{i=1..R} P@i * rel(i).  Queries with R = 0 are
+  left out (they have nothing to find).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class ClassificationReport:
+    labels: list[str]
+    f1_micro: float
+    f1_macro: float
+    accuracy: float
+    precision: dict[str, float]
+    recall: dict[str, float]
+    f1: dict[str, float]
+    support: dict[str, int]
+    confusion: list[list[int]]  # rows = gold label, columns = predicted label (order of ``labels``)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "labels": self.labels,
+            "f1_micro": self.f1_micro,
+            "f1_macro": self.f1_macro,
+            "accuracy": self.accuracy,
+            "per_class": {
+                label: {"precision": self.precision[label], "recall": self.recall[label],
+                        "f1": self.f1[label], "support": self.support[label]}
+                for label in self.labels
+            },
+            "confusion": self.confusion,
+        }
+
+
+def confusion_matrix(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """Counts [gold, predicted] over ``labels`` (a label outside ``labels`` raises ValueError)."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    index = {label: i for i, label in enumerate(labels)}
+    unknown = sorted({x for x in (*gold, *predicted) if x not in index})
+    if unknown:
+        raise ValueError(f"labels not in the label set: {', '.join(map(str, unknown))}")
+    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    np.add.at(matrix, ([index[x] for x in gold], [index[x] for x in predicted]), 1)
+    return matrix
+
+
+def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.divide(a, b, out=np.zeros_like(a, dtype=np.float64), where=b > 0)
+
+
+def classification_report(gold: Sequence[str], predicted: Sequence[str],
+                          labels: Sequence[str]) -> ClassificationReport:
+    """F1 micro and macro (macro = unweighted mean of per-class F1 over ``labels``).
+
+    In single-label classification over the full label set, F1-micro equals accuracy.
+    A class with no gold and no predicted items gets F1 0 and still counts in the macro mean
+    (as scikit-learn does with ``labels=`` given); pass only the dataset's labels.
+    """
+    matrix = confusion_matrix(gold, predicted, labels)
+    tp = np.diag(matrix).astype(np.float64)
+    predicted_count = matrix.sum(axis=0).astype(np.float64)
+    gold_count = matrix.sum(axis=1).astype(np.float64)
+    precision = _safe_div(tp, predicted_count)
+    recall = _safe_div(tp, gold_count)
+    f1 = _safe_div(2 * precision * recall, precision + recall)
+    total_tp, total = tp.sum(), matrix.sum()
+    micro = float(total_tp / total) if total else 0.0  # micro P = micro R = micro F1 here
+    names = list(labels)
+    return ClassificationReport(
+        labels=names,
+        f1_micro=micro,
+        f1_macro=float(f1.mean()) if len(names) else 0.0,
+        accuracy=micro,
+        precision=dict(zip(names, precision.tolist())),
+        recall=dict(zip(names, recall.tolist())),
+        f1=dict(zip(names, f1.tolist())),
+        support=dict(zip(names, gold_count.astype(int).tolist())),
+        confusion=matrix.tolist(),
+    )
+
+
+@dataclass
+class RetrievalReport:
+    precision_at_1: float
+    map_at_r: float
+    queries: int  # queries with R > 0 (the ones averaged)
+    items: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"precision_at_1": self.precision_at_1, "map_at_r": self.map_at_r,
+                "queries": self.queries, "items": self.items}
+
+
+def retrieval_report(embeddings: np.ndarray, labels: Sequence[str], chunk: int = 1024) -> RetrievalReport:
+    """P@1 and MAP@R where every item queries all the others by cosine similarity.
+
+    Ties in similarity are broken by item index (stable sort), which matters only for
+    exact duplicates.
+    """
+    codes = np.unique(np.asarray(labels), return_inverse=True)[1]
+    n = len(codes)
+    if n != len(embeddings):
+        raise ValueError(f"{len(embeddings)} embeddings but {n} labels")
+    counts = np.bincount(codes)
+    r_all = counts[codes] - 1  # others with the same label
+    x = np.asarray(embeddings, dtype=np.float32)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    p1_hits, ap_values = [], []
+    max_r = int(r_all.max()) if n else 0
+    for start in range(0, n, chunk):
+        rows = np.arange(start, min(n, start + chunk))
+        sim = x[rows] @ x.T
+        sim[np.arange(len(rows)), rows] = -np.inf
+        # Top max_r neighbours per query, in order (stable: ties by index).
+        order = np.argsort(-sim, axis=1, kind="stable")[:, : max(1, max_r)]
+        relevant = codes[order] == codes[rows][:, None]
+        for k, row in enumerate(rows):
+            r = int(r_all[row])
+            if r == 0:
+                continue
+            rel = relevant[k, :r]
+            p1_hits.append(bool(relevant[k, 0]))
+            precision_at_i = np.cumsum(rel) / np.arange(1, r + 1)
+            ap_values.append(float((precision_at_i * rel).sum() / r))
+    queries = len(ap_values)
+    return RetrievalReport(
+        precision_at_1=float(np.mean(p1_hits)) if queries else 0.0,
+        map_at_r=float(np.mean(ap_values)) if queries else 0.0,
+        queries=queries,
+        items=n,
+    )
+
+
+def precision_at_1(embeddings: np.ndarray, labels: Sequence[str]) -> float:
+    return retrieval_report(embeddings, labels).precision_at_1
+
+
+def map_at_r(embeddings: np.ndarray, labels: Sequence[str]) -> float:
+    return retrieval_report(embeddings, labels).map_at_r

@@ -1,0 +1,166 @@
+"""The ONNX encoder on a tiny bundle, checked against a numpy reference of its graph."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.errors import ModelError
+from models import ROLES, load_model
+from models.encoder import EncoderModel, softmax, window_plan
+from tests.tiny_bundle import make_tiny_bundle, reference_outputs
+
+SENTENCES = [
+    "We propose a new method for parsing scientific text.",
+    "Results show that it works well",
+    "previous work has studied this problem",
+    "zzz qqq",  # all unknown words
+    "our goal is to improve accuracy on two datasets and to show that the approach is simple and fast",
+    "in conclusion",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_bundle(tmp_path_factory.mktemp("tiny") / "bundle", max_length=12, window=8)
+
+
+@pytest.fixture(scope="module")
+def model(bundle: Path) -> EncoderModel:
+    return load_model(bundle, device="cpu", threads=1)
+
+
+def test_load(model: EncoderModel, bundle: Path) -> None:
+    assert model.provider == "CPUExecutionProvider"
+    assert model.model_id.startswith("tiny-test@0.0.1#") and len(model.model_id.split("#")[1]) == 12
+    assert model.manifest.labels == list(ROLES)
+    assert model.load_seconds < 1.0
+    again = load_model(bundle, device="auto", threads=1)
+    assert again.model_id == model.model_id
+    assert again.provider in ("CPUExecutionProvider", "CUDAExecutionProvider")
+
+
+def test_model_id_changes_with_the_files(tmp_path: Path, model: EncoderModel) -> None:
+    other = load_model(make_tiny_bundle(tmp_path / "b", seed=8), device="cpu", threads=1)
+    assert other.model_id != model.model_id
+
+
+def test_tokenizer_truncates_and_ignores_saved_fixed_padding(model: EncoderModel) -> None:
+    ids = model.tokenize(SENTENCES)
+    assert len(ids[4]) == 12  # truncated to manifest max_length
+    assert len(ids[1]) == 8  # not padded to the file's fixed 128
+    assert ids[6] == [2, 3]  # empty sentence: [CLS] [SEP]
+
+
+def test_embed_matches_reference_and_restores_order(model: EncoderModel) -> None:
+    emb = model.embed(SENTENCES, batch_size=2)  # several length-sorted batches
+    assert emb.shape == (len(SENTENCES), 8) and emb.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    ref, _ = reference_outputs(SENTENCES, [8] * len(SENTENCES))
+    np.testing.assert_allclose(emb, ref, atol=1e-5)
+    # Same result one by one (padding does not leak) and in reversed order.
+    singles = np.concatenate([model.embed([s]) for s in SENTENCES])
+    np.testing.assert_allclose(emb, singles, atol=1e-5)
+    np.testing.assert_allclose(model.embed(SENTENCES[::-1], batch_size=3)[::-1], emb, atol=1e-5)
+
+
+def test_embed_empty(model: EncoderModel) -> None:
+    assert model.embed([]).shape == (0, 8)
+    assert model.classify_roles([]) == []
+
+
+def test_classify_one_sentence(model: EncoderModel) -> None:
+    (prediction,) = model.classify_roles([SENTENCES[0]])
+    _, logits = reference_outputs([SENTENCES[0]], [8])
+    probabilities = softmax(logits)[0]
+    assert prediction.label == ROLES[int(probabilities.argmax())]
+    assert list(prediction.probabilities) == list(ROLES)
+    assert sum(prediction.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+    assert prediction.confidence == pytest.approx(float(probabilities.max()), abs=1e-5)
+
+
+def test_classify_uses_document_context_and_section_kinds(model: EncoderModel) -> None:
+    doc = SENTENCES[:3]
+    alone = model.role_probabilities(doc[1:2])
+    in_doc = model.role_probabilities(doc)[1]
+    assert not np.allclose(alone[0], in_doc, atol=1e-3)  # neighbours matter in this graph
+    kinds = ["abstract", "method", "no-such-kind"]
+    _, logits = reference_outputs(doc, [0, 3, 8])
+    np.testing.assert_allclose(model.role_probabilities(doc, kinds), softmax(logits), atol=1e-5)
+    # One kind for the whole document.
+    _, logits = reference_outputs(doc, [4, 4, 4])
+    np.testing.assert_allclose(model.role_probabilities(doc, "result"), softmax(logits), atol=1e-5)
+    with pytest.raises(ValueError):
+        model.classify_roles(doc, ["abstract"])
+
+
+def test_long_document_windows_keep_context(model: EncoderModel) -> None:
+    rng = np.random.default_rng(1)
+    text = "we propose a method results show previous work our goal in conclusion fast"
+    words = text.split()
+    doc = [" ".join(rng.choice(words, size=rng.integers(1, 9))) for _ in range(45)]
+    kinds = list(rng.choice(["abstract", "introduction", "method", "result"], size=45))
+    index = {"abstract": 0, "introduction": 1, "method": 3, "result": 4}
+    # Window 8 here: 45 sentences go through 10 overlapping windows; the graph looks one
+    # sentence each way, so kept (central) predictions must equal one run over the whole.
+    ref_emb, ref_logits = reference_outputs(doc, [index[k] for k in kinds])
+    encoding = model.encode_document(doc, kinds)
+    np.testing.assert_allclose(encoding.probabilities, softmax(ref_logits), atol=1e-5)
+    np.testing.assert_allclose(encoding.embeddings, ref_emb, atol=1e-5)
+    roles = model.classify_roles(doc, kinds)
+    assert [r.label for r in roles] == [ROLES[i] for i in ref_logits.argmax(axis=1)]
+
+
+@pytest.mark.parametrize("n", [1, 8, 9, 16, 17, 45, 64, 65, 200])
+@pytest.mark.parametrize("window", [4, 8, 64])
+def test_window_plan_covers_each_sentence_once_with_context(n: int, window: int) -> None:
+    plan = window_plan(n, window)
+    kept = [i for _, _, a, b in plan for i in range(a, b)]
+    assert kept == list(range(n))
+    margin = window // 4
+    for start, end, a, b in plan:
+        assert 0 <= start <= a <= b <= end <= n and end - start == min(n, window)
+        if a > 0:
+            assert a - start >= margin
+        if b < n:
+            assert end - b >= margin
+
+
+def test_threads_and_device_errors(bundle: Path) -> None:
+    with pytest.raises(ModelError, match="threads"):
+        load_model(bundle, threads=0)
+    with pytest.raises(ModelError, match="unknown device"):
+        load_model(bundle, device="tpu")
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        with pytest.raises(ModelError, match="cuda"):
+            load_model(bundle, device="cuda")
+
+
+def test_broken_onnx_is_a_model_error(tmp_path: Path) -> None:
+    from models.bundle import read_manifest, write_manifest
+
+    bundle = make_tiny_bundle(tmp_path / "b")
+    (bundle / "model.onnx").write_bytes(b"not an onnx file")
+    write_manifest(bundle, read_manifest(bundle))  # hashes right, content wrong
+    with pytest.raises(ModelError, match="cannot load"):
+        load_model(bundle)
+
+
+def test_altered_bundle_refuses_to_load(tmp_path: Path) -> None:
+    bundle = make_tiny_bundle(tmp_path / "b")
+    with open(bundle / "tokenizer.json", "a") as handle:
+        handle.write(" ")
+    with pytest.raises(ModelError, match="altered"):
+        load_model(bundle)
+
+
+def test_load_is_fast(bundle: Path) -> None:
+    started = time.perf_counter()
+    load_model(bundle, threads=1)
+    assert time.perf_counter() - started < 1.0

@@ -1,0 +1,106 @@
+"""Metrics against brute-force versions written from the definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.metrics import classification_report, confusion_matrix, map_at_r, precision_at_1, retrieval_report
+
+LABELS = ["a", "b", "c", "d"]  # "d" never occurs: counts in the macro mean with F1 0
+GOLD = ["a", "a", "a", "b", "b", "c", "c", "c", "c", "a"]
+PRED = ["a", "b", "a", "b", "c", "c", "c", "a", "c", "a"]
+
+
+def brute_f1(gold: list[str], pred: list[str], label: str) -> float:
+    tp = sum(g == label and p == label for g, p in zip(gold, pred))
+    fp = sum(g != label and p == label for g, p in zip(gold, pred))
+    fn = sum(g == label and p != label for g, p in zip(gold, pred))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def test_classification_report_matches_brute_force() -> None:
+    report = classification_report(GOLD, PRED, LABELS)
+    for label in LABELS:
+        assert report.f1[label] == pytest.approx(brute_f1(GOLD, PRED, label))
+    assert report.f1_macro == pytest.approx(sum(brute_f1(GOLD, PRED, x) for x in LABELS) / 4)
+    # Micro F1 from pooled counts.
+    tp = sum(g == p for g, p in zip(GOLD, PRED))
+    fp = fn = len(GOLD) - tp
+    assert report.f1_micro == pytest.approx(2 * tp / (2 * tp + fp + fn))
+    assert report.f1_micro == pytest.approx(0.7)
+    # Hand-checked values: a: P 3/4 R 3/4; b: P 1/2 R 1/2; c: P 3/4 R 3/4.
+    assert report.f1["a"] == pytest.approx(0.75)
+    assert report.f1["b"] == pytest.approx(0.5)
+    assert report.support == {"a": 4, "b": 2, "c": 4, "d": 0}
+    assert report.to_dict()["per_class"]["c"]["f1"] == pytest.approx(0.75)
+
+
+def test_confusion_matrix_counts() -> None:
+    matrix = confusion_matrix(GOLD, PRED, LABELS)
+    for i, g in enumerate(LABELS):
+        for j, p in enumerate(LABELS):
+            assert matrix[i, j] == sum(x == g and y == p for x, y in zip(GOLD, PRED))
+    assert matrix.sum() == len(GOLD)
+
+
+def test_confusion_matrix_rejects_unknown_labels() -> None:
+    with pytest.raises(ValueError, match="zzz"):
+        confusion_matrix(["a"], ["zzz"], LABELS)
+    with pytest.raises(ValueError):
+        confusion_matrix(["a", "b"], ["a"], LABELS)
+
+
+def brute_retrieval(x: np.ndarray, labels: list[str]) -> tuple[float, float]:
+    """Straight from Musgrave et al. 2020: per query, rank all others by cosine."""
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    p1, aps = [], []
+    for q in range(len(x)):
+        others = [i for i in range(len(x)) if i != q]
+        ranked = sorted(others, key=lambda i: (-float(x[q] @ x[i]), i))
+        r = sum(labels[i] == labels[q] for i in others)
+        if r == 0:
+            continue
+        p1.append(float(labels[ranked[0]] == labels[q]))
+        total = 0.0
+        for k in range(1, r + 1):
+            if labels[ranked[k - 1]] == labels[q]:
+                total += sum(labels[i] == labels[q] for i in ranked[:k]) / k
+        aps.append(total / r)
+    return float(np.mean(p1)), float(np.mean(aps))
+
+
+def test_retrieval_matches_brute_force_random() -> None:
+    rng = np.random.default_rng(0)
+    for trial in range(5):
+        x = rng.normal(size=(23, 4)).astype(np.float32)
+        labels = list(rng.choice(["p", "q", "r", "s"], size=23))
+        labels[0] = "lonely-" + str(trial)  # a query with R = 0 is left out
+        report = retrieval_report(x, labels, chunk=5)  # chunking must not change anything
+        p1, mapr = brute_retrieval(x, labels)
+        assert report.precision_at_1 == pytest.approx(p1)
+        assert report.map_at_r == pytest.approx(mapr)
+        singletons = sum(labels.count(x) == 1 for x in labels)
+        assert report.queries == 23 - singletons and report.items == 23
+
+
+def test_retrieval_hand_example() -> None:
+    # 1-D points: two tight clusters, one item of "a" sits in the "b" cluster.
+    x = np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [0.1, 0.99], [0.05, 1.0]])
+    labels = ["a", "a", "b", "b", "a"]
+    # q0 (a, R=2): ranking 1(a), 3(b) (cos .10 > .05 for 4) -> AP = (1/1 + 0)/2 = .5; P@1 1
+    # q1 (a, R=2): 0(a), 3(b) -> AP .5; P@1 1
+    # q2 (b, R=1): nearest 4 (a) -> AP 0, P@1 0
+    # q3 (b, R=1): nearest 4 (a)? cos(3,4) > cos(3,2) -> AP 0, P@1 0
+    # q4 (a, R=2): nearest 3 (b), 2 (b) -> AP 0, P@1 0
+    p1, mapr = brute_retrieval(x, labels)
+    assert precision_at_1(x, labels) == pytest.approx(p1) == pytest.approx(2 / 5)
+    assert map_at_r(x, labels) == pytest.approx(mapr) == pytest.approx(1 / 5)
+
+
+def test_perfect_clusters_score_one() -> None:
+    x = np.array([[1, 0], [1, 0.01], [0, 1], [0.01, 1]], dtype=np.float32)
+    report = retrieval_report(x, ["a", "a", "b", "b"])
+    assert report.precision_at_1 == 1.0 and report.map_at_r == 1.0
