@@ -1,0 +1,153 @@
+"""The analysis pipeline: the rhetorical role of every sentence of a paper (or a draft).
+
+:func:`analyze_paper` runs the model section by section: each section's sentences
+go in as one document (in reading order) with the section's :class:`SectionKind`,
+so the role head sees its neighbours and knows where it is.  The result,
+:class:`PaperAnalysis`, is JSON-serialisable both ways and keyed by the paper's
+sha256 and the model id (``core.cache`` keys analyses on those).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.document import Paper
+from core.jobs import JobContext, ensure_context
+from models.roles import ROLES, RolePrediction
+
+if TYPE_CHECKING:  # the model is passed in; core does not load it
+    import numpy as np
+
+    from models.encoder import EncoderModel
+
+ANALYSIS_SCHEMA_VERSION = 1
+
+
+@dataclass
+class PaperAnalysis:
+    """Roles for every sentence of a paper, in ``Paper.sentences`` order."""
+
+    paper_sha256: str
+    model_id: str
+    roles: list[RolePrediction]
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per step
+    # Sentence embeddings from the same runs (n x d, L2-normalised) when asked for; not in JSON.
+    embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def labels(self) -> list[str]:
+        return [r.label for r in self.roles]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": ANALYSIS_SCHEMA_VERSION,
+            "paper_sha256": self.paper_sha256,
+            "model_id": self.model_id,
+            "roles": [r.to_dict() for r in self.roles],
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PaperAnalysis:
+        version = data.get("schema_version", ANALYSIS_SCHEMA_VERSION)
+        if version != ANALYSIS_SCHEMA_VERSION:
+            raise ValueError(f"unsupported analysis schema version {version} "
+                             f"(expected {ANALYSIS_SCHEMA_VERSION})")
+        return cls(
+            paper_sha256=str(data["paper_sha256"]),
+            model_id=str(data["model_id"]),
+            roles=[RolePrediction.from_dict(r) for r in data["roles"]],
+            timings={str(k): float(v) for k, v in dict(data.get("timings", {})).items()},
+        )
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> PaperAnalysis:
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> PaperAnalysis:
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+def _runs_by_section(paper: Paper) -> list[tuple[int, int, int]]:
+    """Contiguous runs of sentences with the same section: (section_index, start, end)."""
+    runs: list[tuple[int, int, int]] = []
+    for i, sentence in enumerate(paper.sentences):
+        if runs and runs[-1][0] == sentence.section_index and runs[-1][2] == i:
+            runs[-1] = (runs[-1][0], runs[-1][1], i + 1)
+        else:
+            runs.append((sentence.section_index, i, i + 1))
+    return runs
+
+
+def analyze_paper(paper: Paper, model: EncoderModel, ctx: JobContext | None = None, *,
+                  with_embeddings: bool = False) -> PaperAnalysis:
+    """Label every sentence, section by section (each section one document with its kind).
+
+    Reports progress in sentences and stops with :class:`core.errors.Cancelled` when
+    ``ctx`` is cancelled (checked between sections).
+    """
+    ctx = ensure_context(ctx)
+    started = time.perf_counter()
+    total = len(paper.sentences)
+    roles: list[RolePrediction] = []
+    chunks: list[np.ndarray] = []
+    ctx.progress(0, total, "Labelling sentence roles")
+    for section_index, start, end in _runs_by_section(paper):
+        ctx.check()
+        section = paper.sections[section_index] if 0 <= section_index < len(paper.sections) else None
+        kind = section.kind.value if section is not None else None
+        texts = [s.text for s in paper.sentences[start:end]]
+        encoding = model.encode_document(texts, kind)
+        roles.extend(encoding.roles)
+        if with_embeddings:
+            chunks.append(encoding.embeddings)
+        heading = section.heading if section is not None else "text"
+        ctx.progress(end, total, f"Labelled {heading or 'section'}")
+    embeddings = None
+    if with_embeddings:
+        import numpy as np
+
+        embeddings = (np.concatenate(chunks) if chunks
+                      else np.zeros((0, model.embedding_dim), dtype=np.float32))
+    return PaperAnalysis(paper.sha256, model.model_id, roles,
+                         {"roles": time.perf_counter() - started}, embeddings)
+
+
+def analyze_texts(sentences: Sequence[str], model: EncoderModel, *, section_kind: str | None = None,
+                  ctx: JobContext | None = None) -> PaperAnalysis:
+    """Label a draft's sentences as ONE document; ``paper_sha256`` is the text's hash."""
+    ctx = ensure_context(ctx)
+    started = time.perf_counter()
+    ctx.progress(0, len(sentences), "Labelling sentence roles")
+    digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()
+    encoding = model.encode_document(list(sentences), section_kind)
+    ctx.progress(len(sentences), len(sentences), "Labelled")
+    return PaperAnalysis(digest, model.model_id, encoding.roles,
+                         {"roles": time.perf_counter() - started}, encoding.embeddings)
+
+
+def role_mix(paper: Paper, analysis: PaperAnalysis) -> list[tuple[int, Counter[str]]]:
+    """Per section (index into ``paper.sections``), how many sentences got each role."""
+    if len(analysis.roles) != len(paper.sentences):
+        raise ValueError(f"analysis has {len(analysis.roles)} roles for {len(paper.sentences)} sentences")
+    mix: dict[int, Counter[str]] = {}
+    for sentence, role in zip(paper.sentences, analysis.roles, strict=True):
+        mix.setdefault(sentence.section_index, Counter())[role.label] += 1
+    return sorted(mix.items())
+
+
+__all__ = ["ROLES", "PaperAnalysis", "analyze_paper", "analyze_texts", "role_mix"]
