@@ -1,0 +1,103 @@
+"""``rhetorica analyze PDF``: parse a paper and label the rhetorical role of every sentence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+EXAMPLES_PER_ROLE = 1
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "analyze",
+        help="Label every sentence of a paper with its rhetorical role.",
+        description="Parse a PDF (or load a paper JSON written by `rhetorica parse --json` / this command), "
+        "label every sentence section by section with the model bundle, print the role mix per "
+        "section and example sentences, and optionally write paper + analysis as JSON.",
+    )
+    parser.add_argument("pdf", type=Path, metavar="PDF", help="a PDF file, or a paper .json")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT",
+                        help="write {paper, analysis} JSON here")
+    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
+                        help="model bundle folder (default: resources/models/default)")
+    parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads (default: all cores)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(func=run)
+
+
+def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
+    from core.document import Paper
+    from core.errors import NotAPdfError
+
+    if not path.is_file():
+        raise NotAPdfError(str(path), "file not found")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return Paper.from_dict(data.get("paper", data))
+        except (ValueError, KeyError, TypeError) as error:
+            raise NotAPdfError(str(path), f"not a paper JSON ({error})") from None
+    from core.pdf import parse_pdf
+
+    return parse_pdf(path, ctx)
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from core.analysis import analyze_paper, role_mix
+    from core.jobs import JobContext
+    from models.encoder import load_model
+
+    def report(progress) -> None:  # type: ignore[no-untyped-def]
+        if not args.quiet and sys.stderr.isatty():
+            print(f"\r{progress.message[:60]:60} {100 * progress.fraction:5.1f}%", end="", file=sys.stderr)
+
+    ctx = JobContext(report)
+    started = time.perf_counter()
+    paper = _load_paper(args.pdf, ctx)
+    parse_seconds = time.perf_counter() - started
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    analysis = analyze_paper(paper, model, ctx)
+    analysis.timings["parse"] = parse_seconds
+    analysis.timings["model_load"] = model.load_seconds
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+
+    print(f"{paper.title or args.pdf.name}")
+    print(f"{paper.page_count} pages, {len(paper.sections)} sections, {len(paper.sentences)} sentences; "
+          f"model {model.model_id} on {model.provider}; parse {parse_seconds:.2f} s, "
+          f"labelling {analysis.timings['roles']:.2f} s")
+    labels = list(model.labels)
+    short = [x[:5] for x in labels]
+    print()
+    print(f"{'section':34}{'n':>5} " + "".join(f"{x:>7}" for x in short))
+    for index, counts in role_mix(paper, analysis):
+        section = paper.sections[index]
+        name = f"{section.number} {section.heading}".strip() or section.kind.value
+        name = f"{name[:24]} [{section.kind.value[:6]}]"
+        n = sum(counts.values())
+        print(f"{name:34}{n:5d} " + "".join(f"{counts.get(x, 0):7d}" for x in labels))
+    total = {x: sum(1 for r in analysis.roles if r.label == x) for x in labels}
+    print(f"{'all':34}{len(analysis.roles):5d} " + "".join(f"{total[x]:7d}" for x in labels))
+
+    print("\nmost confident sentence per role:")
+    for label in labels:
+        ranked = sorted((i for i, r in enumerate(analysis.roles) if r.label == label),
+                        key=lambda i: -analysis.roles[i].confidence)
+        for i in ranked[:EXAMPLES_PER_ROLE]:
+            sentence = paper.sentences[i]
+            text = textwrap.shorten(sentence.text, 110, placeholder=" …")
+            print(f"  {label:10} {analysis.roles[i].confidence:.2f}  {sentence.id:>5}  {text}")
+
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"paper": paper.to_dict(), "analysis": analysis.to_dict()}
+        args.json.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.json}")
+    return 0

