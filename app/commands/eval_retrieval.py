@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         docs = docs[: args.limit]
     sentences = [s for d in docs for s in d.sentences]
     labels = [x for d in docs for x in d.labels]
-    doc_of = [d.doc_id for d in docs for _ in d.sentences]
+    doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
 
     started = time.perf_counter()
     embeddings = model.embed(sentences)
@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
 
     if args.data == "csabstruct" and args.split == "test":
-        dedup_ids = {d.doc_id for d in load_dataset("csabstruct", "test-dedup")}
-        keep = [i for i, d in enumerate(doc_of) if d in dedup_ids]
+        # Match documents by their sentences (CSAbstruct's abstract_id is 0 for every row).
+        dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
+        keep = [i for i, d in enumerate(doc_of) if d in dedup]
         sub = retrieval_report(embeddings[keep], [labels[i] for i in keep])
         results["test_dedup"] = sub.to_dict()
         print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "

@@ -46,14 +46,15 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     gold: list[str] = []
     predicted: list[str] = []
-    doc_of: list[str] = []
+    doc_of: list[tuple[str, ...]] = []
     allowed_hits = 0
     for doc in docs:
         roles = model.classify_roles(doc.sentences, doc.section_kinds)
+        key = tuple(doc.sentences)
         for role, label, allowed in zip(roles, doc.labels, doc.allowed, strict=True):
             gold.append(label)
             predicted.append(to_dataset_label(args.data, role.label))
-            doc_of.append(doc.doc_id)
+            doc_of.append(key)
             allowed_hits += role.label in allowed
     seconds = time.perf_counter() - started
 
@@ -80,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"predicted role inside the label's allowed role set: {results['role_in_allowed_set']:.4f}")
 
     if args.data == "csabstruct" and args.split == "test":
-        dedup_ids = {d.doc_id for d in load_dataset("csabstruct", "test-dedup")}
-        keep = [i for i, d in enumerate(doc_of) if d in dedup_ids]
+        # Match documents by their sentences (CSAbstruct's abstract_id is 0 for every row).
+        dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
+        keep = [i for i, d in enumerate(doc_of) if d in dedup]
         sub = classification_report([gold[i] for i in keep], [predicted[i] for i in keep], labels)
-        results["test_dedup"] = {"documents": len({doc_of[i] for i in keep}), "sentences": len(keep),
-                                 **sub.to_dict()}
+        results["test_dedup"] = {"documents": sum(tuple(d.sentences) in dedup for d in docs),
+                                 "sentences": len(keep), **sub.to_dict()}
         print()
         _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
                       f"{len(keep)} sentences)")
