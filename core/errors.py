@@ -45,3 +45,7 @@ class Cancelled(RhetoricaError):
 
     def __init__(self, message: str = "cancelled") -> None:
         super().__init__(message)
+
+
+class MissingFileError(NotAPdfError):
+    """The file does not exist (a :class:`NotAPdfError`, so callers catching that still work)."""

@@ -1,0 +1,66 @@
+"""``rhetorica parse PDF``: parse a paper, print a short summary, write the JSON document."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "parse",
+        help="Parse a PDF paper into sections, sentences and figures.",
+        description="Parse a PDF paper: print a summary and optionally write the JSON document "
+        "and the figure crops.",
+    )
+    parser.add_argument("pdf", help="the PDF file")
+    parser.add_argument("--json", metavar="OUT", help="write the parsed paper as JSON to OUT ('-' = stdout)")
+    parser.add_argument("--figures-dir", metavar="DIR", help="write each figure/table crop as DIR/<id>.png")
+    parser.add_argument("--max-pages", type=int, default=None, metavar="N",
+                        help="refuse PDFs with more than N pages")
+    parser.add_argument("--quiet", action="store_true", help="no summary")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from core.pdf import parse_pdf, render_figure_png
+
+    paper = parse_pdf(args.pdf, max_pages=args.max_pages)
+    out = sys.stdout if args.json != "-" else sys.stderr
+    if not args.quiet:
+        _summary(paper, out)
+    if args.json == "-":
+        sys.stdout.write(paper.to_json() + "\n")
+    elif args.json:
+        paper.save(args.json)
+        print(f"wrote {args.json}", file=out)
+    if args.figures_dir:
+        folder = Path(args.figures_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        for figure in paper.figures:
+            target = folder / f"{figure.id}.png"
+            target.write_bytes(render_figure_png(args.pdf, figure))
+        print(f"wrote {len(paper.figures)} figure crops to {folder}", file=out)
+    return 0
+
+
+def _summary(paper, out) -> None:  # type: ignore[no-untyped-def]
+    print(f"title:     {paper.title or '(not found)'}", file=out)
+    if paper.authors:
+        print(f"authors:   {', '.join(paper.authors)}", file=out)
+    print(f"pages:     {paper.page_count}", file=out)
+    print(f"sentences: {len(paper.sentences)}", file=out)
+    print(f"sections:  {len(paper.sections)}", file=out)
+    for section in paper.sections:
+        indent = "  " * (section.level - 1)
+        label = f"{section.number} {section.heading}".strip()
+        print(f"  {indent}{label}  [{section.kind.value}, {section.sentence_count} sentences, "
+              f"p. {section.page + 1}]", file=out)
+    print(f"figures:   {len(paper.figures)}", file=out)
+    for figure in paper.figures:
+        caption = figure.caption if len(figure.caption) <= 70 else figure.caption[:67] + "..."
+        found = "" if figure.region_found else " (region guessed)"
+        print(f"  {figure.id:7s} p. {figure.page + 1:<3d} {len(figure.mentioned_by)} mentions{found}: "
+              f"{caption}", file=out)

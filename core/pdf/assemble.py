@@ -1,0 +1,168 @@
+"""``parse_pdf``: the steps in order, page by page, into a :class:`core.document.Paper`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from core.document import Figure, Paper
+from core.jobs import JobContext, ensure_context
+from core.pdf.captions import Caption, caption_label
+from core.pdf.frontmatter import find_authors, find_title, title_text
+from core.pdf.furniture import mark_furniture
+from core.pdf.layout import PageLayout, analyse_layout, reading_order
+from core.pdf.lines import Line, extract_lines
+from core.pdf.mentions import mentioned_ids
+from core.pdf.opening import file_sha256, open_pdf
+from core.pdf.regions import find_region, inside, page_graphics
+from core.pdf.splitting import get_splitter
+from core.pdf.structure import build_structure
+from core.pdf.textmap import clean_text, join_lines
+
+PARSER_VERSION = "pdf-1"
+
+
+def body_font_size(pages: list[list[Line]]) -> float:
+    """The most common font size, weighted by characters."""
+    weight: dict[float, int] = {}
+    for lines in pages:
+        for ln in lines:
+            weight[ln.size] = weight.get(ln.size, 0) + len(ln.text)
+    if not weight:
+        return 10.0
+    return max(weight.items(), key=lambda kv: kv[1])[0]
+
+
+def _starts_block(ln: Line, prev: Line | None) -> bool:
+    if ln.first_in_block or prev is None or prev.page != ln.page:
+        return True
+    if abs(prev.size - ln.size) > 0.6 or ln.y0 < prev.y0 - 1:
+        return True
+    return ln.y0 - prev.y1 > 0.5 * ln.height
+
+
+def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
+    captions: list[Caption] = []
+    i = 0
+    while i < len(ordered):
+        ln = ordered[i]
+        prev = ordered[i - 1] if i else None
+        if "furniture" in ln.tags:
+            i += 1
+            continue
+        label = caption_label(ln, body_size, _starts_block(ln, prev))
+        if label is None:
+            i += 1
+            continue
+        cap = Caption(label[0], label[1], [ln])
+        j = i + 1
+        while j < len(ordered) and len(cap.lines) < 25:
+            nxt = ordered[j]
+            last = cap.lines[-1]
+            if "furniture" in nxt.tags or caption_label(nxt, body_size, _starts_block(nxt, last)):
+                break
+            same_block = nxt.block == last.block and nxt.page == last.page
+            close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
+                     and abs(nxt.size - last.size) < 0.6
+                     and min(nxt.x1, last.x1) - max(nxt.x0, last.x0) > 0)
+            if not (same_block and nxt.y0 >= last.y0 - 1) and not close:
+                break
+            cap.lines.append(nxt)
+            j += 1
+        captions.append(cap)
+        i = j
+    return captions
+
+
+def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
+              max_pages: int | None = None) -> Paper:
+    """Parse a PDF into a :class:`Paper` (see docs/architecture.md)."""
+    ctx = ensure_context(ctx)
+    path = Path(path)
+    doc = open_pdf(path, max_pages=max_pages)
+    try:
+        sha = file_sha256(path)
+        n = doc.page_count
+        pages: list[list[Line]] = []
+        sizes: list[tuple[float, float]] = []
+        all_lines: list[Line] = []
+        for i in range(n):
+            ctx.progress(i, 2 * n, f"reading page {i + 1} of {n}")
+            page = doc.load_page(i)
+            sizes.append((page.rect.width, page.rect.height))
+            lines = extract_lines(page, i)
+            for ln in lines:
+                ln.index = len(all_lines)
+                all_lines.append(ln)
+            pages.append(lines)
+        body_size = body_font_size(pages)
+        mark_furniture(pages, [h for _w, h in sizes])
+
+        flow: list[Line] = []
+        layouts: list[PageLayout] = []
+        raw_figures: list[tuple[Caption, tuple[float, float, float, float], bool]] = []
+        for i in range(n):
+            ctx.progress(n + i, 2 * n, f"laying out page {i + 1} of {n}")
+            lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
+            layout = analyse_layout(lines, sizes[i][0], body_size)
+            layouts.append(layout)
+            ordered = reading_order(lines, layout)
+            captions = _find_captions(ordered, body_size)
+            if captions:
+                graphics = page_graphics(doc.load_page(i))
+                cap_boxes = [c.bbox for c in captions]
+                claimed: list[tuple[float, float, float, float]] = []
+                for cap in captions:
+                    bbox, found = find_region(cap, graphics, ordered, layout, sizes[i], body_size,
+                                              [b for b in cap_boxes if b != cap.bbox], claimed)
+                    if found:
+                        claimed.append(bbox)
+                    for ln in cap.lines:
+                        ln.tags.add("caption")
+                    if found:
+                        for ln in ordered:
+                            if "caption" not in ln.tags and inside(ln, bbox):
+                                ln.tags.add("figure")
+                    raw_figures.append((cap, bbox, found))
+            flow.extend(ordered)
+    finally:
+        doc.close()
+
+    title_lines = find_title(pages[0], sizes[0][1], body_size) if pages else []
+    for ln in title_lines:
+        ln.tags.add("title")
+    structure = build_structure(flow, layouts, body_size, get_splitter(), all_lines)
+    title = title_text(title_lines)
+    stop_page, stop_y = structure.authors_stop
+    authors_stop = stop_y if stop_page == 0 else sizes[0][1] * 0.6
+    authors = find_authors(pages[0], title_lines, authors_stop, body_size) if pages else []
+
+    figures: list[Figure] = []
+    seen: set[str] = set()
+    for cap, bbox, found in raw_figures:
+        if cap.fig_id in seen:
+            continue
+        seen.add(cap.fig_id)
+        figures.append(Figure(
+            id=cap.fig_id, kind=cap.kind, number=cap.number,
+            caption=clean_text(join_lines(cap.lines)), page=cap.page, bbox=tuple(bbox),
+            caption_bbox=cap.bbox, region_found=found,
+        ))
+    by_id = {f.id: f for f in figures}
+    for sentence in structure.sentences:
+        for fid in mentioned_ids(sentence.text):
+            fig = by_id.get(fid)
+            if fig is not None:
+                fig.mentioned_by.append(sentence.id)
+    ctx.progress(2 * n, 2 * n, "done")
+    return Paper(
+        title=title,
+        source_path=str(path),
+        sha256=sha,
+        page_sizes=sizes,
+        authors=authors,
+        sections=structure.sections,
+        sentences=structure.sentences,
+        figures=figures,
+        parser_version=PARSER_VERSION,
+    )

@@ -1,0 +1,111 @@
+"""Title and authors from the first page."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from core.pdf.lines import Line
+from core.pdf.textmap import clean_text, join_lines
+
+_VENUE = re.compile(
+    r"proceedings|journal|conference|volume|vol\.|issn|doi|arxiv|https?:|www\.|©|\(c\)|copyright"
+    r"|research article|open access|original article|review article|received|accepted|published"
+    r"|licen[cs]e|preprint|workshop|transactions|letters|submitted|editor|correspondence",
+    re.IGNORECASE,
+)
+_AFFILIATION = re.compile(
+    r"universit|institut|department|dept\.|school|college|laborator|centre|center|faculty|hospital"
+    r"|corporation|inc\.|ltd|gmbh|research|foundation|academy|@|\.edu|\.com|\.org|street|road"
+    r"|usa\b|u\.s\.a|china|germany|france|japan|india|italy|canada|kingdom|spain|correspond",
+    re.IGNORECASE,
+)
+_NAME_WORD = re.compile(r"^(?:[A-Z][a-zA-Z'’\-]+|[A-Z]\.(?:-?[A-Z]\.)*|[a-z]{1,3}|[A-Z][a-z]*[A-Z][a-z]+)$")
+_NOISE = re.compile(r"[\d∗*†‡§¶⋆♠♣♥♦#,]+$|^[\d∗*†‡§¶⋆♠♣♥♦#]+")
+
+
+def find_title(lines: list[Line], page_height: float, body_size: float) -> list[Line]:
+    """The title lines of the first page: the largest font near the top that is not a venue header."""
+    candidates = [
+        ln for ln in lines
+        if "furniture" not in ln.tags
+        and ln.y0 < 0.55 * page_height
+        and sum(c.isalpha() for c in ln.text) >= 3
+        and not _VENUE.search(ln.text)
+    ]
+    if not candidates:
+        return []
+    top = max(ln.size for ln in candidates)
+    if top < body_size * 1.05:
+        # no larger title font: the first bold line near the top, if any
+        bold = [ln for ln in candidates if ln.bold >= 0.7 and ln.y0 < 0.35 * page_height]
+        if not bold:
+            return []
+        top = bold[0].size
+        seed = min(bold, key=lambda ln: ln.y0)
+    else:
+        seed = min((ln for ln in candidates if ln.size >= top - 0.01), key=lambda ln: ln.y0)
+    title = [seed]
+    pool = sorted((ln for ln in candidates if abs(ln.size - seed.size) <= 0.6), key=lambda ln: ln.y0)
+    for ln in pool:
+        if ln is seed or ln.y0 < seed.y0:
+            continue
+        last = title[-1]
+        if ln.y0 - last.y1 <= 0.9 * seed.size and ln.y0 > last.y0:
+            title.append(ln)
+        elif ln.y0 > last.y1:
+            break
+    for ln in sorted(pool, key=lambda ln: -ln.y0):  # lines just above the seed
+        if ln.y1 <= seed.y0 and seed.y0 - ln.y1 <= 0.9 * seed.size and ln not in title:
+            title.insert(0, ln)
+            seed = ln
+    return title[:6]
+
+
+def title_text(lines: list[Line]) -> str:
+    return clean_text(join_lines(lines))
+
+
+def find_authors(lines: list[Line], title: list[Line], stop_y: float, body_size: float) -> list[str]:
+    """Best-effort author names: the name-like lines between the title and ``stop_y`` on page 1."""
+    if not title:
+        return []
+    start_y = max(ln.y1 for ln in title)
+    names: list[str] = []
+    for ln in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
+        if ln.y0 < start_y - 1 or ln.y0 >= stop_y or ln in title or "furniture" in ln.tags:
+            continue
+        if ln.size < 0.8 * body_size or _VENUE.search(ln.text):
+            continue
+        if _AFFILIATION.search(ln.text):
+            if names:
+                break
+            continue
+        for name in _split_names(ln):
+            if name not in names:
+                names.append(name)
+        if len(names) >= 40:
+            break
+    return names
+
+
+def _split_names(line: Line) -> list[str]:
+    text = line.text
+    parts: list[str] = []
+    cuts = [0, *line.gaps, len(text)]
+    for a, b in itertools.pairwise(cuts):
+        parts.extend(re.split(r",|;|\band\b|&|\s{2,}", text[a:b]))
+    out: list[str] = []
+    for part in parts:
+        part = clean_text(part)
+        part = re.sub(r"(?<=[A-Za-z])[\d∗*†‡§¶⋆♠♣♥♦#]+", "", part)
+        part = _NOISE.sub("", part).strip(" ,;")
+        words = part.split()
+        if not 2 <= len(words) <= 5:
+            continue
+        if not all(_NAME_WORD.match(w) for w in words):
+            continue
+        if sum(1 for w in words if w[0].isupper()) < 2:
+            continue
+        out.append(" ".join(words))
+    return out

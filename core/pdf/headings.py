@@ -1,0 +1,166 @@
+"""Section headings: detection from typography and numbering, canonical kinds, levels."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.document import SectionKind
+from core.pdf.lines import Line
+
+_NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
+_LETTERED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
+_ROMAN = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII))\.\s+(?P<title>[A-Z][^\n]{0,118})$")
+_REFERENCES = re.compile(
+    r"^(?:references?|bibliography|literature cited|works cited|reference list|cited literature)$",
+    re.IGNORECASE,
+)
+_APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental)\b", re.IGNORECASE)
+_ABSTRACT = re.compile(r"^abstract$", re.IGNORECASE)
+
+# (pattern, kind) in priority order; the first match in the heading wins
+_KIND_RULES: list[tuple[re.Pattern[str], SectionKind]] = [
+    (re.compile(r"\babstract\b"), SectionKind.ABSTRACT),
+    (re.compile(r"\b(?:related work|previous work|prior work|related research|literature"
+                r"|state of the art|related studies)\b"), SectionKind.RELATED_WORK),
+    (re.compile(r"\bexperimental (?:setup|set-up|settings?|design|details|protocol)\b"), SectionKind.METHOD),
+    (re.compile(r"\b(?:introduction|background|motivation|preliminar(?:y|ies)|overview)\b"),
+     SectionKind.INTRODUCTION),
+    (re.compile(r"\b(?:conclusions?|concluding|summary|future work|outlook|closing remarks)\b"),
+     SectionKind.CONCLUSION),
+    (re.compile(r"\b(?:discussion|analysis|analyses|limitations|error analysis|ablations?)\b"),
+     SectionKind.DISCUSSION),
+    (re.compile(r"\b(?:results?|experiments?|evaluations?|findings|performance|empirical)\b"),
+     SectionKind.RESULT),
+    (re.compile(r"\b(?:methods?|methodology|approach|models?|materials|data|datasets?|corpus|corpora"
+                r"|setup|implementation|architecture|framework|algorithms?|design|participants"
+                r"|patients|procedure|training|system|proposed|task definition|problem"
+                r"|formulation|study area|measures|statistical)\b"), SectionKind.METHOD),
+]
+_OTHER = re.compile(r"\b(?:acknowledge?ments?|funding|author contributions|competing interests"
+                    r"|conflicts? of interest|ethics|availability|abbreviations|declarations"
+                    r"|additional information|supplementary|appendix)\b")
+
+
+def section_kind(title: str) -> SectionKind:
+    """Canonical kind of a heading (without its number)."""
+    text = title.lower().strip()
+    if _OTHER.search(text):
+        return SectionKind.OTHER
+    best: tuple[int, SectionKind] | None = None
+    for pattern, kind in _KIND_RULES:
+        m = pattern.search(text)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), kind)
+    return best[1] if best else SectionKind.OTHER
+
+
+def is_references(title: str) -> bool:
+    return bool(_REFERENCES.match(title.strip().rstrip(":.").strip()))
+
+
+def is_appendix(title: str, number: str) -> bool:
+    return bool(_APPENDIX.match(title)) or bool(number and number[0].isalpha())
+
+
+def is_abstract_heading(text: str) -> bool:
+    return bool(_ABSTRACT.match(text.strip().rstrip(":.—-– ").strip()))
+
+
+@dataclass
+class HeadingMatch:
+    number: str
+    title: str
+    level: int
+    styled: bool = True  # bold, larger or capitals (plain numbered headings are False)
+
+
+def split_number(text: str, *, allow_letters: bool = False) -> tuple[str, str]:
+    """("3.1", "Data") for "3.1 Data"; ("", text) when unnumbered."""
+    for pattern in (_NUMBERED, _ROMAN, *((_LETTERED,) if allow_letters else ())):
+        m = pattern.match(text)
+        if m:
+            num = m.group("num")
+            if pattern is _NUMBERED and int(num.split(".")[0]) > 30:
+                continue
+            return num, m.group("title").strip()
+    return "", text.strip()
+
+
+def level_of(number: str) -> int:
+    return number.count(".") + 1 if number else 1
+
+
+def _letters(text: str) -> int:
+    return sum(1 for c in text if c.isalpha())
+
+
+def looks_like_heading(
+    line: Line,
+    body_size: float,
+    *,
+    next_line: Line | None,
+    allow_letters: bool = False,
+) -> HeadingMatch | None:
+    """A heading match for a line in the body flow, or None.
+
+    Headings are short, start with a capital (after an optional number), do not
+    end like a sentence, and stand out by weight, size or capitals; numbered
+    ones may be plain when they are short.  Captions, table cells (removed
+    before), equations and list items fail these tests.
+    """
+    text = line.text.strip()
+    if not (2 <= len(text) <= 120) or _letters(text) < 3:
+        return None
+    if any(sym in text for sym in ("=", "≤", "≥", "∑", "∈", "http", "@")):
+        return None
+    if text.endswith((",", ";", "-", "–", "(")):
+        return None
+    number, title = split_number(text, allow_letters=allow_letters)
+    words = title.split()
+    if len(words) > 14 or (not title[:1].isupper() and not title[:1].isdigit()):
+        return None
+    if _letters(title) < 3:
+        return None
+    bigger = line.size >= body_size * 1.08
+    bold = line.bold >= 0.7
+    caps = title.upper() == title and _letters(title) >= 4
+    if line.size < body_size * 0.9 and not (bold and caps):
+        return None
+    ends_sentence = title.endswith(".") and not caps
+    if ends_sentence and len(words) > 4:
+        return None
+    if title.endswith(":") and not (bold or caps):
+        return None
+    styled = bold or bigger or caps
+    if number:
+        if not styled:
+            # plain numbered line: only if short and followed by a normal line
+            if len(words) > 8 or ends_sentence or title[-1:] in ".:":
+                return None
+            if next_line is None or next_line.bold >= 0.7:
+                return None
+        return HeadingMatch(number, title.rstrip(".:").strip(), level_of(number), styled)
+    if not styled:
+        return None
+    if len(words) > 10:
+        return None
+    # a bold first line of a paragraph that simply continues (run-in heading) is not a heading
+    return HeadingMatch("", title.rstrip(".:").strip(), 1)
+
+
+def plausible_next(number: str, last: str | None) -> bool:
+    """Whether a numbered heading can follow the previous one ("2.4" -> "2.5", "3", "3.1", "2.4.1")."""
+    if not number or not number[0].isdigit():
+        return True
+    parts = [int(p) for p in number.split(".")]
+    if last is None or not last[:1].isdigit():
+        return last is None and parts[0] <= 3 and all(p == 1 for p in parts[1:])
+    prev = [int(p) for p in last.split(".")]
+    if parts[: len(prev)] == prev and len(parts) == len(prev) + 1 and parts[-1] == 1:
+        return True
+    for k in range(min(len(parts), len(prev))):
+        if (parts[:k] == prev[:k] and parts[k] in (prev[k] + 1, prev[k] + 2)
+                and all(p == 1 for p in parts[k + 1:])):
+            return True
+    return False

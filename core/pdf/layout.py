@@ -1,0 +1,141 @@
+"""Reading order of one page: one or two columns, with full-width parts between them.
+
+The page is cut into horizontal bands at every full-width line (a line that
+reaches well into both columns: title, abstract, wide captions, wide tables).
+Inside each band the left column is read before the right one.  A page
+without a clear empty gutter is read as a single column, top to bottom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.pdf.lines import Line
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """Column geometry of one page."""
+
+    text_x0: float
+    text_x1: float
+    gutter: float | None  # x of the gap between two columns; None for one column
+
+    def column_of(self, line: Line) -> int:
+        """0 = left, 1 = right, -1 = spanning / single column."""
+        if self.gutter is None:
+            return -1
+        if line.x1 <= self.gutter + 2:
+            return 0
+        if line.x0 >= self.gutter - 2:
+            return 1
+        return -1
+
+    def column_bounds(self, column: int) -> tuple[float, float]:
+        if self.gutter is None or column < 0:
+            return self.text_x0, self.text_x1
+        if column == 0:
+            return self.text_x0, self.gutter
+        return self.gutter, self.text_x1
+
+    def spans_columns(self, line: Line) -> bool:
+        if self.gutter is None:
+            return True
+        reach = 0.2 * (self.gutter - self.text_x0)
+        return line.x0 < self.gutter - reach and line.x1 > self.gutter + reach
+
+
+def _percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return 0.0
+    k = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+    return values[k]
+
+
+def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> PageLayout:
+    """Find the text area and, when there is one, the column gutter."""
+    body = [ln for ln in lines if ln.size >= 0.9 * body_size and len(ln.text) >= 15]
+    if len(body) < 4:
+        body = [ln for ln in lines if ln.size >= 0.8 * body_size and len(ln.text) >= 3]
+    if len(body) < 4:
+        body = lines
+    if not body:
+        return PageLayout(0.0, page_width, None)
+    x0 = _percentile([ln.x0 for ln in body], 0.03)
+    x1 = _percentile([ln.x1 for ln in body], 0.97)
+    width = x1 - x0
+    if width <= 0:
+        return PageLayout(x0, x1, None)
+    # candidate gutters in the middle of the text area
+    best: tuple[int, float, float] | None = None  # (crossings, -run_width, x)
+    step = 2.0
+    lo, hi = x0 + 0.3 * width, x0 + 0.7 * width
+    crossings: list[tuple[float, int]] = []
+    x = lo
+    while x <= hi:
+        n = sum(1 for ln in body if ln.x0 < x - 1 and ln.x1 > x + 1)
+        crossings.append((x, n))
+        x += step
+    if not crossings:
+        return PageLayout(x0, x1, None)
+    min_n = min(n for _x, n in crossings)
+    # longest run of positions at the minimum
+    run_start = None
+    runs: list[tuple[float, float]] = []
+    for x, n in crossings:
+        if n == min_n:
+            if run_start is None:
+                run_start = x
+            run_end = x
+        elif run_start is not None:
+            runs.append((run_start, run_end))
+            run_start = None
+    if run_start is not None:
+        runs.append((run_start, run_end))
+    run = max(runs, key=lambda r: r[1] - r[0])
+    gx = (run[0] + run[1]) / 2
+    left = sum(1 for ln in body if ln.x1 <= gx + 1)
+    right = sum(1 for ln in body if ln.x0 >= gx - 1)
+    best = (min_n, -(run[1] - run[0]), gx)
+    two_columns = (
+        left >= 3
+        and right >= 3
+        and best[0] <= max(2, 0.25 * min(left, right))
+        # most body lines must sit inside one column
+        and (left + right) >= 0.5 * len(body)
+    )
+    return PageLayout(x0, x1, gx if two_columns else None)
+
+
+def reading_order(lines: list[Line], layout: PageLayout) -> list[Line]:
+    """Lines of one page in reading order."""
+    ordered = sorted(lines, key=lambda ln: (round(ln.y0, 1), ln.x0))
+    if layout.gutter is None:
+        return _merge_rows(ordered)
+    out: list[Line] = []
+    left: list[Line] = []
+    right: list[Line] = []
+
+    def flush() -> None:
+        out.extend(left)
+        out.extend(right)
+        left.clear()
+        right.clear()
+
+    for ln in ordered:
+        if layout.spans_columns(ln):
+            flush()
+            out.append(ln)
+        elif ln.x0 >= layout.gutter - 2 or (ln.x1 > layout.gutter + 2 and ln.cy > 0 and
+                                             (ln.x0 + ln.x1) / 2 > layout.gutter):
+            right.append(ln)
+        else:
+            left.append(ln)
+    flush()
+    return out
+
+
+def _merge_rows(lines: list[Line]) -> list[Line]:
+    """Single column: lines sharing a row (e.g. side-by-side cells) stay left to right."""
+    return sorted(lines, key=lambda ln: (round(ln.y0 / 2.0), ln.x0))

@@ -1,0 +1,267 @@
+"""Page text as lines: one :class:`Line` per visual line fragment group, with per-character x positions.
+
+``extract_lines`` reads one page with ``get_text("rawdict")`` (never with
+``TEXT_PRESERVE_IMAGES``: image bytes are not needed and cost 4x the time),
+drops rotated text (arXiv side stamps, watermarks) and superscript footnote
+markers, and merges fragments that sit on the same baseline inside one
+pymupdf block (justified text is often split at wide spaces).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from dataclasses import dataclass, field
+
+import pymupdf
+
+# ligatures + whitespace + mediabox clip + CID for unknown unicode; no images.
+TEXT_FLAGS = (
+    pymupdf.TEXT_PRESERVE_LIGATURES
+    | pymupdf.TEXT_PRESERVE_WHITESPACE
+    | pymupdf.TEXT_MEDIABOX_CLIP
+    | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+)
+
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B", re.IGNORECASE)
+_MARKER = re.compile(r"^[\d,∗*†‡§¶#⋆⋄♠♣♥♦]+$")
+
+
+@dataclass
+class Line:
+    """A line of text on one page (PDF points, origin top-left)."""
+
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    cx0: array  # x0 of each character of ``text``
+    cx1: array  # x1 of each character of ``text``
+    size: float  # dominant font size (character weighted)
+    bold: float  # fraction of non-space characters in a bold font
+    font: str  # dominant font name
+    block: int  # pymupdf block number on the page
+    first_in_block: bool = False
+    first_bold_chars: int = 0  # length of the leading bold run (for caption labels)
+    gaps: tuple[int, ...] = ()  # offsets in ``text`` where a wide horizontal gap was joined
+    index: int = -1  # position in the document's line list (set by the caller)
+    tags: set[str] = field(default_factory=set)
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+def _is_bold(span: dict) -> bool:
+    return bool(span["flags"] & 16) or bool(_BOLD_FONT.search(span["font"]))
+
+
+class _Frag:
+    __slots__ = ("bbox", "bold_lead", "chars", "fonts", "x0s", "x1s")
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.x0s: list[float] = []
+        self.x1s: list[float] = []
+        self.fonts: list[tuple[float, bool, str]] = []  # per char (size, bold, font)
+        self.bbox = [1e9, 1e9, -1e9, -1e9]
+        self.bold_lead = True
+
+
+def _line_frag(line: dict) -> tuple[_Frag, float] | None:
+    spans = line["spans"]
+    if not spans:
+        return None
+    sizes = [s["size"] for s in spans if any(not c["c"].isspace() for c in s["chars"])]
+    if not sizes:
+        return None
+    main_size = max(sizes)
+    baseline = max(s["origin"][1] for s in spans if s["size"] >= main_size - 0.01)
+    frag = _Frag()
+    prev_char = ""
+    for span in spans:
+        chars = span["chars"]
+        if not chars:
+            continue
+        text = "".join(c["c"] for c in chars)
+        size = span["size"]
+        # Superscript footnote / affiliation markers: small, raised, symbols or digits after a word.
+        if (
+            size < 0.8 * main_size
+            and span["origin"][1] < baseline - 0.15 * main_size
+            and _MARKER.match(text.strip() or "x")
+            and (prev_char == "" or not prev_char.isdigit())
+            and frag.chars
+        ):
+            continue
+        bold = _is_bold(span)
+        font = span["font"]
+        for c in chars:
+            ch = c["c"]
+            x0, _y0, x1, _y1 = c["bbox"]
+            frag.chars.append(ch)
+            frag.x0s.append(x0)
+            frag.x1s.append(x1)
+            frag.fonts.append((size, bold, font))
+            if not ch.isspace():
+                b = frag.bbox
+                if x0 < b[0]:
+                    b[0] = x0
+                if x1 > b[2]:
+                    b[2] = x1
+                # use the span box for height (character boxes vary with glyphs)
+                sb = span["bbox"]
+                if sb[1] < b[1]:
+                    b[1] = sb[1]
+                if sb[3] > b[3]:
+                    b[3] = sb[3]
+                prev_char = ch
+    if not frag.chars or frag.bbox[0] > frag.bbox[2]:
+        return None
+    return frag, baseline
+
+
+def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
+    frags.sort(key=lambda f: f.bbox[0])
+    chars: list[str] = []
+    x0s: list[float] = []
+    x1s: list[float] = []
+    fonts: list[tuple[float, bool, str]] = []
+    gaps: list[int] = []
+    for frag in frags:
+        if chars and frag.bbox[0] - x1s[-1] > 0.9 * (frag.bbox[3] - frag.bbox[1]):
+            gaps.append(len(chars))
+        if chars and not chars[-1].isspace() and not frag.chars[0].isspace():
+            gap_x0 = x1s[-1]
+            chars.append(" ")
+            x0s.append(gap_x0)
+            x1s.append(max(gap_x0, frag.bbox[0]))
+            fonts.append(fonts[-1])
+        chars.extend(frag.chars)
+        x0s.extend(frag.x0s)
+        x1s.extend(frag.x1s)
+        fonts.extend(frag.fonts)
+    # strip surrounding whitespace
+    start, end = 0, len(chars)
+    while start < end and chars[start].isspace():
+        start += 1
+    while end > start and chars[end - 1].isspace():
+        end -= 1
+    if start >= end:
+        return None
+    chars, x0s, x1s, fonts = chars[start:end], x0s[start:end], x1s[start:end], fonts[start:end]
+    gaps = [g - start for g in gaps if start < g < end]
+    weight: dict[float, int] = {}
+    font_weight: dict[str, int] = {}
+    bold_count = visible = 0
+    lead = 0
+    lead_open = True
+    for ch, (size, bold, font) in zip(chars, fonts):
+        if ch.isspace():
+            if lead_open and bold:
+                lead += 1
+            continue
+        visible += 1
+        key = round(size * 2) / 2
+        weight[key] = weight.get(key, 0) + 1
+        font_weight[font] = font_weight.get(font, 0) + 1
+        if bold:
+            bold_count += 1
+            if lead_open:
+                lead += 1
+        else:
+            lead_open = False
+    if visible == 0:
+        return None
+    size = max(weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    font = max(font_weight.items(), key=lambda kv: kv[1])[0]
+    y0 = min(f.bbox[1] for f in frags)
+    y1 = max(f.bbox[3] for f in frags)
+    return Line(
+        page=page,
+        x0=min(f.bbox[0] for f in frags),
+        y0=y0,
+        x1=max(f.bbox[2] for f in frags),
+        y1=y1,
+        text="".join(chars),
+        cx0=array("f", x0s),
+        cx1=array("f", x1s),
+        size=size,
+        bold=bold_count / visible,
+        font=font,
+        block=block,
+        first_bold_chars=lead,
+        gaps=tuple(gaps),
+    )
+
+
+def extract_lines(page: pymupdf.Page, page_index: int) -> list[Line]:
+    """All horizontal text lines of ``page``, fragments on one baseline merged, in block order."""
+    data = page.get_text("rawdict", flags=TEXT_FLAGS)
+    out: list[Line] = []
+    for block_no, block in enumerate(data["blocks"]):
+        if block.get("type", 0) != 0:
+            continue
+        rows: list[tuple[float, float, list[_Frag]]] = []  # (baseline, height, frags)
+        for line in block["lines"]:
+            dx, dy = line["dir"]
+            if abs(dy) > 0.05 or dx <= 0:  # rotated or mirrored: stamps, watermarks, axis labels
+                continue
+            got = _line_frag(line)
+            if got is None:
+                continue
+            frag, baseline = got
+            height = frag.bbox[3] - frag.bbox[1]
+            for row in rows:
+                if abs(row[0] - baseline) < 0.35 * max(height, row[1]):
+                    row[2].append(frag)
+                    break
+            else:
+                rows.append((baseline, height, [frag]))
+        first = True
+        for _baseline, _height, frags in sorted(rows, key=lambda r: r[0]):
+            built = _build_line(page_index, block_no, frags)
+            if built is None:
+                continue
+            built.first_in_block = first
+            first = False
+            out.append(built)
+    return out
+
+
+def tail(line: Line, start: int) -> Line:
+    """A copy of ``line`` from character ``start`` on (same index: positions still map back)."""
+    text = line.text[start:]
+    stripped = len(text) - len(text.lstrip())
+    start += stripped
+    text = line.text[start:]
+    x0 = line.cx0[start] if start < len(line.cx0) else line.x1
+    return Line(
+        page=line.page,
+        x0=x0,
+        y0=line.y0,
+        x1=line.x1,
+        y1=line.y1,
+        text=text,
+        cx0=line.cx0[start:],
+        cx1=line.cx1[start:],
+        size=line.size,
+        bold=line.bold,
+        font=line.font,
+        block=line.block,
+        first_in_block=line.first_in_block,
+        first_bold_chars=max(0, line.first_bold_chars - start),
+        gaps=tuple(g - start for g in line.gaps if g > start),
+        index=line.index,
+        tags=set(line.tags),
+    )

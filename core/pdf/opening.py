@@ -1,0 +1,118 @@
+"""Opening and validating a PDF: typed errors for every kind of bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pymupdf
+
+from core.errors import (
+    CorruptPdfError,
+    EncryptedPdfError,
+    MissingFileError,
+    NotAPdfError,
+    ScannedPdfError,
+    TooLargeError,
+)
+
+SCAN_CHECK_PAGES = 5
+MIN_CHARS_PER_PAGE = 40  # fewer visible characters than this over the first pages: no text layer
+
+_SIGNATURES = {
+    b"PK\x03\x04": "a ZIP archive or Office document (.docx/.pptx/.xlsx)",
+    b"\xd0\xcf\x11\xe0": "an old Microsoft Office document",
+    b"{\\rtf": "an RTF document",
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"<!DOC": "an HTML page",
+    b"<html": "an HTML page",
+    b"%!PS": "a PostScript file",
+}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _check_header(path: Path) -> None:
+    name = str(path)
+    if not path.exists():
+        raise MissingFileError(name, "no such file")
+    if path.is_dir():
+        raise NotAPdfError(name, "is a folder, not a PDF file")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(1024)
+    except OSError as error:
+        raise NotAPdfError(name, f"cannot be read ({error.strerror or error})") from None
+    if size == 0:
+        raise NotAPdfError(name, "is empty (0 bytes), not a PDF")
+    if b"%PDF-" not in head:
+        for sig, what in _SIGNATURES.items():
+            if head.startswith(sig):
+                raise NotAPdfError(name, f"is {what}, not a PDF")
+        raise NotAPdfError(name, "is not a PDF (no %PDF header)")
+
+
+def _tail_has_eof(path: Path) -> bool:
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - 2048))
+        return b"%%EOF" in handle.read()
+
+
+def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None) -> pymupdf.Document:
+    """Open ``path`` as a readable PDF with a text layer, or raise a typed error."""
+    path = Path(path)
+    name = str(path)
+    _check_header(path)
+    try:
+        doc = pymupdf.open(name, filetype="pdf")
+    except Exception as error:  # pymupdf raises plain RuntimeError/FileDataError subclasses
+        raise CorruptPdfError(name, f"is damaged and cannot be opened ({_short(error)})") from None
+    try:
+        if doc.needs_pass:
+            raise EncryptedPdfError(name, "is password-protected: remove the password and try again")
+        if doc.page_count == 0:
+            raise CorruptPdfError(name, "is damaged: no pages could be read")
+        if doc.is_repaired and not _tail_has_eof(path):
+            raise CorruptPdfError(name, "is truncated or damaged (file ends early): download it again")
+        if max_pages is not None and doc.page_count > max_pages:
+            raise TooLargeError(name, f"has {doc.page_count} pages, more than the limit of {max_pages}")
+        _check_text_layer(doc, name)
+    except BaseException:
+        doc.close()
+        raise
+    return doc
+
+
+def _check_text_layer(doc: pymupdf.Document, name: str) -> None:
+    n = min(SCAN_CHECK_PAGES, doc.page_count)
+    chars = 0
+    images = 0
+    for i in range(n):
+        try:
+            page = doc.load_page(i)
+            text = page.get_text("text")
+            images += len(page.get_images(full=False))
+        except Exception as error:
+            reason = f"is damaged: page {i + 1} cannot be read ({_short(error)})"
+            raise CorruptPdfError(name, reason) from None
+        chars += sum(1 for c in text if not c.isspace())
+    if chars < MIN_CHARS_PER_PAGE * n:
+        if images:
+            raise ScannedPdfError(name, "has no text layer (scanned pages): run OCR on it first")
+        raise ScannedPdfError(name, "has no extractable text (blank pages?): run OCR on it first")
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return text[:120]

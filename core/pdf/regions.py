@@ -1,0 +1,193 @@
+"""Figure and table regions: the graphics (raster images, vector drawings) and their
+labels next to a caption, or a fallback crop when nothing is found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pymupdf
+
+from core.pdf.captions import Caption
+from core.pdf.layout import PageLayout
+from core.pdf.lines import Line
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class PageGraphics:
+    boxes: list[Box]
+
+
+def page_graphics(page: pymupdf.Page) -> PageGraphics:
+    """Boxes of images and vector drawings on a page (no image bytes are decoded)."""
+    area = page.rect
+    pw, ph = area.width, area.height
+    boxes: list[Box] = []
+    for info in page.get_image_info():
+        x0, y0, x1, y1 = info["bbox"]
+        if x1 - x0 > 2 and y1 - y0 > 2:
+            boxes.append((max(0, x0), max(0, y0), min(pw, x1), min(ph, y1)))
+    for path in page.get_cdrawings():
+        r = path.get("rect")
+        if r is None:
+            continue
+        x0, y0, x1, y1 = r
+        w, h = x1 - x0, y1 - y0
+        if w >= 0.9 * pw and h >= 0.9 * ph:  # page background
+            continue
+        if w < 0.5 and h < 0.5:
+            continue
+        fill = path.get("fill")
+        if fill is not None and path.get("color") is None and tuple(fill)[:3] == (1.0, 1.0, 1.0):
+            continue  # white boxes (often masks)
+        boxes.append((x0, y0, x1, y1))
+    return PageGraphics(_merge_boxes(boxes))
+
+
+def _merge_boxes(boxes: list[Box], limit: int = 4000) -> list[Box]:
+    """Cap the number of boxes on drawing-heavy pages by merging into a coarse grid."""
+    if len(boxes) <= limit:
+        return boxes
+    cells: dict[tuple[int, int], list[float]] = {}
+    for x0, y0, x1, y1 in boxes:
+        key = (int(x0 // 20), int(y0 // 20))
+        c = cells.get(key)
+        if c is None:
+            cells[key] = [x0, y0, x1, y1]
+        else:
+            c[0], c[1], c[2], c[3] = min(c[0], x0), min(c[1], y0), max(c[2], x1), max(c[3], y1)
+    return [tuple(c) for c in cells.values()]  # type: ignore[misc]
+
+
+def _overlap_x(a0: float, a1: float, b0: float, b1: float) -> float:
+    return min(a1, b1) - max(a0, b0)
+
+
+def _union(boxes: list[Box]) -> Box:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+            max(b[3] for b in boxes))
+
+
+def find_region(
+    caption: Caption,
+    graphics: PageGraphics,
+    page_lines: list[Line],
+    layout: PageLayout,
+    page_size: tuple[float, float],
+    body_size: float,
+    caption_boxes: list[Box],
+    claimed: list[Box],
+) -> tuple[Box, bool]:
+    """(bbox, found) of the figure or table that ``caption`` describes."""
+    cx0, cy0, cx1, cy1 = caption.bbox
+    pw, ph = page_size
+    # horizontal window: the caption's column, or the full text width for wide captions
+    if layout.gutter is not None and not (cx0 < layout.gutter - 10 and cx1 > layout.gutter + 10):
+        col = 0 if (cx0 + cx1) / 2 < layout.gutter else 1
+        wx0, wx1 = layout.column_bounds(col)
+        wx0 -= 6
+        wx1 += 6
+    else:
+        wx0, wx1 = layout.text_x0 - 10, layout.text_x1 + 10
+    wx0, wx1 = max(0.0, wx0), min(pw, wx1)
+    caption_ids = {id(ln) for ln in caption.lines}
+
+    col_width = (layout.column_bounds(0)[1] - layout.column_bounds(0)[0]) if layout.gutter else (wx1 - wx0)
+    prose_width = 0.6 * min(col_width, wx1 - wx0 - 12)
+
+    def is_prose(ln: Line) -> bool:
+        return (
+            id(ln) not in caption_ids
+            and "furniture" not in ln.tags
+            and ln.size >= 0.9 * body_size
+            and ln.width >= prose_width
+            and _overlap_x(ln.x0, ln.x1, wx0, wx1) > 0.5 * ln.width
+            and len(ln.text) >= 30
+        )
+
+    def band(direction: int) -> tuple[float, float]:
+        if direction < 0:
+            limit = 0.04 * ph
+            for ln in page_lines:
+                if ln.y1 <= cy0 + 1 and is_prose(ln):
+                    limit = max(limit, ln.y1)
+            for b in caption_boxes:
+                if b[3] <= cy0 - 1 and _overlap_x(b[0], b[2], wx0, wx1) > 0:
+                    limit = max(limit, b[3])
+            return limit, cy0
+        limit = 0.96 * ph
+        for ln in page_lines:
+            if ln.y0 >= cy1 - 1 and is_prose(ln):
+                limit = min(limit, ln.y0)
+        for b in caption_boxes:
+            if b[1] >= cy1 + 1 and _overlap_x(b[0], b[2], wx0, wx1) > 0:
+                limit = min(limit, b[1])
+        return cy1, limit
+
+    def candidate(direction: int) -> Box | None:
+        top, bottom = band(direction)
+        found = [
+            b for b in graphics.boxes
+            if b[1] >= top - 2 and b[3] <= bottom + 2 and _overlap_x(b[0], b[2], wx0, wx1) > 0
+            and (b[2] - b[0]) + (b[3] - b[1]) > 1
+        ]
+        if caption.kind == "figure":
+            found = [b for b in found if (b[2] - b[0]) > 3 or (b[3] - b[1]) > 3]
+            if found and max((b[2] - b[0]) * (b[3] - b[1]) for b in found) < 50 and len(found) < 3:
+                found = []
+        if not found and caption.kind == "table":
+            # a table without rules: its text lines in the band
+            texts = [
+                (ln.x0, ln.y0, ln.x1, ln.y1) for ln in page_lines
+                if id(ln) not in caption_ids and ln.y0 >= top - 1 and ln.y1 <= bottom + 1
+                and _overlap_x(ln.x0, ln.x1, wx0, wx1) > 0 and "furniture" not in ln.tags
+            ]
+            if len(texts) >= 3 and bottom - top < 0.7 * ph:
+                found = texts
+        if not found:
+            return None
+        x0, y0, x1, y1 = _union(found)
+        # grow by the text lines (labels, cells) lying within it
+        for ln in page_lines:
+            if id(ln) in caption_ids or "furniture" in ln.tags:
+                continue
+            if ln.y0 >= top - 1 and ln.y1 <= bottom + 1 and ln.x0 >= x0 - 20 and ln.x1 <= x1 + 20 \
+                    and (ln.y1 >= y0 - 12 and ln.y0 <= y1 + 12):
+                x0, y0, x1, y1 = min(x0, ln.x0), min(y0, ln.y0), max(x1, ln.x1), max(y1, ln.y1)
+        x0, x1 = max(x0, 0.0), min(x1, pw)
+        y0, y1 = max(y0, 0.0), min(y1, ph)
+        if (x1 - x0) <= 10 or (y1 - y0) <= 8:
+            return None
+        box = (x0, y0, x1, y1)
+        for c in claimed:
+            inter = _overlap_x(box[0], box[2], c[0], c[2]) * (min(box[3], c[3]) - max(box[1], c[1]))
+            if inter > 0.5 * (x1 - x0) * (y1 - y0):
+                return None
+        return box
+
+    order = (-1, 1) if caption.kind == "figure" else (1, -1)
+    options: list[tuple[float, int, Box]] = []
+    for rank, direction in enumerate(order):
+        box = candidate(direction)
+        if box is not None:
+            gap = (cy0 - box[3]) if direction < 0 else (box[1] - cy1)
+            options.append((max(gap, 0.0) + (0.0 if rank == 0 else 8.0), rank, box))
+    if options:
+        return min(options)[2], True
+    # fallback: a crop beside the caption, limited by the nearest prose
+    direction = order[0]
+    top, bottom = band(direction)
+    if direction < 0:
+        top = max(top, cy0 - 250)
+    else:
+        bottom = min(bottom, cy1 + 250)
+    if bottom - top < 20:
+        top, bottom = (max(0.0, cy0 - 150), cy0) if direction < 0 else (cy1, min(ph, cy1 + 150))
+    return (wx0, top, wx1, bottom), False
+
+
+def inside(line: Line, box: Box, pad: float = 2.0) -> bool:
+    cx = (line.x0 + line.x1) / 2
+    cy = (line.y0 + line.y1) / 2
+    return box[0] - pad <= cx <= box[2] + pad and box[1] - pad <= cy <= box[3] + pad

@@ -1,0 +1,25 @@
+"""Rendering a figure crop as PNG bytes (on demand, never during parsing)."""
+
+from __future__ import annotations
+
+import os
+
+import pymupdf
+
+from core.document import Figure
+from core.pdf.opening import open_pdf
+
+
+def render_figure_png(path: str | os.PathLike[str], figure: Figure, zoom: float = 2.0) -> bytes:
+    """PNG bytes of ``figure.bbox`` on its page at ``zoom`` x 72 dpi."""
+    doc = open_pdf(path)
+    try:
+        page = doc.load_page(figure.page)
+        x0, y0, x1, y1 = figure.bbox
+        clip = pymupdf.Rect(x0 - 3, y0 - 3, x1 + 3, y1 + 3) & page.rect  # small margin
+        if clip.is_empty or clip.width < 1 or clip.height < 1:
+            clip = page.rect
+        pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False)
+        return pix.tobytes("png")
+    finally:
+        doc.close()

@@ -1,0 +1,368 @@
+"""From the page flow (lines in reading order, tagged) to sections, paragraphs and sentences.
+
+Front matter (title, authors, affiliations) is dropped; the abstract (with or
+without its heading, structured or not) becomes the first section; body
+headings open sections; the references list and everything after it is left
+out, except appendices, which are kept as ``other`` sections.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from core.document import PageRect, Section, SectionKind, Sentence
+from core.pdf.headings import (
+    HeadingMatch,
+    is_abstract_heading,
+    is_appendix,
+    is_references,
+    level_of,
+    looks_like_heading,
+    plausible_next,
+    section_kind,
+    split_number,
+)
+from core.pdf.layout import PageLayout
+from core.pdf.lines import Line, tail
+from core.pdf.textmap import MappedText, clean_text
+
+SKIP_TAGS = {"furniture", "stray", "equation-number", "caption", "figure", "title", "equation"}
+SMALL = 0.86  # lines under this share of the body font size are footnotes, figure text, side notes
+
+_RUN_IN_ABSTRACT = re.compile(r"^(?:abstract|ABSTRACT|Abstract)\s*(?:[.:—–\-]\s*|\s+(?=[A-Z]))(?=\S)")
+_KEYWORDS = re.compile(
+    r"^(?:key\s?words?|index terms|subjects|jel|msc|ccs concepts|categories and subject|general terms"
+    r"|abbreviations)\b",
+    re.IGNORECASE,
+)
+_STRUCTURED_LABELS = re.compile(
+    r"^(?:background|methods?|results?|conclusions?|objectives?|aims?|purpose|design|setting|findings"
+    r"|interpretation|context|introduction|discussion|materials and methods|methodology|significance"
+    r"|participants|measurements|main outcome measures?|limitations|implications)$",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^[•◦▪●∙·]\s*")
+_MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath", re.IGNORECASE)
+_MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
+_TERMINAL = (".", "?", "!", ":", ".”", ".\"", ".)", "?”", "!”", ".’")
+
+
+@dataclass
+class BuiltSection:
+    heading: str
+    kind: SectionKind
+    level: int
+    number: str
+    page: int
+    size: float = 0.0
+    paragraphs: list[MappedText] = field(default_factory=list)
+
+
+@dataclass
+class Structure:
+    sections: list[Section]
+    sentences: list[Sentence]
+    authors_stop: tuple[int, float]  # (page, y) where the abstract/body starts (authors lie above)
+
+
+def is_equation(line: Line) -> bool:
+    text = line.text
+    if _MATH_FONT.search(line.font):
+        words = re.findall(r"[A-Za-z]{4,}", text)
+        if len(words) <= 2:
+            return True
+    math = sum(1 for c in text if c in _MATH_CHARS)
+    words = re.findall(r"[A-Za-z]{3,}", text)
+    return math >= 2 and len(words) <= 2 and len(text) < 120
+
+
+def _is_small(line: Line, body_size: float) -> bool:
+    return line.size < SMALL * body_size
+
+
+class _Builder:
+    def __init__(self, layouts: list[PageLayout], body_size: float) -> None:
+        self.layouts = layouts
+        self.body_size = body_size
+        self.sections: list[BuiltSection] = []
+        self.prev: Line | None = None
+
+    def open_section(self, heading: str, kind: SectionKind, level: int, number: str, page: int,
+                     size: float = 0.0) -> None:
+        self.sections.append(BuiltSection(heading, kind, level, number, page, size))
+        self.prev = None
+
+    def add_body(self, line: Line) -> None:
+        if not self.sections:
+            self.open_section("", SectionKind.OTHER, 1, "", line.page)
+        section = self.sections[-1]
+        bullet = _BULLET.match(line.text)
+        if bullet:
+            line = tail(line, bullet.end())
+            if not line.text:
+                return
+        if bullet or not section.paragraphs or self._new_paragraph(self.prev, line):
+            section.paragraphs.append(MappedText())
+        section.paragraphs[-1].add_line(line)
+        self.prev = line
+
+    def _new_paragraph(self, prev: Line | None, line: Line) -> bool:
+        if prev is None:
+            return True
+        text = prev.text.rstrip()
+        terminal = text.endswith(_TERMINAL)
+        layout = self.layouts[line.page]
+        col_prev = self.layouts[prev.page].column_of(prev)
+        col = layout.column_of(line)
+        size = max(line.size, 1.0)
+        indent = line.x0 - prev.x0 > 0.8 * size if col_prev == col else False
+        same_flow = prev.page == line.page and col_prev == col and line.y0 > prev.y0
+        if same_flow:
+            gap = line.y0 - prev.y1
+            if gap > 2.2 * size:
+                return True
+            if not terminal:
+                return False
+            if gap > 0.55 * (line.y1 - line.y0):
+                return True
+            _x0, x1 = layout.column_bounds(col)
+            return indent or prev.x1 < x1 - 0.12 * (x1 - _x0)
+        if not terminal:
+            return False
+        x0, _x1 = layout.column_bounds(col)
+        pl = self.layouts[prev.page]
+        px0, px1 = pl.column_bounds(col_prev)
+        return line.x0 > x0 + 0.8 * size or prev.x1 < px1 - 0.12 * (px1 - px0)
+
+
+def _heading_matches(lines: list[Line], body_size: float) -> dict[int, HeadingMatch]:
+    out: dict[int, HeadingMatch] = {}
+    for i, ln in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        hm = looks_like_heading(ln, body_size, next_line=nxt)
+        if hm is not None:
+            out[i] = hm
+    return out
+
+
+def _starts_body(hm: HeadingMatch) -> bool:
+    return bool(hm.number) or section_kind(hm.title) is not SectionKind.OTHER or is_references(hm.title)
+
+
+def _blocks(lines: list[Line]) -> list[list[Line]]:
+    blocks: list[list[Line]] = []
+    for ln in lines:
+        if blocks:
+            last = blocks[-1][-1]
+            if last.page == ln.page and last.block == ln.block:
+                blocks[-1].append(ln)
+                continue
+        blocks.append([ln])
+    return blocks
+
+
+def build_structure(
+    flow: list[Line],
+    layouts: list[PageLayout],
+    body_size: float,
+    split: Callable[[str], list[tuple[int, int]]],
+    all_lines: list[Line],
+) -> Structure:
+    lines = [ln for ln in flow if not (ln.tags & SKIP_TAGS)]
+    for ln in lines:
+        if is_equation(ln):
+            ln.tags.add("equation")
+    lines = [ln for ln in lines if "equation" not in ln.tags]
+    heads = _heading_matches(lines, body_size)
+    builder = _Builder(layouts, body_size)
+
+    # --- where the body starts: the abstract, or the first real heading -------------
+    start = None
+    abstract_line: Line | None = None
+    for i, ln in enumerate(lines):
+        if ln.page > 1:
+            break
+        if is_abstract_heading(ln.text) or (_RUN_IN_ABSTRACT.match(ln.text) and ln.page <= 1):
+            start = i
+            abstract_line = ln
+            break
+    first_heading = next(
+        (i for i, hm in sorted(heads.items()) if lines[i].page <= 2 and _starts_body(hm)
+         and not _is_small(lines[i], body_size)),
+        None,
+    )
+    if start is not None and first_heading is not None and first_heading < start:
+        start = None  # "Abstract" found after the first section: not a front-matter abstract
+        abstract_line = None
+    pos = 0
+    if start is not None:
+        assert abstract_line is not None
+        builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", abstract_line.page,
+                             abstract_line.size)
+        m = _RUN_IN_ABSTRACT.match(abstract_line.text)
+        if m and not is_abstract_heading(abstract_line.text):
+            builder.add_body(tail(abstract_line, m.end()))
+        pos = start + 1
+        stop = (abstract_line.page, abstract_line.y0)
+    else:
+        end = first_heading if first_heading is not None else len(lines)
+        front = [ln for ln in lines[:end] if ln.page <= 1 and not _is_small(ln, body_size)]
+        prose = [
+            b for b in _blocks(front)
+            if len(b) >= 3 and sum(len(ln.text) for ln in b) >= 200
+        ]
+        if prose and first_heading is not None:
+            block = prose[-1]
+            builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
+            for ln in block:
+                builder.add_body(ln)
+            pos = end
+            stop = (block[0].page, block[0].y0)
+        elif first_heading is not None:
+            pos = first_heading
+            stop = (lines[pos].page, lines[pos].y0)
+        elif prose:
+            pos = lines.index(prose[0][0])
+            stop = (lines[pos].page, lines[pos].y0)
+        else:
+            pos = 0
+            stop = (0, 0.0)
+
+    # --- the body ---------------------------------------------------------------------
+    in_refs = False
+    last_number: str | None = None
+    skip_block: tuple[int, int] | None = None
+    i = pos
+    while i < len(lines):
+        ln = lines[i]
+        text = ln.text.strip()
+        current = builder.sections[-1] if builder.sections else None
+        in_abstract = current is not None and current.kind is SectionKind.ABSTRACT
+        if skip_block is not None and (ln.page, ln.block) == skip_block:
+            i += 1
+            continue
+        skip_block = None
+        if _KEYWORDS.match(text) and (in_abstract or ln.page <= 1):
+            skip_block = (ln.page, ln.block)
+            i += 1
+            continue
+        bare = text.rstrip(":.").strip()
+        number, title = split_number(bare, allow_letters=in_refs)
+        if is_references(title) and len(text) < 40:
+            in_refs = True
+            i += 1
+            continue
+        hm = heads.get(i)
+        if in_refs:
+            styled = hm is not None or ln.bold >= 0.7 or ln.size > body_size * 1.08
+            if styled and not _is_small(ln, body_size):
+                number, title = split_number(bare, allow_letters=True)
+                if is_appendix(title, number) and len(title) < 100 and title[:1].isupper():
+                    in_refs = False
+                    last_number = number or "A"
+                    builder.open_section(title, SectionKind.OTHER, level_of(number), number, ln.page, ln.size)
+            i += 1
+            continue
+        if _is_small(ln, body_size) and not (in_abstract and ln.size >= 0.75 * body_size):
+            i += 1
+            continue
+        if hm is not None and in_abstract and not hm.number and _STRUCTURED_LABELS.match(hm.title) \
+                and ln.size <= body_size * 1.05:
+            hm = None  # a structured-abstract label ("Background", "Methods"): stays in the abstract
+        if hm is not None and hm.number:
+            if hm.styled or plausible_next(hm.number, last_number):
+                last_number = hm.number
+            else:
+                hm = None  # a numbered list item, not the next section
+        if hm is not None and is_abstract_heading(hm.title):
+            builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", ln.page, ln.size)
+            i += 1
+            continue
+        if hm is not None:
+            title = hm.title
+            j = i + 1
+            # a heading wrapped onto a second line
+            while j < len(lines) and j - i <= 2:
+                nxt = lines[j]
+                if (nxt.page == ln.page and 0 <= nxt.y0 - ln.y1 <= 0.8 * ln.size + (j - i - 1) * ln.size * 1.3
+                        and abs(nxt.size - ln.size) < 0.3 and (nxt.bold >= 0.7) == (ln.bold >= 0.7)
+                        and (ln.bold >= 0.7 or ln.size > body_size * 1.08)
+                        and not split_number(nxt.text)[0] and len(nxt.text) < 80
+                        and not nxt.text.rstrip().endswith(".")):
+                    title = f"{title} {nxt.text.strip()}"
+                    j += 1
+                else:
+                    break
+            builder.open_section(clean_text(title), section_kind(title), hm.level, hm.number, ln.page,
+                                 ln.size)
+            i = j
+            continue
+        builder.add_body(ln)
+        i += 1
+
+    sections, sentences = _finish(builder.sections, split, all_lines, body_size)
+    return Structure(sections, sentences, stop)
+
+
+def _finish(
+    built: list[BuiltSection],
+    split: Callable[[str], list[tuple[int, int]]],
+    all_lines: list[Line],
+    body_size: float,
+) -> tuple[list[Section], list[Sentence]]:
+    # levels for unnumbered headings: by font size against numbered top-level headings
+    top_sizes = [b.size for b in built if b.number and b.level == 1 and b.size]
+    top_size = sorted(top_sizes)[len(top_sizes) // 2] if top_sizes else 0.0
+    for b in built:
+        if (not b.number and top_size and b.size and b.size < top_size - 0.6
+                and b.kind is not SectionKind.ABSTRACT):
+            b.level = 2
+    # subsections inherit their parent's kind when their own is "other"
+    stack: list[BuiltSection] = []
+    for b in built:
+        while stack and stack[-1].level >= b.level:
+            stack.pop()
+        if b.kind is SectionKind.OTHER and stack and b.level > 1 and not _is_other_heading(b.heading):
+            b.kind = stack[-1].kind
+        stack.append(b)
+
+    sections: list[Section] = []
+    sentences: list[Sentence] = []
+    offset = 0
+    for si, b in enumerate(built):
+        first = len(sentences)
+        for para in b.paragraphs:
+            text = para.text
+            for a, e in split(text):
+                piece = text[a:e]
+                stripped = piece.strip()
+                if sum(c.isalpha() for c in stripped) < 2:
+                    continue
+                a += len(piece) - len(piece.lstrip())
+                e = a + len(stripped)
+                rects: list[PageRect] = []
+                pages: list[int] = []
+                for lid, x0, x1 in para.slice_lines(a, e):
+                    ln = all_lines[lid]
+                    rects.append(PageRect(ln.page, x0, ln.y0, x1, ln.y1))
+                    if ln.page not in pages:
+                        pages.append(ln.page)
+                index = len(sentences)
+                sentences.append(Sentence(
+                    id=f"s{index}", text=stripped, section_index=si, index=index, pages=pages,
+                    rects=rects, char_start=offset, char_end=offset + len(stripped),
+                ))
+                offset += len(stripped) + 1
+        sections.append(Section(
+            heading=b.heading, kind=b.kind, level=b.level, number=b.number, page=b.page,
+            first_sentence=first, sentence_count=len(sentences) - first,
+        ))
+    return sections, sentences
+
+
+def _is_other_heading(heading: str) -> bool:
+    from core.pdf.headings import _OTHER
+
+    return bool(_OTHER.search(heading.lower()))
