@@ -1,0 +1,67 @@
+"""An inline message bar above the pages (errors and notices stay in the window, not in modals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+STYLES = {
+    "error": ("#fdecea", "#b3261e", "⛔"),
+    "warning": ("#fff4e5", "#8a5300", "⚠"),
+    "info": ("#e8f1fb", "#0b4f8a", "ℹ"),
+}
+
+
+class Banner(QFrame):
+    closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.kind = ""
+        self.icon = QLabel()
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.actions_box = QHBoxLayout()
+        self.close_button = QPushButton("✕")
+        self.close_button.setFlat(True)
+        self.close_button.setFixedWidth(28)
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.clicked.connect(self.dismiss)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        layout.addWidget(self.icon)
+        layout.addWidget(self.message, 1)
+        layout.addLayout(self.actions_box)
+        layout.addWidget(self.close_button)
+        self.hide()
+
+    def show_message(self, kind: str, text: str, actions: list[tuple[str, Callable[[], None]]] | None = None
+                     ) -> None:
+        background, foreground, icon = STYLES.get(kind, STYLES["info"])
+        self.kind = kind
+        self.setStyleSheet(f"#banner {{ background: {background}; border-bottom: 1px solid {foreground}; }}"
+                           f"#banner QLabel {{ color: {foreground}; }}")
+        self.icon.setText(icon)
+        self.message.setText(text)
+        while self.actions_box.count():
+            widget = self.actions_box.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        for label, callback in actions or []:
+            button = QPushButton(label)
+            button.clicked.connect(callback)
+            self.actions_box.addWidget(button)
+        self.show()
+
+    def dismiss(self) -> None:
+        self.hide()
+        self.kind = ""
+        self.closed.emit()
+
+    @property
+    def text(self) -> str:
+        return self.message.text() if self.isVisible() else ""

@@ -1,0 +1,53 @@
+"""Keeps track of running background workers for the status bar (progress + Cancel)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gui.workers import Worker
+
+
+class JobTracker(QObject):
+    """Starts workers and tells the status bar what runs; ``cancel_all`` stops cancellable ones."""
+
+    changed = Signal()
+    progress = Signal(str, int, int, str)  # label, done, total, message
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._jobs: list[tuple[Worker, str, bool]] = []
+
+    def start(self, worker: Worker, label: str, cancellable: bool = True) -> Worker:
+        """Register ``worker`` and start it (connect your own slots before calling this)."""
+        self._jobs.append((worker, label, cancellable))
+        worker.progress.connect(lambda d, t, m, lab=label: self.progress.emit(lab, d, t, m))
+        worker.finished.connect(lambda w=worker: self._done(w))
+        worker.start()
+        self.changed.emit()
+        return worker
+
+    def _done(self, worker: Worker) -> None:
+        self._jobs = [j for j in self._jobs if j[0] is not worker]
+        self.changed.emit()
+
+    def active(self) -> list[tuple[Worker, str, bool]]:
+        return list(self._jobs)
+
+    def labels(self) -> list[str]:
+        return [label for _, label, _ in self._jobs]
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._jobs)
+
+    @property
+    def cancellable(self) -> bool:
+        return any(c and not w.is_cancelled for w, _, c in self._jobs)
+
+    def cancel_all(self) -> int:
+        n = 0
+        for worker, _, cancellable in self._jobs:
+            if cancellable and not worker.is_cancelled:
+                worker.cancel()
+                n += 1
+        return n

@@ -1,0 +1,556 @@
+"""The main window: page view with role overlays, registered dock panels, menus, status bar."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QSpinBox,
+    QStackedWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.banner import Banner
+from app.gui.empty_state import EmptyState
+from app.gui.help import ShortcutsDialog
+from app.gui.job_tracker import JobTracker
+from app.gui.legend import Legend
+from app.gui.model_holder import ModelHolder, ModelOptions
+from app.gui.page_view import PageView
+from app.gui.palette import RolePalette
+from app.gui.panels import load_builtin_panels
+from app.gui.session import OpenDocument, Session
+from app.gui.settings import AppSettings
+from app.gui.settings_dialog import SettingsDialog, SettingsValues
+from app.gui.status import JobStatus
+from core.cache import AnalysisCache
+from core.paths import sample_paper_path
+from models.roles import ROLES
+
+EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
+
+
+class MainWindow(QMainWindow):
+    firstPageShown = Signal()
+    analysisShown = Signal(int)  # overlay items built for a labelled paper
+    errorShown = Signal(str)
+    settled = Signal()  # the open request reached a final state (labelled, error, or no model)
+
+    def __init__(self, settings: AppSettings | None = None, model_path: str | None = None,
+                 use_cache: bool = True, load_model_at_start: bool = True) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.palette_ = RolePalette(self.settings.role_colors, self.settings.opacity)
+        self.tracker = JobTracker()
+        self._model_override = model_path
+        self.models = ModelHolder(self.tracker, self._model_options())
+        self.session = Session(self.tracker, self.models, self.palette_,
+                               AnalysisCache() if use_cache else None)
+        self.setWindowTitle("Rhetorica")
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+
+        self.page_view = PageView(self.palette_)
+        self.banner = Banner()
+        self.empty = EmptyState()
+        self.empty.openRequested.connect(self.open_dialog)
+        self.empty.sampleRequested.connect(self.open_sample)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.page_view)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.panels: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_actions()
+        self._build_docks()
+        self._build_menus()
+        self._build_toolbar()
+        self.job_status = JobStatus(self.statusBar(), self.tracker)
+        self._connect()
+        self._restore()
+        self._update_actions()
+        if load_model_at_start:
+            QTimer.singleShot(0, self.models.request)
+
+    # -- construction -------------------------------------------------------------------
+    def _model_options(self) -> ModelOptions:
+        path = self._model_override or self.settings.model_path or None
+        return ModelOptions(path=path, device=self.settings.device, threads=self.settings.threads or None)
+
+    def _action(self, text: str, slot: Any, shortcuts: list[str] | str | None = None,
+                tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcuts:
+            keys = [shortcuts] if isinstance(shortcuts, str) else shortcuts
+            action.setShortcuts([QKeySequence(k) for k in keys])
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)  # shortcuts work even when menus are hidden
+        return action
+
+    def _build_actions(self) -> None:
+        a = self._action
+        self.act_open = a("&Open…", self.open_dialog, "Ctrl+O",
+                          "Open a PDF")
+        self.act_sample = a("Open the &sample paper", self.open_sample, None, "Open the bundled sample paper")
+        self.act_close = a("&Close paper", self.close_paper, "Ctrl+W")
+        self.act_export = a("&Export analysis…", self.export_dialog, "Ctrl+E",
+                            "Export the roles as JSON, CSV or Markdown")
+        self.act_export_fmt = {
+            fmt: a(f"Export as {label.split(' ')[0]}…", lambda f=fmt: self.export_dialog(f))
+            for fmt, label in EXPORT_FILTERS.items()}
+        self.act_settings = a("&Settings…", self.settings_dialog, "Ctrl+,")
+        self.act_quit = a("&Quit", self.close, "Ctrl+Q")
+        self.act_copy = a("&Copy", self.copy, "Ctrl+C", "Copy the selected text or sentence")
+        self.act_zoom_in = a("Zoom &in", self.page_view.zoom_in, ["Ctrl+=", "Ctrl++"])
+        self.act_zoom_out = a("Zoom &out", self.page_view.zoom_out, "Ctrl+-")
+        self.act_fit = a("&Fit width", self.page_view.fit_width, "Ctrl+0")
+        self.act_next_page = a("&Next page", self.page_view.next_page, ["Ctrl+PgDown", "Alt+Down"])
+        self.act_prev_page = a("&Previous page", self.page_view.prev_page, ["Ctrl+PgUp", "Alt+Up"])
+        self.act_next_same = a("Next sentence of the same role", lambda: self.find_role(None, 1), "F3")
+        self.act_prev_same = a("Previous sentence of the same role", lambda: self.find_role(None, -1),
+                               "Shift+F3")
+        self.act_next_role = {role: a(f"Next {role} sentence", lambda r=role: self.find_role(r, 1),
+                                      f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
+        self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
+        self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
+
+    def _build_docks(self) -> None:
+        self.setDockNestingEnabled(True)
+        for spec in load_builtin_panels():
+            widget = spec.factory(self.session)
+            dock = QDockWidget(spec.title, self)
+            dock.setObjectName(f"dock-{spec.id}")
+            dock.setWidget(widget)
+            self.addDockWidget(spec.area, dock)
+            if spec.tab_with and spec.tab_with in self.docks:
+                self.tabifyDockWidget(self.docks[spec.tab_with], dock)
+            toggle = dock.toggleViewAction()
+            if spec.shortcut:
+                toggle.setShortcut(QKeySequence(spec.shortcut))
+            toggle.setText(f"{spec.title} panel")
+            self.addAction(toggle)
+            dock.setVisible(spec.visible)
+            self.panels[spec.id] = widget
+            self.docks[spec.id] = dock
+        if "profile" in self.docks:
+            self.docks["profile"].raise_()
+        if "outline" in self.docks:
+            self.resizeDocks([self.docks["outline"]], [260], Qt.Orientation.Horizontal)
+        right = [self.docks[i] for i in ("inspector", "profile") if i in self.docks]
+        if right:
+            self.resizeDocks(right[:1], [380], Qt.Orientation.Horizontal)
+        if "draft" in self.docks:
+            self.docks["draft"].setVisible(self.settings.flag("draft_visible", False))
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.act_open, self.act_sample])
+        self.recent_menu = QMenu("Open &recent", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addAction(self.act_close)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_export)
+        export_menu = file_menu.addMenu("Export &as")
+        export_menu.addActions(list(self.act_export_fmt.values()))
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_settings)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.act_copy)
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.act_next_same, self.act_prev_same])
+        find_menu = edit_menu.addMenu("Find next sentence of role")
+        find_menu.addActions(list(self.act_next_role.values()))
+        view_menu = bar.addMenu("&View")
+        view_menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_fit])
+        view_menu.addSeparator()
+        view_menu.addActions([self.act_next_page, self.act_prev_page])
+        view_menu.addSeparator()
+        panels_menu = view_menu.addMenu("&Panels")
+        for dock in self.docks.values():
+            panels_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_cancel)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.act_shortcuts)
+        self._refresh_recent()
+
+    def _build_toolbar(self) -> None:
+        toolbar = QToolBar("Main")
+        toolbar.setObjectName("toolbar-main")
+        toolbar.setMovable(False)
+        self.addToolBar(toolbar)
+        toolbar.addAction(self.act_open)
+        toolbar.addSeparator()
+        toolbar.addAction(self.act_zoom_out)
+        self.zoom_box = QComboBox()
+        self.zoom_box.setEditable(True)
+        self.zoom_box.addItems([f"{int(z * 100)}%" for z in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)])
+        self.zoom_box.setFixedWidth(80)
+        self.zoom_box.setToolTip("Zoom")
+        self.zoom_box.textActivated.connect(self._zoom_from_text)
+        toolbar.addWidget(self.zoom_box)
+        toolbar.addAction(self.act_zoom_in)
+        toolbar.addAction(self.act_fit)
+        toolbar.addSeparator()
+        toolbar.addAction(self.act_prev_page)
+        self.page_box = QSpinBox()
+        self.page_box.setRange(0, 0)
+        self.page_box.setToolTip("Page")
+        self.page_box.editingFinished.connect(lambda: self.page_view.go_to_page(self.page_box.value() - 1))
+        toolbar.addWidget(self.page_box)
+        self.page_total = QLabel(" of 0 ")
+        toolbar.addWidget(self.page_total)
+        toolbar.addAction(self.act_next_page)
+        toolbar.addSeparator()
+        self.legend = Legend(self.palette_)
+        toolbar.addWidget(self.legend)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.documentOpened.connect(self._on_document_opened)
+        s.documentClosed.connect(self._on_document_closed)
+        s.paperReady.connect(self._on_paper_ready)
+        s.analysisReady.connect(self._on_analysis_ready)
+        s.failed.connect(self._on_failed)
+        s.sentenceSelected.connect(self._on_sentence_selected)
+        s.jumpRequested.connect(self.page_view.show_rect)
+        self.models.ready.connect(lambda _m: self._update_actions())
+        self.models.failed.connect(self._on_model_failed)
+        self.page_view.sentenceClicked.connect(s.select_sentence)
+        self.page_view.firstPageShown.connect(self.firstPageShown)
+        self.page_view.overlaysBuilt.connect(self._on_overlays_built)
+        self.page_view.pageChanged.connect(self._on_page_changed)
+        self.page_view.zoomChanged.connect(self._on_zoom_changed)
+        self.page_view.textSelected.connect(self._on_text_selected)
+        self.palette_.changed.connect(self._save_palette)
+
+    def _restore(self) -> None:
+        geometry = self.settings.geometry
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.window_state
+        if state is not None:
+            self.restoreState(state)
+
+    # -- opening ------------------------------------------------------------------------
+    def open_path(self, path: str | os.PathLike[str]) -> bool:
+        self.banner.dismiss()
+        self.empty.show_error("")
+        return self.session.open(str(path))
+
+    def open_dialog(self) -> None:
+        start = str(Path(self.settings.recent_files[0]).parent) if self.settings.recent_files else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a paper", start, "PDF files (*.pdf);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def open_sample(self) -> None:
+        self.open_path(sample_paper_path())
+
+    def close_paper(self) -> None:
+        self.session.close()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: Any) -> None:
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = self._dropped_path(event)
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_path(path)
+
+    @staticmethod
+    def _dropped_path(event: Any) -> str | None:
+        mime = event.mimeData()
+        if mime is None or not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile():
+                return url.toLocalFile()
+        return None
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.settings.recent_files
+        for i, path in enumerate(files):
+            action = self.recent_menu.addAction(f"&{i + 1}  {Path(path).name}")
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.recent_files = []
+        self._refresh_recent()
+
+    # -- session events -----------------------------------------------------------------
+    def _on_document_opened(self, document: OpenDocument) -> None:
+        self.stack.setCurrentWidget(self.page_view)
+        self.page_view.set_document(document.doc, document.page_sizes, zoom=self.settings.zoom)
+        self.page_box.setRange(1, len(document.page_sizes))
+        self.page_total.setText(f" of {len(document.page_sizes)} ")
+        self.setWindowTitle(f"{Path(document.path).name} — Rhetorica")
+        self.settings.add_recent(document.path)
+        self._refresh_recent()
+        name, pages = Path(document.path).name, len(document.page_sizes)
+        self.statusBar().showMessage(f"Opened {name}: {pages} pages", 4000)
+        self._update_actions()
+
+    def _on_document_closed(self) -> None:
+        self.page_view.clear()
+        self.stack.setCurrentWidget(self.empty)
+        self.page_box.setRange(0, 0)
+        self.page_total.setText(" of 0 ")
+        self.setWindowTitle("Rhetorica")
+        self._update_actions()
+
+    def _on_paper_ready(self, paper: Any) -> None:
+        if paper.title:
+            self.setWindowTitle(f"{paper.title} — Rhetorica")
+        if self.session.analysis is None:
+            self.page_view.set_sentences(paper)
+        self.statusBar().showMessage(
+            f"{len(paper.sentences)} sentences in {len(paper.sections)} sections, "
+            f"{len(paper.figures)} figures/tables", 5000)
+        if self.models.error is not None:
+            self._show_model_error(self.models.error)
+        self._update_actions()
+
+    def _on_analysis_ready(self, analysis: Any) -> None:
+        if self.session.paper is not None:
+            self.page_view.set_overlays(self.session.paper, analysis)
+
+    def _on_overlays_built(self, count: int) -> None:
+        self._update_actions()
+        if self.session.analysis is not None:
+            self.analysisShown.emit(count)
+            self.settled.emit()
+        elif self.models.error is not None:
+            self.settled.emit()
+
+    def _on_failed(self, stage: str, error: Exception) -> None:
+        if stage == "model":
+            self._show_model_error(error)
+            if self.session.paper is not None and not self.page_view.overlays_pending:
+                self.settled.emit()
+            return
+        titles = {"open": "Cannot open this file", "parse": "Cannot read this paper",
+                  "analysis": "Labelling failed"}
+        message = f"{titles.get(stage, 'Error')}: {error}"
+        if stage == "open" and self.session.document is None:
+            self.stack.setCurrentWidget(self.empty)
+            self.empty.show_error(message)
+        self.banner.show_message("error", message, [("Open another…", self.open_dialog)])
+        self.errorShown.emit(message)
+        self.settled.emit()
+        self._update_actions()
+
+    def _on_model_failed(self, error: Exception) -> None:
+        self._show_model_error(error)
+        self._update_actions()
+
+    def _show_model_error(self, error: Exception) -> None:
+        message = (f"No usable model bundle: {error}. Pages and sections are shown without roles; "
+                   "choose a bundle in Settings.")
+        self.banner.show_message("warning", message, [("Settings…", self.settings_dialog),
+                                                      ("Retry", self.models.retry)])
+        self.errorShown.emit(message)
+
+    def _on_sentence_selected(self, index: int) -> None:
+        self.page_view.select_sentence(index)
+        paper = self.session.paper
+        if paper is not None and 0 <= index < len(paper.sentences):
+            prediction = self.session.role_of(index)
+            role = f" — {prediction.label} ({prediction.confidence:.0%})" if prediction else ""
+            self.statusBar().showMessage(f"Sentence {index + 1} of {len(paper.sentences)}{role}", 5000)
+            dock = self.docks.get("inspector")
+            if dock is not None and not dock.isVisible():
+                dock.show()
+
+    def _on_page_changed(self, page: int) -> None:
+        if page >= 0 and self.page_box.value() != page + 1:
+            self.page_box.blockSignals(True)
+            self.page_box.setValue(page + 1)
+            self.page_box.blockSignals(False)
+
+    def _on_zoom_changed(self, zoom: float) -> None:
+        self.zoom_box.setEditText(f"{zoom * 100:.0f}%")
+        self.settings.zoom = zoom
+
+    def _zoom_from_text(self, text: str) -> None:
+        try:
+            value = float(text.strip().rstrip("%")) / 100
+        except ValueError:
+            return
+        self.page_view.set_zoom(value)
+
+    def _on_text_selected(self, text: str) -> None:
+        if text:
+            self.statusBar().showMessage(f"{len(text)} characters selected — Ctrl+C copies them", 5000)
+
+    def _save_palette(self) -> None:
+        self.settings.role_colors = self.palette_.colors()
+        self.settings.opacity = self.palette_.opacity
+
+    def _update_actions(self) -> None:
+        has_doc = self.session.document is not None
+        for action in (self.act_close, self.act_zoom_in, self.act_zoom_out, self.act_fit,
+                       self.act_next_page, self.act_prev_page):
+            action.setEnabled(has_doc)
+        labelled = self.session.analysis is not None
+        for action in (self.act_export, *self.act_export_fmt.values(), self.act_next_same,
+                       self.act_prev_same, *self.act_next_role.values()):
+            action.setEnabled(labelled)
+
+    # -- commands -----------------------------------------------------------------------
+    def copy(self) -> str:
+        focus = self.focusWidget()
+        if focus is not None and focus is not self.page_view and hasattr(focus, "copy") and \
+                focus.metaObject().className() in ("QPlainTextEdit", "DraftEditor", "QLineEdit", "QTextEdit"):
+            focus.copy()
+            return ""
+        fallback = ""
+        paper = self.session.paper
+        if paper is not None and 0 <= self.session.selected < len(paper.sentences):
+            fallback = paper.sentences[self.session.selected].text
+        return self.page_view.copy_selection(fallback)
+
+    def find_role(self, role: str | None, step: int = 1) -> int:
+        """Select the next (step=1) or previous sentence with ``role`` (None: the selected one's)."""
+        paper, analysis = self.session.paper, self.session.analysis
+        if paper is None or analysis is None or not paper.sentences:
+            return -1
+        current = self.session.selected
+        if role is None:
+            if current < 0:
+                return -1
+            role = analysis.roles[current].label
+        n = len(paper.sentences)
+        start = current if current >= 0 else (-1 if step > 0 else n)
+        for k in range(1, n + 1):
+            i = (start + step * k) % n
+            if analysis.roles[i].label == role:
+                if not self.palette_.is_visible(role):
+                    self.palette_.set_visible(role, True)
+                self.session.jump_to_sentence(i)
+                return i
+        self.statusBar().showMessage(f"No {role} sentence in this paper", 4000)
+        return -1
+
+    def cancel_jobs(self) -> None:
+        n = self.tracker.cancel_all()
+        if n:
+            self.statusBar().showMessage("Cancelled", 3000)
+
+    def export_dialog(self, fmt: str | None = None) -> None:
+        paper, analysis = self.session.paper, self.session.analysis
+        if paper is None or analysis is None:
+            self.banner.show_message("info", "Nothing to export yet: open a paper and wait for its roles.")
+            return
+        filters = [EXPORT_FILTERS[fmt]] if fmt else list(EXPORT_FILTERS.values())
+        stem = Path(paper.source_path).stem
+        suggested = str(Path(self.settings.recent_files[0]).parent / f"{stem}-roles.{fmt or 'json'}") \
+            if self.settings.recent_files else f"{stem}-roles.{fmt or 'json'}"
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the analysis", suggested, ";;".join(filters))
+        if not path:
+            return
+        if fmt is None:
+            fmt = next((k for k, v in EXPORT_FILTERS.items() if v == chosen), None) or \
+                Path(path).suffix.lstrip(".").lower()
+        self.export_to(path, fmt)
+
+    def export_to(self, path: str | os.PathLike[str], fmt: str | None = None) -> Path | None:
+        from core.exports import EXPORTERS
+
+        paper, analysis = self.session.paper, self.session.analysis
+        if paper is None or analysis is None:
+            return None
+        fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
+        fmt = {"markdown": "md", "jsn": "json"}.get(fmt, fmt)
+        if fmt not in EXPORTERS:
+            self.banner.show_message("error", f"Unknown export format {fmt!r}: use .json, .csv or .md")
+            return None
+        try:
+            written = EXPORTERS[fmt](paper, analysis, path)
+        except OSError as error:
+            self.banner.show_message("error", f"Could not write {path}: {error.strerror or error}")
+            return None
+        self.statusBar().showMessage(f"Exported {len(paper.sentences)} sentences to {written}", 6000)
+        return written
+
+    def settings_dialog(self) -> None:
+        values = SettingsValues(model_path=self.settings.model_path, device=self.settings.device,
+                                threads=self.settings.threads, colors=self.palette_.colors(),
+                                opacity=self.palette_.opacity)
+        dialog = SettingsDialog(values, self)
+        if dialog.exec():
+            self.apply_settings(dialog.values())
+
+    def apply_settings(self, values: SettingsValues) -> None:
+        self.settings.model_path = values.model_path
+        self.settings.device = values.device
+        self.settings.threads = values.threads
+        self.palette_.set_colors(values.colors)
+        self.palette_.set_opacity(values.opacity)
+        if values.model_path:
+            self._model_override = None  # an explicit choice replaces the command-line bundle
+        if self.models.configure(self._model_options()):
+            self.banner.dismiss()
+            self.models.request()
+            self.session.reanalyze()
+
+    def show_shortcuts(self) -> None:
+        ShortcutsDialog(self.shortcut_actions(), self).exec()
+
+    def shortcut_actions(self) -> list[QAction]:
+        return [a for a in self.actions() if any(not s.isEmpty() for s in a.shortcuts())]
+
+    # -- closing ------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.geometry = self.saveGeometry()
+        self.settings.window_state = self.saveState()
+        if "draft" in self.docks:
+            self.settings.set_flag("draft_visible", self.docks["draft"].isVisible())
+        draft = self.panels.get("draft")
+        if draft is not None and hasattr(draft, "flush"):
+            draft.flush()
+        self.settings.sync()
+        self.tracker.cancel_all()
+        super().closeEvent(event)
+

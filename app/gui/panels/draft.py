@@ -1,0 +1,296 @@
+"""Draft pane: the author writes here; each sentence gets its rhetorical role inline.
+
+As the author types, labelling is debounced (600 ms) and runs in a background worker: the text
+is split with ``core.text.sentences.split_sentences`` and the sentences are classified as one
+document by the shared model.  Each sentence gets a light background and an underline in its role
+colour, a chip with the role in the left margin and a tooltip with the probabilities.  The draft
+is saved (debounced, atomically) to ``user_data_dir()/drafts`` and restored on the next start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QTextEdit,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.palette import RolePalette
+from app.gui.panels.registry import PanelSpec, register_panel
+from app.gui.session import Session
+from app.gui.workers import Worker
+from core.drafts import DraftStore
+from core.jobs import JobContext
+
+LABEL_DELAY_MS = 600
+SAVE_DELAY_MS = 800
+MARGIN_W = 44
+ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "result": "RES",
+                 "conclusion": "CON", "other": "OTH"}
+PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
+               "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
+
+
+def label_draft(ctx: JobContext, text: str, model: Any) -> list[tuple[tuple[int, int], Any]]:
+    """Split ``text`` into sentences and label them as one document: [((start, end), prediction)]."""
+    from core.text.sentences import split_sentences
+
+    spans = split_sentences(text)
+    ctx.check()
+    if not spans:
+        return []
+    ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
+    predictions = model.classify_roles([text[a:b] for a, b in spans])
+    ctx.progress(1, 1, "draft labelled")
+    return list(zip(spans, predictions))
+
+
+class _Margin(QWidget):
+    def __init__(self, editor: DraftEditor) -> None:
+        super().__init__(editor)
+        self.editor = editor
+
+    def sizeHint(self) -> QSize:
+        return QSize(MARGIN_W, 0)
+
+    def paintEvent(self, event: Any) -> None:
+        self.editor.paint_margin(self, event.rect())
+
+
+class DraftEditor(QPlainTextEdit):
+    """A plain-text editor that shows role labels per sentence (extra selections + margin chips)."""
+
+    def __init__(self, palette: RolePalette) -> None:
+        super().__init__()
+        self.palette_ = palette
+        self.labels: list[tuple[QTextCursor, Any]] = []  # cursors track edits
+        self.margin = _Margin(self)
+        self.setViewportMargins(MARGIN_W, 0, 0, 0)
+        self.setPlaceholderText(PLACEHOLDER)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.updateRequest.connect(self._on_update_request)
+        palette.changed.connect(self.refresh)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        rect = self.contentsRect()
+        self.margin.setGeometry(QRect(rect.left(), rect.top(), MARGIN_W, rect.height()))
+
+    def _on_update_request(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self.margin.scroll(0, dy)
+        else:
+            self.margin.update(0, rect.y(), self.margin.width(), rect.height())
+
+    def set_labels(self, labelled: list[tuple[tuple[int, int], Any]]) -> None:
+        self.labels = []
+        length = self.document().characterCount() - 1
+        for (start, end), prediction in labelled:
+            if end > length:
+                continue
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            self.labels.append((cursor, prediction))
+        self.refresh()
+
+    def refresh(self) -> None:
+        selections = []
+        for cursor, prediction in self.labels:
+            if cursor.selectionStart() == cursor.selectionEnd():
+                continue
+            selection = QTextEdit.ExtraSelection()
+            selection.cursor = cursor
+            fmt = QTextCharFormat()
+            fmt.setBackground(self.palette_.fill(prediction.label, 0.22))
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+            fmt.setUnderlineColor(self.palette_.color(prediction.label).darker(115))
+            fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
+            selection.format = fmt
+            selections.append(selection)
+        self.setExtraSelections(selections)
+        self.margin.update()
+
+    def label_at(self, position: int) -> Any:
+        for cursor, prediction in self.labels:
+            if cursor.selectionStart() <= position < cursor.selectionEnd():
+                return prediction
+        return None
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            pos = event.pos() - QPoint(MARGIN_W, 0) if event.pos().x() >= MARGIN_W else None
+            prediction = None
+            if pos is not None:
+                prediction = self.label_at(self.cursorForPosition(pos).position())
+            if prediction is not None:
+                probs = "<br>".join(f"{r}: {p:.0%}" for r, p in
+                                    sorted(prediction.probabilities.items(), key=lambda kv: -kv[1])[:3])
+                QToolTip.showText(event.globalPos(),
+                                  f"<b>{prediction.label}</b> ({prediction.confidence:.0%})<br>{probs}", self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(event)
+
+    def paint_margin(self, margin: QWidget, rect: QRect) -> None:
+        painter = QPainter(margin)
+        painter.fillRect(rect, QColor("#f4f4f4"))
+        font = painter.font()
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.75))
+        font.setBold(True)
+        painter.setFont(font)
+        offset = self.contentOffset()
+        used: dict[int, int] = {}
+        for cursor, prediction in self.labels:
+            start = QTextCursor(self.document())
+            start.setPosition(cursor.selectionStart())
+            if cursor.selectionStart() == cursor.selectionEnd():
+                continue
+            block = start.block()
+            if not block.isVisible():
+                continue
+            line_rect = self.cursorRect(start)
+            top = int(line_rect.top())
+            if top > rect.bottom() or top + line_rect.height() < rect.top():
+                continue
+            slot = used.get(top, 0)
+            used[top] = slot + 1
+            if slot > 0:
+                continue  # one chip per line; the tooltip tells the rest
+            color = self.palette_.color(prediction.label)
+            chip = QRect(3, top + 1, MARGIN_W - 6, max(12, line_rect.height() - 2))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(chip, 3, 3)
+            painter.setPen(RolePalette.text_color_on(color))
+            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, ABBREVIATIONS.get(prediction.label, "?"))
+        del offset
+        painter.end()
+
+
+class DraftPanel(QWidget):
+    labelled = Signal(int)  # number of sentences labelled (after each labelling round)
+
+    def __init__(self, session: Session, store: DraftStore | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.store = store or DraftStore()
+        self.editor = DraftEditor(session.palette)
+        self.status = QLabel("")
+        self.status.setStyleSheet("color: #666; padding: 2px 4px;")
+        self.legend = QLabel(" ".join(
+            f"<span style='background:{session.palette.color(r).name()};"
+            f"color:{RolePalette.text_color_on(session.palette.color(r)).name()}'>&nbsp;"
+            f"{ABBREVIATIONS[r]}&nbsp;</span> {r}" for r in ABBREVIATIONS))
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.legend)
+        layout.addLayout(bottom)
+        self._version = 0
+        self._labelled_version = -1
+        self._worker: Worker | None = None
+        self._waiting_for_model = False
+        self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS)
+        self._label_timer.timeout.connect(self.label_now)
+        self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.save_now)
+        session.models.ready.connect(self._on_model_ready)
+        session.models.failed.connect(self._on_model_failed)
+        saved = self.store.load()
+        if saved:
+            self.editor.setPlainText(saved)
+            self.status.setText("Draft restored.")
+            self._label_timer.start()
+        self.editor.textChanged.connect(self._on_text_changed)
+
+    @property
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+
+    def _on_text_changed(self) -> None:
+        self._version += 1
+        self._label_timer.start()
+        self._save_timer.start()
+
+    def save_now(self) -> None:
+        self._save_timer.stop()
+        try:
+            self.store.save(self.text)
+        except OSError as error:
+            self.status.setText(f"Could not save the draft: {error}")
+
+    def flush(self) -> None:
+        """Save pending changes now (called when the window closes)."""
+        if self._save_timer.isActive():
+            self.save_now()
+
+    def label_now(self) -> None:
+        self._label_timer.stop()
+        text = self.text
+        if not text.strip():
+            self.editor.set_labels([])
+            self.status.setText("")
+            self._labelled_version = self._version
+            self.labelled.emit(0)
+            return
+        model = self.session.models.request()
+        if model is None:
+            self._waiting_for_model = True
+            state = self.session.models.state
+            self.status.setText("No model bundle: draft sentences cannot be labelled (see Settings)."
+                                if state == "failed" else "Loading the model…")
+            return
+        if self._worker is not None:
+            self._worker.cancel()
+        version = self._version
+        worker = Worker(label_draft, text, model, name="draft")
+        worker.result.connect(lambda r, v=version, w=worker: self._on_labelled(w, v, r))
+        worker.error.connect(lambda e: self.status.setText(f"Labelling failed: {e}"))
+        self._worker = worker
+        self.status.setText("Labelling…")
+        self.session.tracker.start(worker, "Labelling the draft")
+
+    def _on_labelled(self, worker: Worker, version: int, labelled: list) -> None:
+        if worker is self._worker:
+            self._worker = None
+        if version != self._version:
+            return  # the text changed meanwhile; the debounce timer will label it again
+        self._labelled_version = version
+        self.editor.set_labels(labelled)
+        counts: dict[str, int] = {}
+        for _, prediction in labelled:
+            counts[prediction.label] = counts.get(prediction.label, 0) + 1
+        summary = ", ".join(f"{n} {r}" for r, n in counts.items())
+        self.status.setText(f"{len(labelled)} sentences: {summary}" if labelled else "")
+        self.labelled.emit(len(labelled))
+
+    def _on_model_ready(self, _model: Any) -> None:
+        if self._waiting_for_model:
+            self._waiting_for_model = False
+            self.label_now()
+
+    def _on_model_failed(self, error: Exception) -> None:
+        if self._waiting_for_model:
+            self.status.setText(f"No model: {error}")
+
+
+SPEC = register_panel(PanelSpec(
+    id="draft", title="Draft", factory=DraftPanel, area=Qt.DockWidgetArea.BottomDockWidgetArea,
+    order=50, shortcut="Ctrl+D", description="Write a draft and see each sentence's role"))

@@ -1,0 +1,110 @@
+"""Sentence inspector: the selected sentence's text, section, page, role and probability bars."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.panels.registry import PanelSpec, register_panel
+from app.gui.session import Session
+from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style
+
+
+class InspectorPanel(QWidget):
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.index = -1
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setMaximumHeight(140)
+        self.role = QLabel("—")
+        self.role.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.section = QLabel("—")
+        self.section.setWordWrap(True)
+        self.where = QLabel("—")
+        self.bars = ProbabilityBars(session.palette)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.clicked.connect(self.copy)
+        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button.clicked.connect(lambda: self._step(-1))
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.clicked.connect(lambda: self._step(1))
+
+        details = QWidget()
+        form = QFormLayout(details)
+        form.setContentsMargins(6, 6, 6, 6)
+        form.addRow(self.text)
+        form.addRow("Role", self.role)
+        form.addRow("Section", self.section)
+        form.addRow("Where", self.where)
+        form.addRow(self.bars)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.prev_button)
+        buttons.addWidget(self.next_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.copy_button)
+        form.addRow(buttons)
+
+        self.stack = QStackedWidget()
+        self.empty = hint_label("Click a highlighted sentence on the page to inspect its role.")
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(details)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+        session.sentenceSelected.connect(self.show_sentence)
+        session.analysisReady.connect(lambda _a: self.show_sentence(self.index))
+        session.documentClosed.connect(lambda: self.show_sentence(-1))
+        session.palette.changed.connect(lambda: self.show_sentence(self.index))
+
+    def show_sentence(self, index: int) -> None:
+        paper = self.session.paper
+        self.index = index
+        if paper is None or not (0 <= index < len(paper.sentences)):
+            self.index = -1
+            self.stack.setCurrentWidget(self.empty)
+            return
+        sentence = paper.sentences[index]
+        section = paper.section_of(sentence)
+        self.text.setPlainText(sentence.text)
+        heading = " ".join(p for p in (section.number, section.heading) if p) or "(untitled)"
+        self.section.setText(f"{heading}  <span style='color:#777'>({section.kind.value})</span>")
+        pages = ", ".join(str(p + 1) for p in sentence.pages) or "?"
+        self.where.setText(f"sentence {index + 1} of {len(paper.sentences)} · page {pages}")
+        prediction = self.session.role_of(index)
+        if prediction is None:
+            self.role.setText("not labelled yet" if self.session.models.error is None else "no model")
+            self.role.setStyleSheet("color: #777;")
+            self.bars.set_prediction(None)
+        else:
+            color = self.session.palette.color(prediction.label)
+            self.role.setText(f"{prediction.label}  {prediction.confidence:.0%}")
+            self.role.setStyleSheet(role_chip_style(color))
+            self.bars.set_prediction(prediction.probabilities, prediction.label)
+        self.prev_button.setEnabled(index > 0)
+        self.next_button.setEnabled(index + 1 < len(paper.sentences))
+        self.stack.setCurrentIndex(1)
+
+    def copy(self) -> None:
+        if self.index >= 0:
+            QGuiApplication.clipboard().setText(self.text.toPlainText())
+
+    def _step(self, delta: int) -> None:
+        if self.index >= 0:
+            self.session.jump_to_sentence(self.index + delta)
+
+
+SPEC = register_panel(PanelSpec(
+    id="inspector", title="Sentence", factory=InspectorPanel, order=20, shortcut="Ctrl+Shift+I",
+    description="The selected sentence and its role probabilities"))

@@ -1,0 +1,140 @@
+"""Outline panel: the paper's sections with their role mix as small stacked bars."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QRectF, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import (
+    QApplication,
+    QHeaderView,
+    QStackedWidget,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.panels.registry import PanelSpec, register_panel
+from app.gui.session import Session
+from app.gui.widgets import hint_label, paint_role_mix
+from models.roles import ROLES
+
+COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
+SECTION_ROLE = Qt.ItemDataRole.UserRole
+
+
+class _MixDelegate(QStyledItemDelegate):
+    def __init__(self, session: Session, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._session = session
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        style = option.widget.style() if option.widget else QApplication.style()
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, option.widget)
+        counts = index.data(COUNTS_ROLE)
+        if counts is None:
+            return
+        rect = QRectF(option.rect).adjusted(4, 5, -4, -5)
+        paint_role_mix(painter, rect, counts, self._session.palette)
+
+
+class OutlinePanel(QWidget):
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["Section", "Roles", "n"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        header.resizeSection(1, 90)
+        self.tree.setItemDelegateForColumn(1, _MixDelegate(session, self.tree))
+        self.tree.itemActivated.connect(self._on_activated)
+        self.tree.itemClicked.connect(self._on_activated)
+        self.stack = QStackedWidget()
+        self.empty = hint_label("Open a paper to see its sections.")
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.tree)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+        session.paperReady.connect(self._on_paper)
+        session.analysisReady.connect(lambda _a: self._refresh_counts())
+        session.documentClosed.connect(self._clear)
+        session.documentOpened.connect(lambda _d: self._clear("Reading the paper…"))
+        session.palette.changed.connect(self.tree.viewport().update)
+        if session.paper is not None:
+            self._on_paper(session.paper)
+
+    def _clear(self, message: str = "Open a paper to see its sections.") -> None:
+        self.tree.clear()
+        self.empty.setText(message)
+        self.stack.setCurrentWidget(self.empty)
+
+    def _on_paper(self, paper: Any) -> None:
+        self.tree.clear()
+        if not paper.sections:
+            self._clear("No sections were found in this paper.")
+            return
+        stack: list[tuple[int, QTreeWidgetItem]] = []
+        for i, section in enumerate(paper.sections):
+            title = " ".join(p for p in (section.number, section.heading) if p) or section.kind.value
+            item = QTreeWidgetItem([title, "", str(section.sentence_count)])
+            item.setData(0, SECTION_ROLE, i)
+            item.setToolTip(0, f"{title}\n{section.kind.value} · page {section.page + 1} · "
+                               f"{section.sentence_count} sentences")
+            while stack and stack[-1][0] >= section.level:
+                stack.pop()
+            if stack:
+                stack[-1][1].addChild(item)
+            else:
+                self.tree.addTopLevelItem(item)
+            stack.append((section.level, item))
+        self.tree.expandAll()
+        self.stack.setCurrentWidget(self.tree)
+        self._refresh_counts()
+
+    def _refresh_counts(self) -> None:
+        paper, analysis = self.session.paper, self.session.analysis
+        if paper is None:
+            return
+        iterator = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
+        while iterator:
+            item = iterator.pop()
+            iterator.extend(item.child(i) for i in range(item.childCount()))
+            section = paper.sections[item.data(0, SECTION_ROLE)]
+            if analysis is None:
+                item.setData(1, COUNTS_ROLE, None)
+                continue
+            labels = Counter(analysis.roles[j].label for j in
+                             range(section.first_sentence, section.first_sentence + section.sentence_count))
+            item.setData(1, COUNTS_ROLE, {r: labels.get(r, 0) for r in ROLES})
+            mix = ", ".join(f"{r} {labels[r]}" for r in ROLES if labels.get(r))
+            item.setToolTip(1, mix or "no sentences")
+        self.tree.viewport().update()
+
+    def _on_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        paper = self.session.paper
+        if paper is None:
+            return
+        section = paper.sections[item.data(0, SECTION_ROLE)]
+        if section.sentence_count:
+            self.session.jump_to_sentence(section.first_sentence)
+        else:
+            self.session.jump_to(section.page, None)
+
+
+SPEC = register_panel(PanelSpec(
+    id="outline", title="Outline", factory=OutlinePanel, area=Qt.DockWidgetArea.LeftDockWidgetArea,
+    order=10, shortcut="Ctrl+Shift+O", description="Sections and their role mix"))

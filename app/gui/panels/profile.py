@@ -1,0 +1,143 @@
+"""Rhetorical profile: the share of each role per section, as stacked horizontal bars (QPainter)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
+
+from app.gui.panels.registry import PanelSpec, register_panel
+from app.gui.session import Session
+from app.gui.widgets import hint_label
+from models.roles import ROLES
+
+ROW_H = 22
+LEGEND_H = 26
+LABEL_W = 130
+
+
+class ProfileChart(QWidget):
+    """Rows of (section label, stacked bar of role shares, sentence count)."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.rows: list[tuple[int, str, dict[str, int]]] = []  # section index, label, counts
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMouseTracking(True)
+        session.palette.changed.connect(self.update)
+
+    def set_data(self, paper: Any, analysis: Any) -> None:
+        self.rows = []
+        if paper is not None and analysis is not None:
+            for i, section in enumerate(paper.sections):
+                if section.sentence_count == 0:
+                    continue
+                end = section.first_sentence + section.sentence_count
+                labels = Counter(analysis.roles[j].label for j in range(section.first_sentence, end))
+                title = " ".join(p for p in (section.number, section.heading) if p) or section.kind.value
+                self.rows.append((i, title, {r: labels.get(r, 0) for r in ROLES}))
+            overall = Counter(p.label for p in analysis.roles)
+            self.rows.append((-1, "Whole paper", {r: overall.get(r, 0) for r in ROLES}))
+        self.setFixedHeight(self.sizeHint().height())
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(300, LEGEND_H * 2 + ROW_H * max(1, len(self.rows)) + 8)
+
+    def _row_at(self, y: float) -> int:
+        i = int((y - 4) // ROW_H)
+        return i if 0 <= i < len(self.rows) else -1
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        i = self._row_at(event.position().y())
+        if i < 0:
+            self.setToolTip("")
+            return
+        _, title, counts = self.rows[i]
+        total = sum(counts.values()) or 1
+        self.setToolTip(f"{title}\n" + "\n".join(f"{r}: {counts[r]} ({counts[r] / total:.0%})"
+                                                 for r in ROLES if counts[r]))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        i = self._row_at(event.position().y())
+        paper = self.session.paper
+        if i >= 0 and paper is not None and self.rows[i][0] >= 0:
+            self.session.jump_to_sentence(paper.sections[self.rows[i][0]].first_sentence)
+
+    def paintEvent(self, event: object) -> None:
+        painter = QPainter(self)
+        metrics = painter.fontMetrics()
+        count_w = metrics.horizontalAdvance("9999") + 6
+        label_w = min(LABEL_W, max(60, self.width() // 3))
+        bar_w = max(20, self.width() - label_w - count_w - 12)
+        text_color = self.palette().windowText().color()
+        for row, (section_index, title, counts) in enumerate(self.rows):
+            y = 4 + row * ROW_H
+            font = painter.font()
+            font.setBold(section_index < 0)
+            painter.setFont(font)
+            painter.setPen(text_color)
+            label = metrics.elidedText(title, Qt.TextElideMode.ElideRight, label_w - 6)
+            painter.drawText(QRectF(4, y, label_w - 6, ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
+            total = sum(counts.values())
+            x = float(label_w)
+            bar = QRectF(label_w, y + 4, bar_w, ROW_H - 8)
+            for role in ROLES:
+                if not counts[role] or not total:
+                    continue
+                w = bar_w * counts[role] / total
+                painter.fillRect(QRectF(x, bar.top(), w, bar.height()), self.session.palette.color(role))
+                x += w
+            painter.setPen(QPen(QColor("#777777"), 0))
+            painter.drawRect(bar)
+            painter.setPen(text_color)
+            painter.drawText(QRectF(label_w + bar_w + 4, y, count_w, ROW_H),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, str(total))
+        # legend, wrapped
+        x, y = 4.0, 8 + len(self.rows) * ROW_H
+        font = painter.font()
+        font.setBold(False)
+        painter.setFont(font)
+        for role in ROLES:
+            w = 14 + metrics.horizontalAdvance(role) + 12
+            if x + w > self.width() and x > 4:
+                x, y = 4.0, y + LEGEND_H - 6
+            painter.fillRect(QRectF(x, y + 5, 10, 10), self.session.palette.color(role))
+            painter.setPen(text_color)
+            painter.drawText(QRectF(x + 14, y, w, 20), Qt.AlignmentFlag.AlignVCenter, role)
+            x += w
+        painter.end()
+
+
+class ProfilePanel(QWidget):
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.chart = ProfileChart(session)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.chart)
+        self.stack = QStackedWidget()
+        self.empty = hint_label("The share of each role per section appears here once the paper is labelled.")
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(scroll)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+        session.analysisReady.connect(self._refresh)
+        session.documentClosed.connect(self._refresh)
+        session.documentOpened.connect(self._refresh)
+        self._refresh()
+
+    def _refresh(self, *_: Any) -> None:
+        self.chart.set_data(self.session.paper, self.session.analysis)
+        self.stack.setCurrentIndex(1 if self.chart.rows else 0)
+
+
+SPEC = register_panel(PanelSpec(
+    id="profile", title="Rhetorical profile", factory=ProfilePanel, order=30, shortcut="Ctrl+Shift+P",
+    description="Share of each role per section"))

@@ -1,0 +1,232 @@
+"""The open paper and everything derived from it, as Qt signals (the GUI's document model).
+
+Opening a PDF goes in stages so the window never waits:
+
+1. ``open(path)`` opens the file for display on the UI thread (milliseconds) and emits
+   ``documentOpened`` — the page view shows the first page at once;
+2. a worker parses it (or loads the parsed paper from the cache) → ``paperReady``;
+3. once the model is loaded (once, in the background, shared) a worker labels every sentence
+   (or loads the analysis from the cache) → ``analysisReady``.
+
+Errors at any stage come out of ``failed(stage, error)``; the window shows them inline.
+Panels observe these signals; they ask for navigation with ``jump_to_*``/``select_sentence``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gui.job_tracker import JobTracker
+from app.gui.model_holder import ModelHolder
+from app.gui.palette import RolePalette
+from app.gui.pdf_pages import open_for_view, page_sizes
+from app.gui.workers import Worker
+from core.cache import AnalysisCache
+from core.document import Paper
+from core.errors import CorruptPdfError, RhetoricaError
+from core.jobs import JobContext
+
+
+@dataclass
+class OpenDocument:
+    path: str
+    doc: Any  # pymupdf.Document used by the UI thread for rendering
+    page_sizes: list[tuple[float, float]] = field(default_factory=list)
+    sha256: str = ""
+
+
+def _parse_job(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple[Paper, str, bool]:
+    from core.fileio import file_sha256
+    from core.pdf import PARSER_VERSION, parse_pdf
+
+    sha = file_sha256(path)
+    ctx.check()
+    if cache is not None:
+        paper = cache.load_paper(sha, PARSER_VERSION)
+        if paper is not None:
+            paper.source_path = path
+            return paper, sha, True
+    paper = parse_pdf(path, ctx)
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            cache.save_paper(paper, sha)
+    return paper, sha, False
+
+
+def _analysis_job(ctx: JobContext, paper: Paper, model: Any, sha: str,
+                  cache: AnalysisCache | None) -> tuple[Any, bool]:
+    from core.analysis import analyze_paper
+
+    if cache is not None:
+        analysis = cache.load_analysis(paper, model.model_id, sha)
+        if analysis is not None:
+            return analysis, True
+    analysis = analyze_paper(paper, model, ctx)
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            cache.save_analysis(paper, analysis, sha)
+    return analysis, False
+
+
+class Session(QObject):
+    documentOpened = Signal(object)  # OpenDocument
+    documentClosed = Signal()
+    paperReady = Signal(object)  # Paper
+    analysisReady = Signal(object)  # PaperAnalysis
+    failed = Signal(str, object)  # stage ("open" | "parse" | "model" | "analysis"), exception
+    sentenceSelected = Signal(int)  # -1: none
+    jumpRequested = Signal(int, object)  # page, (x0, y0, x1, y1) in points or None
+
+    def __init__(self, tracker: JobTracker, models: ModelHolder, palette: RolePalette,
+                 cache: AnalysisCache | None = None) -> None:
+        super().__init__()
+        self.tracker = tracker
+        self.models = models
+        self.palette = palette
+        self.cache = cache
+        self.document: OpenDocument | None = None
+        self.paper: Paper | None = None
+        self.analysis: Any = None
+        self.selected = -1
+        self.from_cache: dict[str, bool] = {}
+        self._generation = 0
+        self._jobs: list[Worker] = []
+        self._analysis_worker: Worker | None = None
+        models.ready.connect(lambda _m: self._maybe_analyze())
+        models.failed.connect(self._on_model_failed)
+
+    # -- opening and closing ------------------------------------------------------------
+    @property
+    def path(self) -> str | None:
+        return self.document.path if self.document else None
+
+    def open(self, path: str | Path) -> bool:
+        """Show ``path`` now and start parsing it; False (and ``failed``) if it cannot be shown."""
+        self.close()
+        path = str(Path(path).expanduser())
+        try:
+            doc = open_for_view(path)
+            sizes = page_sizes(doc)
+        except RhetoricaError as error:
+            self.failed.emit("open", error)
+            return False
+        except Exception as error:  # pragma: no cover - defensive: never crash on a bad file
+            self.failed.emit("open", CorruptPdfError(path, f"cannot be opened ({error})"))
+            return False
+        self.document = OpenDocument(path=path, doc=doc, page_sizes=sizes)
+        self.documentOpened.emit(self.document)
+        generation = self._generation
+        worker = Worker(_parse_job, path, self.cache, name="parse")
+        worker.result.connect(lambda r, g=generation: self._on_parsed(g, r))
+        worker.error.connect(lambda e, g=generation: self._on_failed(g, "parse", e))
+        self._jobs.append(worker)
+        self.tracker.start(worker, "Reading the paper")
+        self.models.request()
+        return True
+
+    def close(self) -> None:
+        self._generation += 1
+        for worker in self._jobs:
+            worker.cancel()
+        self._jobs.clear()
+        self._analysis_worker = None
+        had = self.document is not None
+        if self.document is not None:
+            with contextlib.suppress(Exception):
+                self.document.doc.close()
+        self.document = None
+        self.paper = None
+        self.analysis = None
+        self.selected = -1
+        self.from_cache = {}
+        if had:
+            self.documentClosed.emit()
+
+    def reanalyze(self) -> None:
+        """Drop the analysis (e.g. the model changed) and label the paper again."""
+        if self._analysis_worker is not None:
+            self._analysis_worker.cancel()
+            self._analysis_worker = None
+        self.analysis = None
+        if self.paper is not None:
+            self.models.request()
+            self._maybe_analyze()
+
+    # -- stages -------------------------------------------------------------------------
+    def _on_parsed(self, generation: int, result: tuple[Paper, str, bool]) -> None:
+        if generation != self._generation or self.document is None:
+            return
+        paper, sha, cached = result
+        self.paper = paper
+        self.document.sha256 = sha
+        self.from_cache["paper"] = cached
+        self.paperReady.emit(paper)
+        if self.models.error is not None:
+            self.failed.emit("model", self.models.error)
+        self._maybe_analyze()
+
+    def _maybe_analyze(self) -> None:
+        model = self.models.model
+        if (self.paper is None or self.document is None or model is None or self.analysis is not None
+                or self._analysis_worker is not None):
+            return
+        generation = self._generation
+        worker = Worker(_analysis_job, self.paper, model, self.document.sha256, self.cache, name="analyse")
+        worker.result.connect(lambda r, g=generation: self._on_analyzed(g, r))
+        worker.error.connect(lambda e, g=generation: self._on_failed(g, "analysis", e))
+        worker.finished.connect(lambda w=worker: self._analysis_done(w))
+        self._analysis_worker = worker
+        self._jobs.append(worker)
+        self.tracker.start(worker, "Labelling rhetorical roles")
+
+    def _analysis_done(self, worker: Worker) -> None:
+        if self._analysis_worker is worker:
+            self._analysis_worker = None
+
+    def _on_analyzed(self, generation: int, result: tuple[Any, bool]) -> None:
+        if generation != self._generation:
+            return
+        analysis, cached = result
+        self.analysis = analysis
+        self.from_cache["analysis"] = cached
+        self.analysisReady.emit(analysis)
+
+    def _on_failed(self, generation: int, stage: str, error: Exception) -> None:
+        if generation == self._generation:
+            self.failed.emit(stage, error)
+
+    def _on_model_failed(self, error: Exception) -> None:
+        if self.paper is not None:
+            self.failed.emit("model", error)
+
+    # -- selection and navigation -------------------------------------------------------
+    def select_sentence(self, index: int) -> None:
+        if self.paper is None or not (-1 <= index < len(self.paper.sentences)):
+            return
+        self.selected = index
+        self.sentenceSelected.emit(index)
+
+    def jump_to_sentence(self, index: int) -> None:
+        if self.paper is None or not (0 <= index < len(self.paper.sentences)):
+            return
+        sentence = self.paper.sentences[index]
+        if sentence.rects:
+            first = sentence.rects[0]
+            self.jumpRequested.emit(first.page, (first.x0, first.y0, first.x1, first.y1))
+        elif sentence.pages:
+            self.jumpRequested.emit(sentence.pages[0], None)
+        self.select_sentence(index)
+
+    def jump_to(self, page: int, bbox: tuple[float, float, float, float] | None = None) -> None:
+        self.jumpRequested.emit(page, bbox)
+
+    def role_of(self, index: int) -> Any:
+        """The RolePrediction of sentence ``index``, or None before the analysis arrives."""
+        if self.analysis is None or not (0 <= index < len(self.analysis.roles)):
+            return None
+        return self.analysis.roles[index]

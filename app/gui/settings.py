@@ -1,0 +1,158 @@
+"""Persistent settings (QSettings, organisation "Rhetorica").
+
+With ``RHETORICA_HOME`` set (tests, benchmarks, portable use) the settings live in
+``$RHETORICA_HOME/settings.ini`` instead of the platform's native store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+from app.gui.palette import DEFAULT_OPACITY
+
+MAX_RECENT = 10
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _to_bool(value: object, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true", "yes", "on")
+
+
+class AppSettings:
+    """Typed accessors over one ``QSettings`` store."""
+
+    def __init__(self, qsettings: QSettings | None = None) -> None:
+        if qsettings is None:
+            home = os.environ.get("RHETORICA_HOME")
+            if home:
+                qsettings = QSettings(str(Path(home) / "settings.ini"), QSettings.Format.IniFormat)
+            else:
+                qsettings = QSettings("Rhetorica", "Rhetorica")
+        self.q = qsettings
+
+    def _get(self, key: str, default: object = None) -> object:
+        return self.q.value(key, default)
+
+    def sync(self) -> None:
+        self.q.sync()
+
+    # model -----------------------------------------------------------------------------
+    @property
+    def model_path(self) -> str:
+        return str(self._get("model/path", "") or "")
+
+    @model_path.setter
+    def model_path(self, value: str) -> None:
+        self.q.setValue("model/path", value or "")
+
+    @property
+    def device(self) -> str:
+        value = str(self._get("model/device", "auto") or "auto")
+        return value if value in DEVICES else "auto"
+
+    @device.setter
+    def device(self, value: str) -> None:
+        self.q.setValue("model/device", value if value in DEVICES else "auto")
+
+    @property
+    def threads(self) -> int:
+        try:
+            return max(0, int(self._get("model/threads", 0) or 0))
+        except (TypeError, ValueError):
+            return 0
+
+    @threads.setter
+    def threads(self, value: int) -> None:
+        self.q.setValue("model/threads", int(value))
+
+    # overlay ---------------------------------------------------------------------------
+    @property
+    def role_colors(self) -> dict[str, str]:
+        raw = self._get("overlay/colors", "")
+        try:
+            data = json.loads(str(raw)) if raw else {}
+        except ValueError:
+            data = {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    @role_colors.setter
+    def role_colors(self, value: dict[str, str]) -> None:
+        self.q.setValue("overlay/colors", json.dumps(value))
+
+    @property
+    def opacity(self) -> float:
+        try:
+            return min(1.0, max(0.0, float(self._get("overlay/opacity", DEFAULT_OPACITY))))
+        except (TypeError, ValueError):
+            return DEFAULT_OPACITY
+
+    @opacity.setter
+    def opacity(self, value: float) -> None:
+        self.q.setValue("overlay/opacity", round(float(value), 3))
+
+    # view ------------------------------------------------------------------------------
+    @property
+    def zoom(self) -> float:
+        """The last zoom factor, or 0.0 when none was saved (then the view fits the width)."""
+        try:
+            zoom = float(self._get("view/zoom", 0.0) or 0.0)
+        except (TypeError, ValueError):
+            zoom = 0.0
+        return min(6.0, max(0.2, zoom)) if zoom > 0 else 0.0
+
+    @zoom.setter
+    def zoom(self, value: float) -> None:
+        self.q.setValue("view/zoom", round(float(value), 4))
+
+    @property
+    def geometry(self) -> QByteArray | None:
+        value = self._get("window/geometry")
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+    @geometry.setter
+    def geometry(self, value: QByteArray) -> None:
+        self.q.setValue("window/geometry", value)
+
+    @property
+    def window_state(self) -> QByteArray | None:
+        value = self._get("window/state")
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+    @window_state.setter
+    def window_state(self, value: QByteArray) -> None:
+        self.q.setValue("window/state", value)
+
+    # recent files ----------------------------------------------------------------------
+    @property
+    def recent_files(self) -> list[str]:
+        raw = self._get("files/recent", "")
+        try:
+            data = json.loads(str(raw)) if raw else []
+        except ValueError:
+            data = []
+        return [str(p) for p in data][:MAX_RECENT] if isinstance(data, list) else []
+
+    @recent_files.setter
+    def recent_files(self, value: list[str]) -> None:
+        self.q.setValue("files/recent", json.dumps(list(value)[:MAX_RECENT]))
+
+    def add_recent(self, path: str) -> list[str]:
+        path = str(Path(path).resolve())
+        files = [p for p in self.recent_files if p != path]
+        files.insert(0, path)
+        self.recent_files = files
+        return self.recent_files
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        return _to_bool(self._get(f"flags/{key}"), default)
+
+    def set_flag(self, key: str, value: bool) -> None:
+        self.q.setValue(f"flags/{key}", bool(value))

@@ -1,0 +1,45 @@
+"""Status bar: a message, a progress bar for running jobs and a Cancel button (Esc)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+
+from app.gui.job_tracker import JobTracker
+
+
+class JobStatus:
+    """Wires a :class:`JobTracker` into a ``QStatusBar``."""
+
+    def __init__(self, bar: QStatusBar, tracker: JobTracker) -> None:
+        self.tracker = tracker
+        self.label = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop the running job (Esc)")
+        self.cancel.clicked.connect(tracker.cancel_all)
+        self.cancel.hide()
+        bar.addPermanentWidget(self.label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel)
+        tracker.changed.connect(self._on_changed)
+        tracker.progress.connect(self._on_progress)
+
+    def _on_changed(self) -> None:
+        labels = self.tracker.labels()
+        busy = bool(labels)
+        self.progress.setVisible(busy)
+        self.cancel.setVisible(self.tracker.cancellable)
+        if busy:
+            self.label.setText(labels[-1] + (f" (+{len(labels) - 1} more)" if len(labels) > 1 else ""))
+            self.progress.setRange(0, 0)  # busy until the first progress report
+        else:
+            self.label.setText("")
+
+    def _on_progress(self, label: str, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+        self.label.setText(f"{label}: {message}" if message else label)

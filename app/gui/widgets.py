@@ -1,0 +1,103 @@
+"""Small reusable widgets: role-mix bars, probability bars, hint labels."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from app.gui.palette import RolePalette
+from models.roles import ROLES
+
+
+def paint_role_mix(painter: QPainter, rect: QRectF, counts: Mapping[str, int], palette: RolePalette) -> None:
+    """A horizontal stacked bar of role shares filling ``rect`` (grey outline when empty)."""
+    total = sum(counts.get(r, 0) for r in ROLES)
+    painter.save()
+    painter.setPen(Qt.PenStyle.NoPen)
+    if total <= 0:
+        painter.setBrush(QColor("#eeeeee"))
+        painter.drawRect(rect)
+    else:
+        x = rect.left()
+        for role in ROLES:
+            n = counts.get(role, 0)
+            if n <= 0:
+                continue
+            width = rect.width() * n / total
+            painter.setBrush(palette.color(role))
+            painter.drawRect(QRectF(x, rect.top(), width, rect.height()))
+            x += width
+    painter.setPen(QPen(QColor("#777777"), 0))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRect(rect)
+    painter.restore()
+
+
+class ProbabilityBars(QWidget):
+    """One labelled bar per role showing its probability; the winning role is bold."""
+
+    ROW = 20
+
+    def __init__(self, palette: RolePalette, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._palette = palette
+        self._probabilities: dict[str, float] = {}
+        self._label = ""
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumHeight(self.ROW * len(ROLES) + 4)
+        palette.changed.connect(self.update)
+
+    def set_prediction(self, probabilities: Mapping[str, float] | None, label: str = "") -> None:
+        self._probabilities = dict(probabilities or {})
+        self._label = label
+        self.setToolTip("\n".join(f"{r}: {self._probabilities.get(r, 0.0):.1%}" for r in ROLES)
+                        if self._probabilities else "")
+        self.update()
+
+    def probabilities(self) -> dict[str, float]:
+        return dict(self._probabilities)
+
+    def sizeHint(self) -> QSize:
+        return QSize(240, self.ROW * len(ROLES) + 4)
+
+    def paintEvent(self, event: object) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        metrics = painter.fontMetrics()
+        label_w = max(metrics.horizontalAdvance(r) for r in ROLES) + 10
+        value_w = metrics.horizontalAdvance("100%") + 8
+        bar_w = max(20, self.width() - label_w - value_w - 4)
+        for i, role in enumerate(ROLES):
+            y = 2 + i * self.ROW
+            p = float(self._probabilities.get(role, 0.0))
+            font = painter.font()
+            font.setBold(role == self._label)
+            painter.setFont(font)
+            painter.setPen(self.palette().windowText().color())
+            painter.drawText(QRectF(0, y, label_w, self.ROW), Qt.AlignmentFlag.AlignVCenter, role)
+            track = QRectF(label_w, y + 4, bar_w, self.ROW - 8)
+            painter.fillRect(track, QColor("#eeeeee"))
+            if self._probabilities:
+                painter.fillRect(QRectF(track.left(), track.top(), bar_w * p, track.height()),
+                                 self._palette.color(role))
+                painter.drawText(QRectF(label_w + bar_w + 4, y, value_w, self.ROW),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{p:.0%}")
+        painter.end()
+
+
+def hint_label(text: str, parent: QWidget | None = None) -> QLabel:
+    """A centred grey word-wrapped label for empty states."""
+    label = QLabel(text, parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #666; padding: 16px;")
+    return label
+
+
+def role_chip_style(color: QColor) -> str:
+    text = RolePalette.text_color_on(color).name()
+    return (f"background: {color.name()}; color: {text}; border-radius: 4px; "
+            "padding: 2px 8px; font-weight: bold;")

@@ -1,0 +1,147 @@
+"""Export a paper's role analysis as JSON, CSV or Markdown (no Qt).
+
+All three carry the same facts: per sentence its id, section, page, role, confidence and every
+class probability; JSON and Markdown also summarise the role mix per section.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.document import Paper
+from core.fileio import atomic_write_text
+from models.roles import ROLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
+
+EXPORT_FORMAT = 1
+CSV_COLUMNS = ("id", "index", "section_number", "section_heading", "section_kind", "page", "role",
+               "confidence", *(f"p_{role}" for role in ROLES), "text")
+
+
+def _check(paper: Paper, analysis: PaperAnalysis) -> None:
+    if len(analysis.roles) != len(paper.sentences):
+        raise ValueError(f"analysis has {len(analysis.roles)} roles for {len(paper.sentences)} sentences")
+
+
+def sentence_rows(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]:
+    """One flat record per sentence (the CSV rows; also the JSON ``sentences`` list)."""
+    _check(paper, analysis)
+    rows = []
+    for sentence, prediction in zip(paper.sentences, analysis.roles):
+        section = paper.section_of(sentence)
+        row: dict[str, Any] = {
+            "id": sentence.id,
+            "index": sentence.index,
+            "section_number": section.number,
+            "section_heading": section.heading,
+            "section_kind": section.kind.value,
+            "page": (sentence.pages[0] + 1) if sentence.pages else "",
+            "role": prediction.label,
+            "confidence": round(prediction.confidence, 4),
+        }
+        for role in ROLES:
+            row[f"p_{role}"] = round(float(prediction.probabilities.get(role, 0.0)), 4)
+        row["text"] = sentence.text
+        rows.append(row)
+    return rows
+
+
+def section_summary(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]:
+    """Per section: heading, kind, sentence count and the count of each role."""
+    _check(paper, analysis)
+    summary = []
+    for section in paper.sections:
+        labels = [analysis.roles[i].label for i in
+                  range(section.first_sentence, section.first_sentence + section.sentence_count)]
+        counts = Counter(labels)
+        summary.append({
+            "number": section.number,
+            "heading": section.heading,
+            "kind": section.kind.value,
+            "sentences": section.sentence_count,
+            "roles": {role: counts.get(role, 0) for role in ROLES},
+        })
+    return summary
+
+
+def to_json_dict(paper: Paper, analysis: PaperAnalysis) -> dict[str, Any]:
+    overall = Counter(p.label for p in analysis.roles)
+    return {
+        "format": EXPORT_FORMAT,
+        "paper": {
+            "title": paper.title,
+            "authors": list(paper.authors),
+            "source_path": paper.source_path,
+            "sha256": paper.sha256,
+            "parser_version": paper.parser_version,
+            "pages": paper.page_count,
+        },
+        "model_id": analysis.model_id,
+        "roles": list(ROLES),
+        "role_counts": {role: overall.get(role, 0) for role in ROLES},
+        "sections": section_summary(paper, analysis),
+        "sentences": sentence_rows(paper, analysis),
+    }
+
+
+def export_json(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
+    atomic_write_text(path, json.dumps(to_json_dict(paper, analysis), ensure_ascii=False, indent=2) + "\n")
+    return Path(path)
+
+
+def to_csv_text(paper: Paper, analysis: PaperAnalysis) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(sentence_rows(paper, analysis))
+    return buffer.getvalue()
+
+
+def export_csv(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
+    atomic_write_text(path, to_csv_text(paper, analysis))
+    return Path(path)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
+    _check(paper, analysis)
+    lines = [f"# {_md_escape(paper.title or Path(paper.source_path).name)}", ""]
+    if paper.authors:
+        lines += [", ".join(paper.authors), ""]
+    lines += [f"Rhetorical roles by model `{analysis.model_id}`; {len(paper.sentences)} sentences, "
+              f"{paper.page_count} pages.", "", "## Role mix per section", ""]
+    lines.append("| Section | Sentences | " + " | ".join(ROLES) + " |")
+    lines.append("|---|---:|" + "---:|" * len(ROLES))
+    for entry in section_summary(paper, analysis):
+        n = entry["sentences"]
+        shares = [f"{100 * entry['roles'][r] / n:.0f}%" if n else "–" for r in ROLES]
+        title = " ".join(p for p in (entry["number"], entry["heading"]) if p)
+        lines.append(f"| {_md_escape(title)} | {n} | " + " | ".join(shares) + " |")
+    lines.append("")
+    for section in paper.sections:
+        title = " ".join(p for p in (section.number, section.heading) if p)
+        lines += [f"## {_md_escape(title) or '(untitled section)'}", ""]
+        for sentence in paper.sentences_in(section):
+            prediction = analysis.roles[sentence.index]
+            text = _md_escape(sentence.text)
+            lines.append(f"- **{prediction.label}** ({prediction.confidence:.2f}): {text}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def export_markdown(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
+    atomic_write_text(path, to_markdown(paper, analysis))
+    return Path(path)
+
+
+EXPORTERS = {"json": export_json, "csv": export_csv, "md": export_markdown}
