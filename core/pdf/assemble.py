@@ -10,6 +10,7 @@ from core.jobs import JobContext, ensure_context
 from core.pdf.captions import Caption, caption_label
 from core.pdf.frontmatter import find_authors, find_title, title_text
 from core.pdf.furniture import mark_furniture
+from core.pdf.headings import is_references, split_number
 from core.pdf.layout import PageLayout, analyse_layout, reading_order
 from core.pdf.lines import Line, extract_lines
 from core.pdf.mentions import mentioned_ids
@@ -23,11 +24,18 @@ PARSER_VERSION = "pdf-1"
 
 
 def body_font_size(pages: list[list[Line]]) -> float:
-    """The most common font size, weighted by characters."""
+    """The most common font size, weighted by characters, before the references list
+    (reference lists are often set smaller and can outweigh the body of a short paper)."""
     weight: dict[float, int] = {}
     for lines in pages:
+        done = False
         for ln in lines:
+            if len(ln.text) < 40 and weight and is_references(split_number(ln.text.strip().rstrip(":."))[1]):
+                done = True
+                break
             weight[ln.size] = weight.get(ln.size, 0) + len(ln.text)
+        if done and sum(weight.values()) > 3000:
+            break
     if not weight:
         return 10.0
     return max(weight.items(), key=lambda kv: kv[1])[0]

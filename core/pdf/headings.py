@@ -17,6 +17,11 @@ _REFERENCES = re.compile(
 )
 _APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental)\b", re.IGNORECASE)
 _ABSTRACT = re.compile(r"^abstract$", re.IGNORECASE)
+_NOT_HEADING = re.compile(r"^(?:Algorithm|Listing|Procedure|Figure|Fig\.|Table|Example|Definition|Theorem"
+                          r"|Lemma"
+                          r"|Proof|Corollary|Proposition|Remark|Note|Step|Input|Output|Require|Ensure)\b")
+_NUMERIC = re.compile(r"^[(\[]?[-+−±]?\d[\d.,%]*[)\]]?[*†‡]?$")
+_RUN_IN = re.compile(r"[:;]\s+[a-z]")
 
 # (pattern, kind) in priority order; the first match in the heading wins
 _KIND_RULES: list[tuple[re.Pattern[str], SectionKind]] = [
@@ -118,6 +123,18 @@ def looks_like_heading(
         return None
     number, title = split_number(text, allow_letters=allow_letters)
     words = title.split()
+    if _NOT_HEADING.match(title) or title.endswith("?"):
+        return None
+    if sum(1 for w in words if _NUMERIC.match(w)) >= 2:  # a table row
+        return None
+    if len(words) >= 2 and sum(1 for w in words if sum(c.isalpha() for c in w) <= 2) >= 0.6 * len(words):
+        return None  # "T T S", "A P A S": figure labels
+    if _RUN_IN.search(title):  # "Statistical: uses one or more ..." is a list item
+        return None
+    if re.search(r"\s\d{1,3}$", title) and line.gaps and line.gaps[-1] >= len(line.text) - 4:
+        return None  # a table-of-contents entry with its page number
+    if re.search(r"\.{4,}|(?:\.\s){4,}", title):  # dotted leaders
+        return None
     if len(words) > 14 or (not title[:1].isupper() and not title[:1].isdigit()):
         return None
     if _letters(title) < 3:

@@ -68,7 +68,6 @@ def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> Pa
     if width <= 0:
         return PageLayout(x0, x1, None)
     # candidate gutters in the middle of the text area
-    best: tuple[int, float, float] | None = None  # (crossings, -run_width, x)
     step = 2.0
     lo, hi = x0 + 0.3 * width, x0 + 0.7 * width
     crossings: list[tuple[float, int]] = []
@@ -95,16 +94,18 @@ def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> Pa
         runs.append((run_start, run_end))
     run = max(runs, key=lambda r: r[1] - r[0])
     gx = (run[0] + run[1]) / 2
-    left = sum(1 for ln in body if ln.x1 <= gx + 1)
-    right = sum(1 for ln in body if ln.x0 >= gx - 1)
-    best = (min_n, -(run[1] - run[0]), gx)
-    two_columns = (
-        left >= 3
-        and right >= 3
-        and best[0] <= max(2, 0.25 * min(left, right))
-        # most body lines must sit inside one column
-        and (left + right) >= 0.5 * len(body)
-    )
+    left = [ln for ln in body if ln.x1 <= gx + 1]
+    right = [ln for ln in body if ln.x0 >= gx - 1]
+    # evidence for columns: long lines side by side at the same height on both sides of the gap
+    long_left = [ln for ln in left if ln.width >= 0.25 * width]
+    long_right = [ln for ln in right if ln.width >= 0.25 * width]
+    side_by_side = 0
+    for a in long_left:
+        if any(b.y0 < a.y1 and a.y0 < b.y1 for b in long_right):
+            side_by_side += 1
+            if side_by_side >= 3:
+                break
+    two_columns = len(left) >= 3 and len(right) >= 3 and side_by_side >= 3
     return PageLayout(x0, x1, gx if two_columns else None)
 
 

@@ -193,7 +193,8 @@ def build_structure(
          and not _is_small(lines[i], body_size)),
         None,
     )
-    if start is not None and first_heading is not None and first_heading < start:
+    if (start is not None and first_heading is not None and first_heading < start
+            and section_kind(heads[first_heading].title) is not SectionKind.OTHER):
         start = None  # "Abstract" found after the first section: not a front-matter abstract
         abstract_line = None
     pos = 0
@@ -232,6 +233,8 @@ def build_structure(
 
     # --- the body ---------------------------------------------------------------------
     in_refs = False
+    abstract_closed = False
+    front_end = (abstract_line.page, abstract_line.y0) if abstract_line is not None else None
     last_number: str | None = None
     skip_block: tuple[int, int] | None = None
     i = pos
@@ -244,8 +247,12 @@ def build_structure(
             i += 1
             continue
         skip_block = None
+        if front_end is not None and ln.page == front_end[0] and ln.y1 <= front_end[1] + 1:
+            i += 1  # front matter above the abstract heading (authors side by side, affiliations)
+            continue
         if _KEYWORDS.match(text) and (in_abstract or ln.page <= 1):
             skip_block = (ln.page, ln.block)
+            abstract_closed = True
             i += 1
             continue
         bare = text.rstrip(":.").strip()
@@ -265,11 +272,21 @@ def build_structure(
                     builder.open_section(title, SectionKind.OTHER, level_of(number), number, ln.page, ln.size)
             i += 1
             continue
-        if _is_small(ln, body_size) and not (in_abstract and ln.size >= 0.75 * body_size):
-            i += 1
-            continue
-        if hm is not None and in_abstract and not hm.number and _STRUCTURED_LABELS.match(hm.title) \
-                and ln.size <= body_size * 1.05:
+        prev = builder.prev
+        continues = (
+            prev is not None and prev.page == ln.page
+            and layouts[ln.page].column_of(prev) == layouts[ln.page].column_of(ln)
+            and 0 <= ln.y0 - prev.y1 < 1.5 * ln.size
+        )
+        if _is_small(ln, body_size):
+            abstract_text = in_abstract and ln.size >= 0.75 * body_size and (
+                prev is None or (continues and abs(prev.size - ln.size) < 0.6))
+            if not abstract_text:
+                i += 1
+                continue
+        if hm is not None and in_abstract and not abstract_closed and not hm.number \
+                and _STRUCTURED_LABELS.match(hm.title) and ln.size <= body_size * 1.05 \
+                and (prev is None or continues):
             hm = None  # a structured-abstract label ("Background", "Methods"): stays in the abstract
         if hm is not None and hm.number:
             if hm.styled or plausible_next(hm.number, last_number):
