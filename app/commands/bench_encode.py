@@ -34,6 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--n", type=int, default=2000, help="number of sentences (default 2000)")
     parser.add_argument("--threads", type=int, default=2, help="threads for every side (default 2)")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed runs per side; the best is reported (default 3)")
     parser.add_argument("--reference", type=Path, default=None, metavar="DIR",
                         help="HF model folder with the bundle's fp32 encoder weights for the torch side "
                         "(default: manifest training.checkpoint, else the base model)")
@@ -126,17 +128,21 @@ def run(args: argparse.Namespace) -> int:
         "sentences": len(sentences),
         "threads": args.threads,
         "batch_size": args.batch_size,
+        "repeats": args.repeats,
         "max_length": manifest.max_length,
         "cpu_count": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
     }
-    common = {"bundle": str(bundle), "threads": args.threads, "batch_size": args.batch_size}
+    common = {"bundle": str(bundle), "threads": args.threads, "batch_size": args.batch_size,
+              "repeats": args.repeats}
     with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as tmp:
         folder = Path(tmp)
         sentences_path = folder / "sentences.json"
         sentences_path.write_text(json.dumps(sentences), encoding="utf-8")
         common["sentences"] = str(sentences_path)
         print(f"bench encode: {len(sentences)} sentences, {args.threads} threads, batch {args.batch_size}, "
-              f"max_length {manifest.max_length}", flush=True)
+              f"max_length {manifest.max_length}; load average {results['load_average_before'][0]:.2f} "
+              f"on {os.cpu_count()} CPUs (other work on the machine slows every side)", flush=True)
 
         sides: dict[str, dict] = {}
         sides["onnx"] = _run_worker("onnx", {**common, "emb": str(folder / "onnx.npy")}, folder)
@@ -166,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
                 np.linalg.norm(onnx_emb, axis=1) * np.linalg.norm(ref, axis=1) + 1e-12)
             fidelity[name] = {"mean": float(cos.mean()), "min": float(cos.min()),
                               "p01": float(np.quantile(cos, 0.01)), "same_weights": meaningful}
+    results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     results["sides"] = sides
     results["fidelity"] = fidelity
     results["reference_torch"] = str(torch_dir) if torch_dir else None
@@ -177,8 +184,12 @@ def run(args: argparse.Namespace) -> int:
     if "torch" in sides:
         for variant in ("sorted", "unsorted"):
             speedup = onnx["sorted"]["sentences_per_second"] / sides["torch"][variant]["sentences_per_second"]
+            per_cpu = (onnx["sorted"]["sentences_per_cpu_second"]
+                       / sides["torch"][variant]["sentences_per_cpu_second"])
             results[f"speedup_vs_torch_{variant}"] = round(speedup, 2)
-            print(f"speed-up of onnx (sorted) over torch fp32 {variant}: {speedup:.2f}x")
+            results[f"cpu_efficiency_vs_torch_{variant}"] = round(per_cpu, 2)
+            print(f"speed-up of onnx (sorted) over torch fp32 {variant}: {speedup:.2f}x wall (best of "
+                  f"{args.repeats}), {per_cpu:.2f}x per CPU-second")
     for name, value in fidelity.items():
         if "error" in value:
             print(f"cosine onnx vs {name}: not comparable ({value['error']})")
@@ -193,7 +204,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_side(name: str, side: dict) -> None:
-    parts = [f"{v}: {side[v]['sentences_per_second']:.1f} sent/s"
+    parts = [f"{v}: {side[v]['sentences_per_second']:.1f} sent/s "
+             f"(median {side[v]['sentences_per_second_median']:.1f}, "
+             f"{side[v]['sentences_per_cpu_second']:.1f} per CPU-s)"
              for v in ("sorted", "unsorted") if v in side]
     print(f"  {name:32} {', '.join(parts)}; load {side['load_seconds']:.2f} s; "
           f"peak RSS {side['peak_rss_mb']:.0f} MB (after imports {side['rss_after_imports_mb']:.0f} MB)",
@@ -222,6 +235,25 @@ def _timed(fn, *args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
     return time.perf_counter() - started, value
 
 
+def _repeat(fn, n_items: int, repeats: int, *args) -> tuple[dict, object]:  # type: ignore[no-untyped-def]
+    """Run ``fn(*args)`` ``repeats`` times: wall and CPU seconds of each, best and median rate."""
+    walls, cpus, value = [], [], None
+    for _ in range(max(1, repeats)):
+        cpu0 = time.process_time()
+        wall, value = _timed(fn, *args)
+        walls.append(wall)
+        cpus.append(time.process_time() - cpu0)
+    best = min(walls)
+    median = sorted(walls)[len(walls) // 2]
+    return {
+        "seconds": [round(w, 3) for w in walls],
+        "cpu_seconds": [round(c, 3) for c in cpus],
+        "sentences_per_second": n_items / best,  # best of the repeats (least disturbed)
+        "sentences_per_second_median": n_items / median,
+        "sentences_per_cpu_second": n_items / min(cpus),
+    }, value
+
+
 def _worker_onnx(spec: dict) -> dict:
     import numpy as np
     import onnxruntime  # noqa: F401  (imported before the RSS baseline, like torch on the other side)
@@ -240,10 +272,9 @@ def _worker_onnx(spec: dict) -> dict:
         model = EncoderModel(model.bundle_dir, model.manifest, session, model.tokenizer, model._pad_id)
     load_seconds = time.perf_counter() - started
     model.embed(sentences[:64], batch_size=spec["batch_size"])  # warm-up
-    seconds, emb = _timed(model.embed, sentences, spec["batch_size"])
+    timing, emb = _repeat(model.embed, len(sentences), spec["repeats"], sentences, spec["batch_size"])
     np.save(spec["emb"], emb)
-    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports,
-            "sorted": {"seconds": seconds, "sentences_per_second": len(sentences) / seconds},
+    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports, "sorted": timing,
             "peak_rss_mb": _peak_rss_mb(), "provider": model.provider}
 
 
@@ -281,14 +312,12 @@ def _worker_torch(spec: dict) -> dict:
         return out
 
     embed(sentences[:64], True)  # warm-up
-    sorted_seconds, emb = _timed(embed, sentences, True)
-    unsorted_seconds, emb_unsorted = _timed(embed, sentences, False)
+    sorted_timing, emb = _repeat(embed, len(sentences), spec["repeats"], sentences, True)
+    unsorted_timing, emb_unsorted = _repeat(embed, len(sentences), spec["repeats"], sentences, False)
     np.save(spec["emb"], emb)
     drift = float(np.abs(emb - emb_unsorted).max())
     return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports,
-            "sorted": {"seconds": sorted_seconds, "sentences_per_second": len(sentences) / sorted_seconds},
-            "unsorted": {"seconds": unsorted_seconds,
-                         "sentences_per_second": len(sentences) / unsorted_seconds},
+            "sorted": sorted_timing, "unsorted": unsorted_timing,
             "sorted_vs_unsorted_max_abs_diff": drift, "peak_rss_mb": _peak_rss_mb(),
             "torch": torch.__version__, "model_dir": spec["model_dir"]}
 
