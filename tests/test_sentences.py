@@ -59,6 +59,9 @@ CASES = {
     "single letter then opener": ["Add vitamin C.", "The effect was large."],
     "et al. then opener": ["This follows Jones et al.", "However, we differ."],
     "Ltd. copyright": ["© 2020 Elsevier Ltd.", "All rights reserved."],
+    "trailing attribution in parentheses": ["I was happy then. (Centre A, R4).", "It helped."],
+    "trailing citation in parentheses": ["This was shown. (Smith et al., 2020).", "Next we go."],
+    "aside in parentheses is its own sentence": ["It works.", "(This is an aside.)", "The end."],
 }
 
 

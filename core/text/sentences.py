@@ -21,7 +21,9 @@ continuing punctuation.  For ``.`` the token before the period is checked:
   dotted acronyms such as ``U.S.``, ``Inc.``, ``Ltd.``) end a sentence only
   when the next word is a typical sentence opener ("The", "We", "However" …);
 * a number that opens a sentence or follows ``:``/``;`` is a list marker
-  (``1. Collect data``), not a sentence.
+  (``1. Collect data``), not a sentence;
+* a short parenthetical placed after the end and closed by its own period
+  (``... then. (Centre A, R4).``) belongs to the sentence before it.
 
 A blank line (two newlines) always ends a sentence; a single newline is
 ordinary whitespace (PDF lines joined).
@@ -75,6 +77,9 @@ _TERMINATOR = re.compile(r"(?:\.{2,}|…|[.!?]+)[\"'”’)\]]*")
 _BRACKET_CITATION = re.compile(r"[ \t]?\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 # Glued superscript citation after the period: "shown.12 Next", "shown.3,4 Next".
 _SUPERSCRIPT = re.compile(r"\d{1,3}(?:[,–-]\d{1,3})*(?=\s)")
+# A short parenthetical right after a sentence end, itself closed by a terminator:
+# "... happy then. (Centre A, R4)." or "... shown. (Smith et al., 2020)."
+_TRAILING_PAREN = re.compile(r"\([^()\n.!?]{1,80}(?:\.[^()\n.!?\s][^()\n.!?]*)*\)[.!?]")
 _WHITESPACE = re.compile(r"\s+")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 _DOTTED_ACRONYM = re.compile(r"(?:[A-Za-z]{1,2}\.)+[A-Za-z]{1,2}")
@@ -117,6 +122,8 @@ def _split_block(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -> N
             break  # the rest is trailing whitespace: the block's last sentence ends here
         if not _starts_sentence(text, next_start, hi):
             continue
+        if _TRAILING_PAREN.match(text, next_start, hi):
+            continue  # "... then. (Centre A, R4). Next": a parenthetical closing the sentence
         if terminator[0] == "." and terminator[:2] != ".." and not _period_ends_sentence(
             text, start, match.start(), next_start, hi
         ):
