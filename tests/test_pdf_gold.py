@@ -35,15 +35,18 @@ needs_parser = pytest.mark.skipif(not HAS_PARSER, reason="core.pdf is not built 
 
 
 @functools.cache
-def _report(stem: str) -> PaperReport:
+def _parse(stem: str):
     from core.pdf import parse_pdf
 
-    gold = GOLD[stem]
-    paper = parse_pdf(shared_path("pdfs", gold["file"]))
-    return compare(gold, paper)
+    return parse_pdf(shared_path("pdfs", GOLD[stem]["file"]))
 
 
-def _report_or_skip(stem: str) -> PaperReport:
+@functools.cache
+def _report(stem: str) -> PaperReport:
+    return compare(GOLD[stem], _parse(stem))
+
+
+def _skip_without_parser() -> None:
     if not HAS_PARSER:
         pytest.skip("core.pdf is not built yet")
     try:
@@ -51,6 +54,10 @@ def _report_or_skip(stem: str) -> PaperReport:
     except ImportError as error:  # partly built: say so rather than fail every gold test
         pytest.skip(f"core.pdf does not import yet: {error}")
     shared_path("pdfs")
+
+
+def _report_or_skip(stem: str) -> PaperReport:
+    _skip_without_parser()
     return _report(stem)
 
 
@@ -190,3 +197,18 @@ def test_parser_figures_and_tables(stem):
     assert report.figures_equal, f"missing {report.missing_figures}, extra {report.extra_figures}"
     assert report.caption_accuracy >= 0.9, report.caption_mismatches
 
+
+
+@needs_parser
+@pytest.mark.shared
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_parsed_paper_is_valid_utf8_json(stem):
+    """The parsed paper must save (cache) and load: no lone surrogates or other unencodable text."""
+    from core.document import Paper
+
+    _skip_without_parser()
+    paper = _parse(stem)
+    data = paper.to_json()
+    data.encode("utf-8")
+    assert Paper.from_json(data).to_dict() == paper.to_dict()
