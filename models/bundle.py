@@ -153,6 +153,22 @@ def verify_bundle(bundle_dir: str | Path) -> Manifest:
     return manifest
 
 
+def record_metrics(bundle_dir: str | Path, metrics: dict[str, dict[str, Any]]) -> Manifest:
+    """Add or replace entries of ``manifest.metrics`` ({name: {value, data, command}}).
+
+    The bundle is verified first and its file hashes are rewritten unchanged, so the
+    model id (which hashes the files, not the manifest) stays the same.
+    """
+    for name, entry in metrics.items():
+        missing = {"value", "data", "command"} - set(entry)
+        if missing:
+            raise ValueError(f"metric {name!r} lacks {', '.join(sorted(missing))}")
+    bundle = Path(bundle_dir)
+    manifest = verify_bundle(bundle)
+    manifest.metrics = {**manifest.metrics, **metrics}
+    return write_manifest(bundle, manifest, tuple(manifest.files))
+
+
 def bundle_size_bytes(bundle_dir: str | Path) -> int:
     """Total size of the files in a bundle folder."""
     return sum(p.stat().st_size for p in Path(bundle_dir).iterdir() if p.is_file())

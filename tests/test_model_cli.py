@@ -91,3 +91,20 @@ def test_bench_encode_onnx_side(bundle: Path, tmp_path: Path) -> None:
     onnx = data["sides"]["onnx"]
     assert onnx["sorted"]["sentences_per_second"] > 0 and onnx["peak_rss_mb"] > 10
     assert onnx["load_seconds"] < 1.0 and "torch" not in data["sides"]
+
+
+@pytest.mark.shared
+def test_eval_record_writes_metrics_into_the_manifest(tmp_path: Path) -> None:
+    from models import load_model
+    from models.bundle import verify_bundle
+
+    bundle = make_tiny_bundle(tmp_path / "b")
+    model_id = load_model(bundle).model_id
+    assert main(["eval", "roles", "--data", "uci-az", "--model", str(bundle), "--record"]) == 0
+    assert main(["eval", "retrieval", "--data", "uci-az", "--model", str(bundle), "--record"]) == 0
+    manifest = verify_bundle(bundle)  # hashes still right
+    assert set(manifest.metrics) == {"uci-az-test-f1-micro", "uci-az-test-f1-macro",
+                                     "uci-az-test-p@1", "uci-az-test-map@r"}
+    entry = manifest.metrics["uci-az-test-f1-micro"]
+    assert 0 <= entry["value"] <= 1 and entry["data"] == "uci-az:test" and "eval roles" in entry["command"]
+    assert load_model(bundle).model_id == model_id  # metrics do not change the model id

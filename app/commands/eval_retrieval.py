@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -28,6 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads (default 2)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--record", action="store_true",
+                        help="store the headline figures in the bundle's manifest.json metrics")
     parser.set_defaults(func=run)
 
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         "sentences": len(sentences),
         "limit": args.limit,
         "embed_seconds": round(seconds, 3),
-        "command": " ".join(["rhetorica", *sys.argv[1:]]),
+        "command": _command(args),
         **report.to_dict(),
     }
     print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
@@ -73,7 +74,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "
               f"MAP@R {sub.map_at_r:.4f}")
 
+    if args.record and args.limit is None:
+        from models.bundle import record_metrics
+
+        entries = {f"{args.data}-{args.split}-p@1": (report.precision_at_1, f"{args.data}:{args.split}"),
+                   f"{args.data}-{args.split}-map@r": (report.map_at_r, f"{args.data}:{args.split}")}
+        if "test_dedup" in results:
+            entries[f"{args.data}-test-dedup-p@1"] = (results["test_dedup"]["precision_at_1"],
+                                                      f"{args.data}:test-dedup")
+            entries[f"{args.data}-test-dedup-map@r"] = (results["test_dedup"]["map_at_r"],
+                                                        f"{args.data}:test-dedup")
+        record_metrics(model.bundle_dir, {
+            name: {"value": round(value, 4), "data": data, "command": results["command"]}
+            for name, (value, data) in entries.items()})
+        print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
+    elif args.record:
+        print("not recorded: --record needs the whole split (no --limit)")
+
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces these figures."""
+    parts = ["rhetorica", "eval", "retrieval", "--data", args.data, "--split", args.split]
+    if args.model is not None:
+        parts += ["--model", str(args.model)]
+    if args.limit is not None:
+        parts += ["--limit", str(args.limit)]
+    return " ".join(parts)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads (default 2)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--record", action="store_true",
+                        help="store the headline figures in the bundle's manifest.json metrics")
     parser.set_defaults(func=run)
 
 
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "sentences_per_second": round(len(gold) / seconds, 1) if seconds > 0 else None,
         "role_in_allowed_set": allowed_hits / len(gold) if gold else 0.0,
-        "command": " ".join(["rhetorica", *sys.argv[1:]]),
+        "command": _command(args),
         **report.to_dict(),
     }
     title = f"{args.data} {args.split}"
@@ -91,6 +92,23 @@ def run(args: argparse.Namespace) -> int:
         _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
                       f"{len(keep)} sentences)")
 
+    if args.record and args.limit is None:
+        from models.bundle import record_metrics
+
+        data = f"{args.data}:{args.split}"
+        entries = {f"{args.data}-{args.split}-f1-micro": (results["f1_micro"], data),
+                   f"{args.data}-{args.split}-f1-macro": (results["f1_macro"], data)}
+        if "test_dedup" in results:
+            dedup = f"{args.data}:test-dedup"
+            entries[f"{args.data}-test-dedup-f1-micro"] = (results["test_dedup"]["f1_micro"], dedup)
+            entries[f"{args.data}-test-dedup-f1-macro"] = (results["test_dedup"]["f1_macro"], dedup)
+        record_metrics(model.bundle_dir, {
+            name: {"value": round(value, 4), "data": where, "command": results["command"]}
+            for name, (value, where) in entries.items()})
+        print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
+    elif args.record:
+        print("not recorded: --record needs the whole split (no --limit)")
+
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -108,3 +126,13 @@ def _print_report(report, title: str) -> None:  # type: ignore[no-untyped-def]
     print("  " + " " * width + "".join(f"{x[:7]:>8}" for x in report.labels))
     for label, row in zip(report.labels, report.confusion, strict=True):
         print(f"  {label:{width}}" + "".join(f"{v:8d}" for v in row))
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces these figures."""
+    parts = ["rhetorica", "eval", "roles", "--data", args.data, "--split", args.split]
+    if args.model is not None:
+        parts += ["--model", str(args.model)]
+    if args.limit is not None:
+        parts += ["--limit", str(args.limit)]
+    return " ".join(parts)
