@@ -41,6 +41,16 @@ def body_font_size(pages: list[list[Line]]) -> float:
     return max(weight.items(), key=lambda kv: kv[1])[0]
 
 
+def body_font_name(pages: list[list[Line]], body_size: float) -> str:
+    """The most common font among body-size lines."""
+    weight: dict[str, int] = {}
+    for lines in pages:
+        for ln in lines:
+            if abs(ln.size - body_size) < 0.3:
+                weight[ln.font] = weight.get(ln.font, 0) + len(ln.text)
+    return max(weight.items(), key=lambda kv: kv[1])[0] if weight else ""
+
+
 def _starts_block(ln: Line, prev: Line | None) -> bool:
     if ln.first_in_block or prev is None or prev.page != ln.page:
         return True
@@ -139,7 +149,8 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
     title_lines = find_title(pages[0], sizes[0][1], body_size) if pages else []
     for ln in title_lines:
         ln.tags.add("title")
-    structure = build_structure(flow, layouts, body_size, get_splitter(), all_lines)
+    structure = build_structure(flow, layouts, body_size, get_splitter(), all_lines,
+                                body_font_name(pages, body_size), [h for _w, h in sizes])
     title = title_text(title_lines)
     stop_page, stop_y = structure.authors_stop
     authors_stop = stop_y if stop_page == 0 else sizes[0][1] * 0.6

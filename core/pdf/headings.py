@@ -105,6 +105,8 @@ def looks_like_heading(
     body_size: float,
     *,
     next_line: Line | None,
+    prev_line: Line | None = None,
+    body_font: str = "",
     allow_letters: bool = False,
 ) -> HeadingMatch | None:
     """A heading match for a line in the body flow, or None.
@@ -149,7 +151,12 @@ def looks_like_heading(
         return None
     if title.endswith(":") and not (bold or caps):
         return None
-    styled = bold or bigger or caps
+    styled = bold or bigger or caps or (bool(number) and line.italic >= 0.9)
+    if bold and _bold_then_plain(line):
+        return None  # run-in paragraph title ("Composition function performance Since the ...")
+    if not styled and not number and body_font and _distinct_font_heading(line, title, body_font, prev_line,
+                                                                           next_line):
+        return HeadingMatch("", title.rstrip(".:").strip(), 2, True)
     if number:
         if not styled:
             # plain numbered line: only if short and followed by a normal line
@@ -164,6 +171,35 @@ def looks_like_heading(
         return None
     # a bold first line of a paragraph that simply continues (run-in heading) is not a heading
     return HeadingMatch("", title.rstrip(".:").strip(), 1)
+
+
+def _bold_then_plain(line: Line) -> bool:
+    seen_bold = False
+    for a, b, bold, _italic in line.runs:
+        if bold:
+            seen_bold = True
+        elif seen_bold and sum(c.isalpha() for c in line.text[a:b]) >= 2:
+            return True
+    return False
+
+
+def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Line | None,
+                            next_line: Line | None) -> bool:
+    """A short stand-alone line in a font other than the body font, followed by body text
+    (BMC-style subheadings whose bold face is only visible in the font file)."""
+    if line.font == body_font or line.italic >= 0.5 or next_line is None or len(line.runs) != 1:
+        return False
+    words = title.split()
+    if not 1 <= len(words) <= 9 or title[-1:] in ".,;:" or not title[:1].isupper():
+        return False
+    if next_line.font != body_font or next_line.page != line.page or next_line.y0 < line.y1 - 1:
+        return False
+    if next_line.y0 - line.y1 > 1.2 * line.size or abs(next_line.x0 - line.x0) > 12:
+        return False
+    # no gap above: part of a paragraph (unless the line above is itself a heading)
+    return not (prev_line is not None and prev_line.page == line.page
+                and 0 <= line.y0 - prev_line.y1 < 0.3 * line.size and abs(prev_line.x0 - line.x0) < 40
+                and prev_line.bold < 0.7 and prev_line.size <= line.size * 1.1)
 
 
 def plausible_next(number: str, last: str | None) -> bool:
@@ -181,3 +217,59 @@ def plausible_next(number: str, last: str | None) -> bool:
                 and all(p == 1 for p in parts[k + 1:])):
             return True
     return False
+
+
+_RUN_IN_NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+")
+
+
+def run_in_heading(
+    line: Line, next_line: Line | None, *, wide: bool = True
+) -> tuple[str, str, int, int] | None:
+    """A numbered run-in heading ("2.1. High-degree centrality. In this method ...").
+
+    Returns (number, title, lines used for the title (1 or 2), offset of the body text in
+    the last of them), or None.
+    """
+    m = _RUN_IN_NUMBER.match(line.text)
+    if not m:
+        return None
+    start = m.end()
+    k = next((k for k, r in enumerate(line.runs) if r[0] <= start + 1 and r[1] > start and r[2]), None)
+    if k is None:
+        return None
+    end = line.runs[k][1]
+    runs = line.runs
+    while k + 1 < len(runs):  # bridge short math/digit runs inside a bold title: "CN(1,2) of seeds"
+        a, b, bold, _it = runs[k + 1]
+        if bold:
+            end = b
+            k += 1
+        elif k + 2 < len(runs) and runs[k + 2][2] and (b - a) <= 5 and line.text[end:a].strip() == "" \
+                and not any(c.isalpha() and c.islower() for c in line.text[a:b] if len(line.text[a:b]) > 3):
+            end = runs[k + 2][1]
+            k += 2
+        else:
+            break
+    text = line.text
+    if end >= len(text.rstrip()) - 1:
+        # the bold title goes on to the next line (only when this line is full)
+        if not wide or next_line is None or not next_line.runs:
+            return None
+        if not next_line.runs[0][2] or next_line.runs[0][0] > 1:
+            return None
+        end2 = next_line.runs[0][1]
+        nt = next_line.text
+        if not (nt[end2 - 1: end2] == "." or nt[end2: end2 + 1] == "."):
+            return None
+        title = f"{text[start:].strip()} {nt[:end2].strip()}".rstrip(". ")
+        body = end2 + 1 if nt[end2: end2 + 1] == "." else end2
+        if len(title.split()) > 20:
+            return None
+        return m.group(1), title, 2, body
+    if not (text[end - 1: end] == "." or text[end: end + 1] == "."):
+        return None
+    title = text[start:end].rstrip(". ")
+    if (not title[:1].isupper() and not title[:1].isalpha()) or len(title.split()) > 14:
+        return None
+    body = end + 1 if text[end: end + 1] == "." else end
+    return m.group(1), title, 1, body

@@ -55,7 +55,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> PageLayout:
     """Find the text area and, when there is one, the column gutter."""
-    body = [ln for ln in lines if ln.size >= 0.9 * body_size and len(ln.text) >= 15]
+    body = [ln for ln in lines if ln.size >= 0.6 * body_size and len(ln.text) >= 12]
     if len(body) < 4:
         body = [ln for ln in lines if ln.size >= 0.8 * body_size and len(ln.text) >= 3]
     if len(body) < 4:

@@ -23,7 +23,9 @@ TEXT_FLAGS = (
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 )
 
-_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B", re.IGNORECASE)
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B|CMBX|CMB\d|CMSSBX|\bBX",
+                        re.IGNORECASE)
+_ITALIC_FONT = re.compile(r"italic|oblique|-It\b|\.I$|-I$|Ital|CMTI|CMSL|CMBXTI|CMMI", re.IGNORECASE)
 _MARKER = re.compile(r"^[\d,∗*†‡§¶#⋆⋄♠♣♥♦]+$")
 
 
@@ -46,6 +48,8 @@ class Line:
     first_in_block: bool = False
     first_bold_chars: int = 0  # length of the leading bold run (for caption labels)
     gaps: tuple[int, ...] = ()  # offsets in ``text`` where a wide horizontal gap was joined
+    italic: float = 0.0  # fraction of non-space characters in italics
+    runs: tuple[tuple[int, int, bool, bool], ...] = ()  # (start, end, bold, italic) style runs
     index: int = -1  # position in the document's line list (set by the caller)
     tags: set[str] = field(default_factory=set)
 
@@ -73,7 +77,7 @@ class _Frag:
         self.chars: list[str] = []
         self.x0s: list[float] = []
         self.x1s: list[float] = []
-        self.fonts: list[tuple[float, bool, str]] = []  # per char (size, bold, font)
+        self.fonts: list[tuple[float, bool, str, bool]] = []  # per char (size, bold, font, italic)
         self.bbox = [1e9, 1e9, -1e9, -1e9]
         self.bold_lead = True
 
@@ -106,13 +110,14 @@ def _line_frag(line: dict) -> tuple[_Frag, float] | None:
             continue
         bold = _is_bold(span)
         font = span["font"]
+        italic = bool(span["flags"] & 2) or bool(_ITALIC_FONT.search(font))
         for c in chars:
             ch = c["c"]
             x0, _y0, x1, _y1 = c["bbox"]
             frag.chars.append(ch)
             frag.x0s.append(x0)
             frag.x1s.append(x1)
-            frag.fonts.append((size, bold, font))
+            frag.fonts.append((size, bold, font, italic))
             if not ch.isspace():
                 b = frag.bbox
                 if x0 < b[0]:
@@ -136,7 +141,7 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
     chars: list[str] = []
     x0s: list[float] = []
     x1s: list[float] = []
-    fonts: list[tuple[float, bool, str]] = []
+    fonts: list[tuple[float, bool, str, bool]] = []
     gaps: list[int] = []
     for frag in frags:
         if chars and frag.bbox[0] - x1s[-1] > 0.9 * (frag.bbox[3] - frag.bbox[1]):
@@ -166,7 +171,16 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
     bold_count = visible = 0
     lead = 0
     lead_open = True
-    for ch, (size, bold, font) in zip(chars, fonts):
+    italic_count = 0
+    runs: list[list] = []  # [start, end, bold, italic]
+    for k, (ch, (size, bold, font, italic)) in enumerate(zip(chars, fonts)):
+        if not ch.isspace():
+            if runs and runs[-1][2] == bold and runs[-1][3] == italic:
+                runs[-1][1] = k + 1
+            else:
+                runs.append([k, k + 1, bold, italic])
+            if italic:
+                italic_count += 1
         if ch.isspace():
             if lead_open and bold:
                 lead += 1
@@ -199,6 +213,8 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
         size=size,
         bold=bold_count / visible,
         font=font,
+        italic=italic_count / visible,
+        runs=tuple((a, b, bo, it) for a, b, bo, it in runs),
         block=block,
         first_bold_chars=lead,
         gaps=tuple(gaps),
@@ -262,6 +278,8 @@ def tail(line: Line, start: int) -> Line:
         first_in_block=line.first_in_block,
         first_bold_chars=max(0, line.first_bold_chars - start),
         gaps=tuple(g - start for g in line.gaps if g > start),
+        italic=line.italic,
+        runs=tuple((max(0, a - start), b - start, bo, it) for a, b, bo, it in line.runs if b > start),
         index=line.index,
         tags=set(line.tags),
     )

@@ -38,6 +38,8 @@ def page_graphics(page: pymupdf.Page) -> PageGraphics:
             continue
         if w < 0.5 and h < 0.5:
             continue
+        if y1 < 0.07 * ph or y0 > 0.93 * ph:  # running-head rules and logos
+            continue
         fill = path.get("fill")
         if fill is not None and path.get("color") is None and tuple(fill)[:3] == (1.0, 1.0, 1.0):
             continue  # white boxes (often masks)
@@ -96,15 +98,19 @@ def find_region(
     col_width = (layout.column_bounds(0)[1] - layout.column_bounds(0)[0]) if layout.gutter else (wx1 - wx0)
     prose_width = 0.6 * min(col_width, wx1 - wx0 - 12)
 
+    column_edges = [layout.text_x0] + ([layout.gutter + 4] if layout.gutter else [])
+    if layout.gutter:
+        column_edges += [x for x in (_right_column_x0(page_lines, layout),) if x is not None]
+
     def is_prose(ln: Line) -> bool:
-        return (
-            id(ln) not in caption_ids
-            and "furniture" not in ln.tags
-            and ln.size >= 0.9 * body_size
-            and ln.width >= prose_width
-            and _overlap_x(ln.x0, ln.x1, wx0, wx1) > 0.5 * ln.width
-            and len(ln.text) >= 30
-        )
+        if id(ln) in caption_ids or "furniture" in ln.tags:
+            return False
+        if _overlap_x(ln.x0, ln.x1, wx0, wx1) <= 0.5 * ln.width:
+            return False
+        if ln.size >= 1.15 * body_size and sum(c.isalpha() for c in ln.text) >= 4 \
+                and any(abs(ln.x0 - edge) < 4 for edge in column_edges):
+            return True  # a section heading at the column's left edge
+        return ln.size >= 0.9 * body_size and ln.width >= prose_width and len(ln.text) >= 30
 
     def band(direction: int) -> tuple[float, float]:
         if direction < 0:
@@ -185,6 +191,11 @@ def find_region(
     if bottom - top < 20:
         top, bottom = (max(0.0, cy0 - 150), cy0) if direction < 0 else (cy1, min(ph, cy1 + 150))
     return (wx0, top, wx1, bottom), False
+
+
+def _right_column_x0(lines: list[Line], layout: PageLayout) -> float | None:
+    xs = sorted(ln.x0 for ln in lines if layout.gutter is not None and ln.x0 >= layout.gutter - 2)
+    return xs[len(xs) // 10] if xs else None
 
 
 def inside(line: Line, box: Box, pad: float = 2.0) -> bool:

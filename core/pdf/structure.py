@@ -21,6 +21,7 @@ from core.pdf.headings import (
     level_of,
     looks_like_heading,
     plausible_next,
+    run_in_heading,
     section_kind,
     split_number,
 )
@@ -43,6 +44,7 @@ _STRUCTURED_LABELS = re.compile(
     r"|participants|measurements|main outcome measures?|limitations|implications)$",
     re.IGNORECASE,
 )
+_FOOTNOTE = re.compile(r"^(?:[∗*†‡§¶⋆]\s*\S|\d{1,2}[A-Z][a-z])")
 _BULLET = re.compile(r"^[•◦▪●∙·]\s*")
 _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath", re.IGNORECASE)
 _MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
@@ -137,13 +139,26 @@ class _Builder:
         return line.x0 > x0 + 0.8 * size or prev.x1 < px1 - 0.12 * (px1 - px0)
 
 
-def _heading_matches(lines: list[Line], body_size: float) -> dict[int, HeadingMatch]:
+def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dict[int, HeadingMatch]:
     out: dict[int, HeadingMatch] = {}
     for i, ln in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else None
-        hm = looks_like_heading(ln, body_size, next_line=nxt)
+        prv = lines[i - 1] if i else None
+        hm = looks_like_heading(ln, body_size, next_line=nxt, prev_line=prv, body_font=body_font)
         if hm is not None:
             out[i] = hm
+    # in papers with numbered sections, unnumbered body-size bold lines are paragraph titles
+    numbered = sum(1 for hm in out.values() if hm.number)
+    if numbered >= 3:
+        for i in list(out):
+            hm = out[i]
+            ln = lines[i]
+            if hm.number or ln.size > body_size * 1.05 or (hm.title.upper() == hm.title):
+                continue
+            if section_kind(hm.title) is not SectionKind.OTHER or _is_other_heading(hm.title) \
+                    or is_references(hm.title) or is_abstract_heading(hm.title) or is_appendix(hm.title, ""):
+                continue
+            del out[i]
     return out
 
 
@@ -169,13 +184,17 @@ def build_structure(
     body_size: float,
     split: Callable[[str], list[tuple[int, int]]],
     all_lines: list[Line],
+    body_font: str = "",
+    page_heights: list[float] | None = None,
 ) -> Structure:
+    if page_heights is None:
+        page_heights = [1e9] * len(layouts)
     lines = [ln for ln in flow if not (ln.tags & SKIP_TAGS)]
     for ln in lines:
         if is_equation(ln):
             ln.tags.add("equation")
     lines = [ln for ln in lines if "equation" not in ln.tags]
-    heads = _heading_matches(lines, body_size)
+    heads = _heading_matches(lines, body_size, body_font)
     builder = _Builder(layouts, body_size)
 
     # --- where the body starts: the abstract, or the first real heading -------------
@@ -250,6 +269,10 @@ def build_structure(
         if front_end is not None and ln.page == front_end[0] and ln.y1 <= front_end[1] + 1:
             i += 1  # front matter above the abstract heading (authors side by side, affiliations)
             continue
+        if _FOOTNOTE.match(text) and ln.y0 > 0.7 * page_heights[ln.page]:
+            skip_block = (ln.page, ln.block)  # a footnote set at body size
+            i += 1
+            continue
         if _KEYWORDS.match(text) and (in_abstract or ln.page <= 1):
             skip_block = (ln.page, ln.block)
             abstract_closed = True
@@ -288,6 +311,20 @@ def build_structure(
                 and _STRUCTURED_LABELS.match(hm.title) and ln.size <= body_size * 1.05 \
                 and (prev is None or continues):
             hm = None  # a structured-abstract label ("Background", "Methods"): stays in the abstract
+        if hm is None or hm.number:
+            bx0, bx1 = layouts[ln.page].column_bounds(layouts[ln.page].column_of(ln))
+            ri = run_in_heading(ln, lines[i + 1] if i + 1 < len(lines) else None,
+                                wide=ln.width >= 0.55 * (bx1 - bx0))
+            if ri is not None and plausible_next(ri[0], last_number):
+                number, title, used, body_at = ri
+                last_number = number
+                builder.open_section(clean_text(title), section_kind(title), level_of(number), number,
+                                     ln.page, ln.size)
+                rest = tail(lines[i + used - 1], body_at)
+                if rest.text:
+                    builder.add_body(rest)
+                i += used
+                continue
         if hm is not None and hm.number:
             if hm.styled or plausible_next(hm.number, last_number):
                 last_number = hm.number
@@ -301,7 +338,8 @@ def build_structure(
             title = hm.title
             j = i + 1
             # a heading wrapped onto a second line
-            while j < len(lines) and j - i <= 2:
+            cx0, cx1 = layouts[ln.page].column_bounds(layouts[ln.page].column_of(ln))
+            while j < len(lines) and j - i <= 2 and ln.width >= 0.55 * (cx1 - cx0):
                 nxt = lines[j]
                 if (nxt.page == ln.page and 0 <= nxt.y0 - ln.y1 <= 0.8 * ln.size + (j - i - 1) * ln.size * 1.3
                         and abs(nxt.size - ln.size) < 0.3 and (nxt.bold >= 0.7) == (ln.bold >= 0.7)
