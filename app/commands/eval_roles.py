@@ -28,6 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads (default 2)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--one-by-one", action="store_true",
+                        help="ablation: classify every sentence alone (no document context)")
     parser.add_argument("--record", action="store_true",
                         help="store the headline figures in the bundle's manifest.json metrics")
     parser.set_defaults(func=run)
@@ -50,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     doc_of: list[tuple[str, ...]] = []
     allowed_hits = 0
     for doc in docs:
-        roles = model.classify_roles(doc.sentences, doc.section_kinds)
+        if args.one_by_one:
+            kinds = doc.section_kinds or [None] * len(doc.sentences)
+            roles = [model.classify_roles([s], None if k is None else [k])[0]
+                     for s, k in zip(doc.sentences, kinds, strict=True)]
+        else:
+            roles = model.classify_roles(doc.sentences, doc.section_kinds)
         key = tuple(doc.sentences)
         for role, label, allowed in zip(roles, doc.labels, doc.allowed, strict=True):
             gold.append(label)
@@ -69,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         "documents": len(docs),
         "sentences": len(gold),
         "limit": args.limit,
+        "one_by_one": args.one_by_one,
         "seconds": round(seconds, 3),
         "sentences_per_second": round(len(gold) / seconds, 1) if seconds > 0 else None,
         "role_in_allowed_set": allowed_hits / len(gold) if gold else 0.0,
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
                       f"{len(keep)} sentences)")
 
-    if args.record and args.limit is None:
+    if args.record and args.limit is None and not args.one_by_one:
         from models.bundle import record_metrics
 
         data = f"{args.data}:{args.split}"
@@ -107,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             for name, (value, where) in entries.items()})
         print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
     elif args.record:
-        print("not recorded: --record needs the whole split (no --limit)")
+        print("not recorded: --record needs the whole split (no --limit, no --one-by-one)")
 
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -135,4 +143,6 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--model", str(args.model)]
     if args.limit is not None:
         parts += ["--limit", str(args.limit)]
+    if args.one_by_one:
+        parts.append("--one-by-one")
     return " ".join(parts)
