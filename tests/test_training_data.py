@@ -33,6 +33,7 @@ def _counts(docs):
 def test_csabstruct_counts(shared, split, abstracts, sentences, per_label):
     docs = load_dataset("csabstruct", split, shared)
     assert _counts(docs) == (abstracts, sentences, Counter(per_label))
+    assert len({d.doc_id for d in docs}) == abstracts  # unique ids (the files' abstract_id is always 0)
     doc = docs[0]
     assert doc.section_kinds == ["abstract"] * len(doc)
     assert all(a == ROLE_MAPPINGS["csabstruct"][lab] for a, lab in zip(doc.allowed, doc.labels))

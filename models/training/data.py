@@ -270,15 +270,16 @@ def _load_csabstruct(root: Path, split: str) -> list[LabelledDocument]:
         with _need(folder / f"{part}.jsonl").open(encoding="utf-8") as handle:
             return [json.loads(line) for line in handle if line.strip()]
 
-    rows = read("test" if split == "test-dedup" else split)
+    # Every abstract_id in the files is 0: documents are named by their line number instead.
+    part = split.split("-")[0]
+    rows = list(enumerate(read(part)))
     if split == "test-dedup":  # drop the 26 test abstracts that also occur in train
         seen = {tuple(r["sentences"]) for r in read("train")}
-        rows = [r for r in rows if tuple(r["sentences"]) not in seen]
-    part = split.split("-")[0]
+        rows = [(i, r) for i, r in rows if tuple(r["sentences"]) not in seen]
     return [
-        _doc("csabstruct", f"csabstruct-{part}-{r['abstract_id']}", list(r["sentences"]),
+        _doc("csabstruct", f"csabstruct-{part}-{i}", list(r["sentences"]),
              list(r["labels"]), ["abstract"] * len(r["sentences"]))
-        for r in rows
+        for i, r in rows
     ]
 
 

@@ -1,0 +1,44 @@
+"""``rhetorica export``: turn a training checkpoint into a model bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="Export a training checkpoint to a model bundle (ONNX, int8, parity-checked).",
+        description="Export CHECKPOINT (a best.pt written by 'rhetorica train roles') to ONNX, quantise "
+        "it (int8 dynamic, per channel) unless --no-quantize, check parity against torch on real "
+        "sentences (fails below the thresholds) and write manifest.json, model.onnx, tokenizer.json.",
+    )
+    parser.add_argument("checkpoint", type=Path)
+    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
+    parser.add_argument("--parity-data", default="csabstruct:dev", metavar="SPEC",
+                        help="documents for the parity check (default csabstruct:dev)")
+    parser.add_argument("--name", default="rhetorica-roles")
+    parser.add_argument("--version", default="0.1.0")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.jobs import JobContext
+    from models.bundle import bundle_size_bytes
+    from models.training.pipeline import export_checkpoint
+
+    manifest = export_checkpoint(
+        args.checkpoint, args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
+        name=args.name, version=args.version, command=None,
+        extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])},
+        ctx=JobContext(lambda p: print(p.message, flush=True)))
+    parity = manifest.context.get("parity", {})
+    print(json.dumps({"bundle": str(args.out), "size_mb": round(bundle_size_bytes(args.out) / 1e6, 2),
+                      "quantization": manifest.quantization,
+                      "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))
+    return 0

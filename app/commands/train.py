@@ -1,0 +1,13 @@
+"""``rhetorica train …``: train models (needs the ``train`` extra: torch, transformers)."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.commands._groups import add_group
+
+MODULES = ("app.commands.train_roles",)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    add_group(subparsers, "train", "Train a model and export it as a bundle.", MODULES)

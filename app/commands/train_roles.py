@@ -1,0 +1,97 @@
+"""``rhetorica train roles``: train the encoder + role head, export, quantise, parity-check, bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+
+def _keep(value: str) -> tuple[str, str, float]:
+    """``SPEC:LABEL=FRACTION`` e.g. ``pmc-sents-full:dev-fit:other=0.35``."""
+    try:
+        left, fraction = value.rsplit("=", 1)
+        spec, label = left.rsplit(":", 1)
+        return spec, label, float(fraction)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected SPEC:LABEL=FRACTION, got {value!r}") from None
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "roles",
+        help="Train the rhetorical-role model and write a bundle.",
+        description="Fine-tune the base sentence encoder with a context-aware role head on labelled "
+        "datasets (partial-label cross-entropy + a metric loss on the embedding), keep the best "
+        "checkpoint on the dev sets, export it to ONNX, quantise it (int8 per channel), check parity "
+        "and write a model bundle. Datasets: csabstruct:train, pmc-sents-full:dev-fit, pubmedqa:train, "
+        "nicta-piboso:train, sciarg:train, uci-az:train, jsonl:PATH, csv:PATH.",
+    )
+    parser.add_argument("--data", action="append", required=True, metavar="SPEC",
+                        help="training data NAME:SPLIT (repeat for several)")
+    parser.add_argument("--dev", action="append", default=[], metavar="SPEC",
+                        help="dev data for model selection / early stopping (repeatable)")
+    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="checkpoint folder (default runs/train-<time>; never commit it)")
+    parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--max-steps", type=int, default=0)
+    parser.add_argument("--max-minutes", type=float, default=0.0,
+                        help="wall-clock limit: the learning rate decays to 0 by then and training stops")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per step")
+    parser.add_argument("--max-length", type=int, default=64, help="tokens per sentence")
+    parser.add_argument("--lr-encoder", type=float, default=4e-5)
+    parser.add_argument("--lr-head", type=float, default=1e-3)
+    parser.add_argument("--metric-loss", default="supcon",
+                        help="loss on the sentence embedding: supcon, multi_similarity, triplet_all, "
+                        "triplet_hard, arcface, or none")
+    parser.add_argument("--metric-weight", type=float, default=0.2)
+    parser.add_argument("--keep", type=_keep, action="append", default=[], metavar="SPEC:LABEL=FRACTION",
+                        help="per-epoch subsampling of one label of a single-sentence dataset")
+    parser.add_argument("--evals-per-epoch", type=int, default=1)
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
+    parser.add_argument("--name", default="rhetorica-roles")
+    parser.add_argument("--version", default="0.1.0")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.jobs import JobContext
+    from models.training.pipeline import train_bundle
+    from models.training.trainer import TrainConfig
+
+    keep: dict[str, dict[str, float]] = {}
+    for spec, label, fraction in args.keep:
+        keep.setdefault(spec, {})[label] = fraction
+    work = args.work or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
+    cfg = TrainConfig(
+        data=args.data, dev=args.dev, out=str(work), base=args.base, seed=args.seed, epochs=args.epochs,
+        max_steps=args.max_steps, max_minutes=args.max_minutes, batch_size=args.batch_size,
+        max_length=args.max_length, lr_encoder=args.lr_encoder, lr_head=args.lr_head,
+        metric_loss="" if args.metric_loss == "none" else args.metric_loss, metric_weight=args.metric_weight,
+        metric_kwargs={"temperature": 0.1} if args.metric_loss in ("supcon", "ntxent") else {},
+        keep_fraction=keep, evals_per_epoch=args.evals_per_epoch, patience=args.patience,
+        threads=args.threads, device=args.device,
+    )
+    command = shlex.join(["rhetorica", *sys.argv[1:]])
+    start = time.time()
+
+    def show(p) -> None:  # type: ignore[no-untyped-def]
+        print(f"[{time.strftime('%H:%M:%S')} +{time.time() - start:6.0f}s] {p.message}", flush=True)
+
+    result, manifest = train_bundle(cfg, args.out, quantize=not args.no_quantize, name=args.name,
+                                    version=args.version, command=command, ctx=JobContext(show))
+    parity = manifest.context.get("parity", {})
+    print(json.dumps({"bundle": str(args.out), "checkpoint": str(result.checkpoint),
+                      "best_dev_f1_micro": result.best_dev, "best_step": result.best_step,
+                      "steps": result.steps, "minutes": round(result.seconds / 60, 1),
+                      "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))
+    return 0

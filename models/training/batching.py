@@ -1,0 +1,115 @@
+"""Tokenised corpora and training batches (context dropout, dynamic padding)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+import torch
+
+from models.roles import ROLES
+from models.training.data import LabelledDocument
+from models.training.net import UNKNOWN_SECTION, section_index
+
+
+@dataclass
+class EncodedDocument:
+    """A labelled document with its sentences tokenised once."""
+
+    doc: LabelledDocument
+    source: str  # the dataset spec it came from, e.g. "csabstruct:train"
+    token_ids: list[list[int]]
+    allowed: torch.Tensor  # [n, len(ROLES)] bool
+    kinds: list[int]  # section-kind indices (unknown when not known)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A contiguous run of one document's sentences fed to the model as one document."""
+
+    doc: int
+    start: int
+    end: int
+    hide_section: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class Batch:
+    input_ids: torch.Tensor  # [N, L] padded to the longest sentence in the batch
+    attention_mask: torch.Tensor  # [N, L]
+    section_kind: torch.Tensor  # [N]
+    doc_lengths: list[int]
+    allowed: torch.Tensor  # [N, C] bool
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.section_kind.to(device),
+                     self.doc_lengths, self.allowed.to(device))
+
+
+def allowed_tensor(allowed: list[frozenset[str]]) -> torch.Tensor:
+    out = torch.zeros(len(allowed), len(ROLES), dtype=torch.bool)
+    for row, roles in enumerate(allowed):
+        for role in roles:
+            out[row, ROLES.index(role)] = True
+    return out
+
+
+def encode_documents(docs: list[LabelledDocument], tokenizer, source: str) -> list[EncodedDocument]:  # type: ignore[no-untyped-def]
+    """Tokenise every sentence once (the tokenizer truncates at max_length)."""
+    flat = [s for d in docs for s in d.sentences]
+    ids = [e.ids for e in tokenizer.encode_batch(flat)] if flat else []
+    out = []
+    cursor = 0
+    for d in docs:
+        n = len(d.sentences)
+        kinds = [section_index(k) for k in d.section_kinds] if d.section_kinds else [UNKNOWN_SECTION] * n
+        out.append(EncodedDocument(d, source, ids[cursor: cursor + n], allowed_tensor(d.allowed), kinds))
+        cursor += n
+    return out
+
+
+@dataclass
+class ContextDropout:
+    """How whole documents are cut during training so short contexts and single sentences work too."""
+
+    p_single: float = 0.10  # the document is fed as single sentences
+    p_window: float = 0.20  # the document is cut into 2-3 contiguous windows
+    p_hide_section: float = 0.30  # section kinds are replaced by "unknown"
+
+    def pieces(self, index: int, n: int, rng: random.Random) -> list[Piece]:
+        hide = rng.random() < self.p_hide_section
+        if n <= 1:
+            return [Piece(index, 0, n, hide)]
+        draw = rng.random()
+        if draw < self.p_single:
+            return [Piece(index, i, i + 1, hide) for i in range(n)]
+        if draw < self.p_single + self.p_window:
+            cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.choice((1, 2)))))
+            bounds = [0, *cuts, n]
+            return [Piece(index, a, b, hide) for a, b in itertools.pairwise(bounds)]
+        return [Piece(index, 0, n, hide)]
+
+
+def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0) -> Batch:
+    """Concatenate the pieces' sentences, padded to the longest one (dynamic padding)."""
+    ids: list[list[int]] = []
+    kinds: list[int] = []
+    allowed = []
+    for p in pieces:
+        doc = corpus[p.doc]
+        ids.extend(doc.token_ids[p.start: p.end])
+        kinds.extend([UNKNOWN_SECTION] * p.size if p.hide_section else doc.kinds[p.start: p.end])
+        allowed.append(doc.allowed[p.start: p.end])
+    length = max(len(x) for x in ids)
+    input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), length), dtype=torch.long)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return Batch(input_ids, mask, torch.tensor(kinds, dtype=torch.long), [p.size for p in pieces],
+                 torch.cat(allowed))

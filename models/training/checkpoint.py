@@ -1,0 +1,43 @@
+"""Save and load training checkpoints (weights + the configs needed to rebuild the net)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from core.errors import ModelError
+from models.training.base import load_encoder, resolve_base_dir
+from models.training.net import HeadConfig, RhetoricaNet
+
+
+def build_net(base: str | Path | None, head: HeadConfig | None = None) -> tuple[RhetoricaNet, Path]:
+    """A fresh net on the base encoder (untrained head)."""
+    base_dir = resolve_base_dir(base)
+    return RhetoricaNet(load_encoder(base_dir), head), base_dir
+
+
+def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[str, Any]) -> None:
+    """Write ``path`` atomically: state dict, head config, base folder, training metadata."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config),
+                "base_dir": str(base_dir), "meta": meta}, tmp)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: str | Path, base: str | Path | None = None
+                    ) -> tuple[RhetoricaNet, Path, dict[str, Any]]:
+    """Rebuild the net from a checkpoint (``base`` overrides the base folder it names)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"checkpoint not found: {path}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as error:
+        raise ModelError(f"cannot read checkpoint {path}: {error}") from None
+    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]))
+    net.load_state_dict(data["state_dict"])
+    return net, base_dir, dict(data.get("meta", {}))

@@ -1,0 +1,142 @@
+"""Export a trained RhetoricaNet to an ONNX model bundle (docs/architecture.md, "Model bundle format").
+
+Steps: legacy ``torch.onnx.export`` (opset 17, dynamic n and L; outputs ``sentence_embedding`` and
+``role_logits``) -> int8 dynamic per-channel quantisation (optional) -> parity check of torch fp32
+against the exported graphs on real sentences (the export FAILS below the thresholds) ->
+``tokenizer.json`` (truncation at max_length) -> ``manifest.json`` via :mod:`models.bundle`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from core.errors import ModelError
+from core.jobs import JobContext, ensure_context
+from models.bundle import Manifest, bundle_size_bytes, write_manifest
+from models.roles import ROLES
+from models.training.base import base_model_name, tokenizer_json
+from models.training.net import SECTION_KINDS, RhetoricaNet
+
+OPSET = 17
+INPUTS = ("input_ids", "attention_mask", "section_kind")
+OUTPUTS = ("sentence_embedding", "role_logits")
+CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
+
+
+@dataclass
+class ExportOptions:
+    name: str = "rhetorica-roles"
+    version: str = "0.1.0"
+    max_length: int = 64
+    quantize: bool = True
+    parity_sentences: int = 256
+    parity_data: str = "csabstruct:dev"  # what the parity documents are (recorded in the manifest)
+    min_cosine: float = 0.99  # mean cosine, torch fp32 vs the shipped ONNX graph
+    min_agreement: float = 0.97  # role-label agreement, torch fp32 vs the shipped ONNX graph
+    enforce_parity: bool = True  # False only for an untrained head (its near-uniform logits flip)
+    trained_section_kinds: list[str] | None = None  # others are tied to "unknown" before export
+    training: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def export_onnx(net: RhetoricaNet, path: Path) -> None:
+    """Write the fp32 graph: inputs [n, L] / [n], outputs [n, d] and [n, len(ROLES)], n and L dynamic."""
+    net = net.to("cpu").eval()
+    n, length = 3, 12
+    ids = torch.randint(1000, 2000, (n, length), dtype=torch.long)
+    ids[:, 0] = 101
+    mask = torch.ones(n, length, dtype=torch.long)
+    mask[1, 8:] = 0
+    kinds = torch.tensor([0, 1, len(SECTION_KINDS)], dtype=torch.long)
+    dynamic = {"input_ids": {0: "n", 1: "L"}, "attention_mask": {0: "n", 1: "L"}, "section_kind": {0: "n"},
+               "sentence_embedding": {0: "n"}, "role_logits": {0: "n"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        torch.onnx.export(net, (ids, mask, kinds), str(path), input_names=list(INPUTS),
+                          output_names=list(OUTPUTS), dynamic_axes=dynamic, opset_version=OPSET,
+                          do_constant_folding=True, dynamo=False)
+
+
+def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, options: ExportOptions,
+                  parity_sentences: list[list[str]] | None = None,
+                  ctx: JobContext | None = None) -> Manifest:
+    """Export, quantise, parity-check and write a complete bundle to ``out_dir``.
+
+    ``parity_sentences``: documents (lists of sentences) for the parity check; at least
+    ``options.parity_sentences`` sentences are used when available.
+    Raises :class:`ModelError` when parity fails (nothing is left in ``out_dir`` then).
+    """
+    from models.training.parity import parity_check
+    from models.training.quantize import quantize_int8
+
+    ctx = ensure_context(ctx)
+    out = Path(out_dir)
+    net = net.to("cpu").eval()
+    tied: list[str] = []
+    if options.trained_section_kinds is not None:
+        tied = net.tie_untrained_section_kinds(set(options.trained_section_kinds))
+    with tempfile.TemporaryDirectory(prefix="rhetorica-export-") as tmp:
+        work = Path(tmp)
+        fp32 = work / "model-fp32.onnx"
+        ctx.progress(1, 5, "exporting ONNX (fp32)")
+        export_onnx(net, fp32)
+        shipped = fp32
+        if options.quantize:
+            ctx.progress(2, 5, "quantising (int8 dynamic, per channel)")
+            shipped = work / "model-int8.onnx"
+            quantize_int8(fp32, shipped)
+        tokenizer_text = tokenizer_json(base_dir, options.max_length)
+        (work / "tokenizer.json").write_text(tokenizer_text, encoding="utf-8")
+        ctx.progress(3, 5, "parity check (torch fp32 vs ONNX)")
+        parity = parity_check(net, work / "tokenizer.json", {"fp32": fp32, **({"int8": shipped}
+                              if options.quantize else {})}, parity_sentences or [],
+                              min_sentences=options.parity_sentences)
+        key = "int8" if options.quantize else "fp32"
+        shipped_parity = parity[key]
+        parity_record = {
+            "data": options.parity_data, "sentences": parity["sentences"], "documents": parity["documents"],
+            "thresholds": {"mean_cosine": options.min_cosine, "role_agreement": options.min_agreement},
+            **{k: v for k, v in parity.items() if k in ("fp32", "int8")},
+        }
+        failed = (shipped_parity["mean_cosine"] < options.min_cosine
+                  or shipped_parity["role_agreement"] < options.min_agreement)
+        parity_record["passed"] = not failed
+        if failed and options.enforce_parity:
+            raise ModelError(
+                f"export parity check failed ({key}): mean cosine {shipped_parity['mean_cosine']:.4f} "
+                f"(need >= {options.min_cosine}), role agreement {shipped_parity['role_agreement']:.4f} "
+                f"(need >= {options.min_agreement})")
+        ctx.progress(4, 5, "writing bundle")
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shipped, out / "model.onnx")
+        shutil.copyfile(work / "tokenizer.json", out / "tokenizer.json")
+    manifest = Manifest(
+        name=options.name,
+        version=options.version,
+        base_model=base_model_name(base_dir),
+        labels=list(ROLES),
+        section_kinds=list(SECTION_KINDS),
+        max_length=options.max_length,
+        embedding_dim=net.hidden,
+        pooling="mean",
+        context={
+            "window": CONTEXT_WINDOW,
+            "input": "one document's sentences in reading order (a section, or an abstract)",
+            "head": net.head_config.describe(),
+            "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
+            "section_kinds_tied_to_unknown": tied,
+            "parity": parity_record,
+        },
+        quantization="int8-dynamic-per-channel" if options.quantize else "none",
+        metrics=dict(options.metrics),
+        training=dict(options.training),
+    )
+    manifest = write_manifest(out, manifest)
+    ctx.progress(5, 5, f"bundle written: {out} ({bundle_size_bytes(out) / 1e6:.1f} MB)")
+    return manifest

@@ -1,0 +1,194 @@
+"""RhetoricaNet: the sentence encoder plus a context-aware rhetorical-role head (torch).
+
+One forward pass over ONE document (``input_ids``/``attention_mask`` [n, L], ``section_kind`` [n])
+returns ``sentence_embedding`` [n, d] (mean pooling over the attention mask, L2-normalised) and
+``role_logits`` [n, len(ROLES)].  Training feeds many documents at once through
+:meth:`RhetoricaNet.forward_batch`, which runs the encoder on all sentences and the role head on
+the documents padded to the longest one.
+
+Role head, per sentence: a projection of the (unnormalised) pooled embedding, plus a
+section-kind embedding (index ``len(SECTION_KINDS)`` = unknown), plus position embeddings
+computed inside the graph from n (index from the start clamped to 15, index from the end clamped
+to 15, relative position i/max(n-1, 1) in 10 buckets); then a small pre-norm transformer over the
+document's sentences (written out with plain matmuls so the legacy ONNX exporter handles a dynamic
+n), then a linear layer to the role logits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.document import SectionKind
+from models.roles import ROLES
+
+SECTION_KINDS: tuple[str, ...] = tuple(kind.value for kind in SectionKind)
+UNKNOWN_SECTION = len(SECTION_KINDS)
+MAX_POSITION = 15
+REL_BUCKETS = 10
+
+
+@dataclass
+class HeadConfig:
+    """Shape of the role head (saved in checkpoints and described in the manifest)."""
+
+    dim: int = 256
+    layers: int = 1
+    heads: int = 4
+    ffn: int = 512
+    dropout: float = 0.1
+    num_labels: int = len(ROLES)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "type": "transformer-over-sentences",
+            **asdict(self),
+            "features": ["pooled-embedding projection", "section-kind embedding",
+                         f"index from start (clamped to {MAX_POSITION})",
+                         f"index from end (clamped to {MAX_POSITION})",
+                         f"relative position ({REL_BUCKETS} buckets)"],
+        }
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of token states over the attention mask: [n, L, h] x [n, L] -> [n, h]."""
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+
+def position_indices(lengths: torch.Tensor,
+                     idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(from-start, from-end, relative-bucket) indices [B, n] for documents of ``lengths`` [B];
+    ``idx`` [1, n] holds 0..n-1 (computed from tensors so ONNX keeps n dynamic)."""
+    last = (lengths.unsqueeze(1) - 1).clamp(min=0)  # [B, 1]
+    start = idx.clamp(max=MAX_POSITION)
+    end = (last - idx).clamp(min=0, max=MAX_POSITION)
+    rel = idx.to(torch.float32) / last.clamp(min=1).to(torch.float32)
+    bucket = (rel * (REL_BUCKETS - 1) + 0.5).floor().clamp(min=0, max=REL_BUCKETS - 1).to(torch.long)
+    return start.expand_as(bucket), end, bucket
+
+
+class ContextLayer(nn.Module):
+    """Pre-norm self-attention + feed-forward block over a document's sentences."""
+
+    def __init__(self, cfg: HeadConfig) -> None:
+        super().__init__()
+        self.heads = cfg.heads
+        self.norm1 = nn.LayerNorm(cfg.dim)
+        self.qkv = nn.Linear(cfg.dim, 3 * cfg.dim)
+        self.out = nn.Linear(cfg.dim, cfg.dim)
+        self.norm2 = nn.LayerNorm(cfg.dim)
+        self.ff = nn.Sequential(nn.Linear(cfg.dim, cfg.ffn), nn.GELU(), nn.Dropout(cfg.dropout),
+                                nn.Linear(cfg.ffn, cfg.dim))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` [B, n, d]; ``key_mask`` [B, n] (True = real sentence) or None (all real)."""
+        b, n, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q = q.reshape(b, n, h, d // h).transpose(1, 2)
+        k = k.reshape(b, n, h, d // h).transpose(1, 2)
+        v = v.reshape(b, n, h, d // h).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // h)  # [B, h, n, n]
+        if key_mask is not None:
+            scores = scores.masked_fill(~key_mask[:, None, None, :], -1e4)
+        attn = self.drop(torch.softmax(scores, dim=-1))
+        ctx = torch.matmul(attn, v).transpose(1, 2).reshape(b, n, d)
+        x = x + self.drop(self.out(ctx))
+        return x + self.drop(self.ff(self.norm2(x)))
+
+
+class RoleHead(nn.Module):
+    """Per-sentence features + context layers + classifier."""
+
+    def __init__(self, hidden: int, cfg: HeadConfig) -> None:
+        super().__init__()
+        self.proj = nn.Sequential(nn.Linear(hidden, cfg.dim), nn.LayerNorm(cfg.dim))
+        self.section = nn.Embedding(len(SECTION_KINDS) + 1, cfg.dim)
+        self.pos_start = nn.Embedding(MAX_POSITION + 1, cfg.dim)
+        self.pos_end = nn.Embedding(MAX_POSITION + 1, cfg.dim)
+        self.pos_rel = nn.Embedding(REL_BUCKETS, cfg.dim)
+        for table in (self.section, self.pos_start, self.pos_end, self.pos_rel):
+            nn.init.normal_(table.weight, std=0.02)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.layers = nn.ModuleList(ContextLayer(cfg) for _ in range(cfg.layers))
+        self.norm = nn.LayerNorm(cfg.dim)
+        self.classifier = nn.Linear(cfg.dim, cfg.num_labels)
+
+    def forward(self, pooled: torch.Tensor, section_kind: torch.Tensor, lengths: torch.Tensor,
+                key_mask: torch.Tensor | None) -> torch.Tensor:
+        """``pooled`` [B, n, h], ``section_kind`` [B, n], ``lengths`` [B] -> logits [B, n, C]."""
+        idx = torch.cumsum(torch.ones_like(section_kind[:1]), dim=1) - 1  # [1, n]: 0..n-1
+        start, end, rel = position_indices(lengths, idx)
+        x = (self.proj(pooled) + self.section(section_kind) + self.pos_start(start)
+             + self.pos_end(end) + self.pos_rel(rel))
+        x = self.drop(x)
+        for layer in self.layers:
+            x = layer(x, key_mask)
+        return self.classifier(self.norm(x))
+
+
+class RhetoricaNet(nn.Module):
+    """Encoder (any Hugging Face BERT-like model) + mean pooling + context-aware role head."""
+
+    def __init__(self, encoder: nn.Module, head: HeadConfig | None = None) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head_config = head or HeadConfig()
+        self.hidden = int(encoder.config.hidden_size)
+        self.head = RoleHead(self.hidden, self.head_config)
+
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        return mean_pool(out.last_hidden_state, attention_mask)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                section_kind: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One document in reading order -> (sentence_embedding [n, d], role_logits [n, C])."""
+        pooled = self.pooled(input_ids, attention_mask)
+        lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
+        logits = self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
+        return F.normalize(pooled, p=2.0, dim=-1), logits
+
+    def forward_batch(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                      section_kind: torch.Tensor, doc_lengths: list[int]
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Several documents' sentences concatenated ([N, L], N = sum(doc_lengths))
+        -> (embeddings [N, d], role_logits [N, C]) in the same order."""
+        pooled = self.pooled(input_ids, attention_mask)
+        n_max = max(doc_lengths)
+        b = len(doc_lengths)
+        device = pooled.device
+        lengths = torch.tensor(doc_lengths, dtype=torch.long, device=device)
+        key_mask = torch.arange(n_max, device=device).unsqueeze(0) < lengths.unsqueeze(1)  # [B, n]
+        padded = pooled.new_zeros(b, n_max, pooled.shape[-1])
+        padded[key_mask] = pooled
+        kinds = torch.full((b, n_max), UNKNOWN_SECTION, dtype=torch.long, device=device)
+        kinds[key_mask] = section_kind
+        logits = self.head(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
+        return F.normalize(pooled, p=2.0, dim=-1), logits[key_mask]
+
+    def tie_untrained_section_kinds(self, trained: set[str]) -> list[str]:
+        """Make section kinds never seen in training behave exactly like "unknown"
+        (their embedding rows are copied from the unknown row).  Returns the kinds tied."""
+        tied = [kind for kind in SECTION_KINDS if kind not in trained]
+        with torch.no_grad():
+            table = self.head.section.weight
+            for kind in tied:
+                table[SECTION_KINDS.index(kind)] = table[UNKNOWN_SECTION]
+        return tied
+
+
+def section_index(kind: str | None) -> int:
+    """Index of a section kind for the ``section_kind`` input (unknown for None or unrecognised)."""
+    if kind is None:
+        return UNKNOWN_SECTION
+    try:
+        return SECTION_KINDS.index(str(kind))
+    except ValueError:
+        return UNKNOWN_SECTION

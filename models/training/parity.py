@@ -1,0 +1,79 @@
+"""Parity of an exported ONNX graph with the torch model it came from, on real sentences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from models.training.net import UNKNOWN_SECTION, RhetoricaNet
+
+
+def _pad(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    length = max(len(x) for x in ids)
+    input_ids = np.zeros((len(ids), length), dtype=np.int64)
+    mask = np.zeros((len(ids), length), dtype=np.int64)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
+    return input_ids, mask
+
+
+def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path],
+                 documents: list[list[str]], min_sentences: int = 200) -> dict[str, Any]:
+    """Run torch fp32 and each ONNX graph on the same documents; compare per sentence.
+
+    Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
+    "max_abs_logit_diff"}}``.  Documents are used whole (with context) until ``min_sentences`` is
+    reached; their section kind alternates "abstract" / unknown so both paths are checked.
+    """
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.no_padding()
+    chosen: list[list[str]] = []
+    total = 0
+    for doc in documents:
+        if total >= min_sentences:
+            break
+        chosen.append(doc)
+        total += len(doc)
+    if total == 0:
+        raise ValueError("parity check needs sentences")
+    sessions = {}
+    for name, path in graphs.items():
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, torch.get_num_threads())
+        sessions[name] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    net = net.to("cpu").eval()
+    ref_emb, ref_lab, out = [], [], {name: ([], [], []) for name in graphs}
+    for index, doc in enumerate(chosen):
+        ids, mask = _pad([e.ids for e in tokenizer.encode_batch(doc)])
+        kind_value = 0 if index % 2 == 0 else UNKNOWN_SECTION
+        section = np.full((len(doc),), kind_value, dtype=np.int64)
+        with torch.no_grad():
+            emb, logits = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
+        ref_emb.append(emb.numpy())
+        ref_lab.append(logits.numpy())
+        for name, session in sessions.items():
+            e, lg = session.run(["sentence_embedding", "role_logits"],
+                                {"input_ids": ids, "attention_mask": mask, "section_kind": section})
+            out[name][0].append(e)
+            out[name][1].append(lg)
+    ref_e = np.concatenate(ref_emb)
+    ref_l = np.concatenate(ref_lab)
+    result: dict[str, Any] = {"sentences": int(ref_e.shape[0]), "documents": len(chosen)}
+    for name in graphs:
+        e = np.concatenate(out[name][0])
+        lg = np.concatenate(out[name][1])
+        cos = (ref_e * e).sum(-1) / (np.linalg.norm(ref_e, axis=-1) * np.linalg.norm(e, axis=-1))
+        result[name] = {
+            "mean_cosine": round(float(cos.mean()), 5),
+            "min_cosine": round(float(cos.min()), 5),
+            "role_agreement": round(float((ref_l.argmax(-1) == lg.argmax(-1)).mean()), 5),
+            "max_abs_logit_diff": round(float(np.abs(ref_l - lg).max()), 5),
+        }
+    return result

@@ -1,0 +1,65 @@
+"""Train -> checkpoint -> bundle, as one call each (used by the CLI and the GUI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.jobs import JobContext, ensure_context
+from models.bundle import Manifest
+from models.training.checkpoint import load_checkpoint
+from models.training.data import load_spec
+from models.training.export import ExportOptions, export_bundle
+from models.training.trainer import TrainConfig, TrainResult, train
+
+
+def training_record(meta: dict[str, Any], command: str | None) -> dict[str, Any]:
+    """What the manifest's ``training`` field says, from a checkpoint's metadata."""
+    config = dict(meta.get("config", {}))
+    record: dict[str, Any] = {
+        "command": command or config.get("command", ""),
+        "data": config.get("data", []),
+        "dev": config.get("dev", []),
+        "seed": config.get("seed"),
+        "best_step": meta.get("step"),
+        "dev_f1_micro": meta.get("dev", {}),
+        "dev_f1_macro": meta.get("dev_macro", {}),
+        "config": config,
+    }
+    for key in ("steps", "seconds", "checkpoint"):
+        if key in meta:
+            record[key] = meta[key]
+    return record
+
+
+def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantize: bool = True,
+                      parity_data: str = "csabstruct:dev", name: str = "rhetorica-roles",
+                      version: str = "0.1.0", command: str | None = None,
+                      extra_training: dict[str, Any] | None = None,
+                      ctx: JobContext | None = None) -> Manifest:
+    """Export a checkpoint to a bundle (quantised unless told otherwise, parity-checked)."""
+    ctx = ensure_context(ctx)
+    net, base_dir, meta = load_checkpoint(checkpoint)
+    config = meta.get("config", {})
+    parity_docs = [d.sentences for d in load_spec(parity_data)]
+    record = training_record(meta, command)
+    record.update(extra_training or {})
+    options = ExportOptions(name=name, version=version, max_length=int(config.get("max_length", 64)),
+                            quantize=quantize, parity_data=parity_data,
+                            trained_section_kinds=meta.get("trained_section_kinds"), training=record)
+    return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
+
+
+def train_bundle(cfg: TrainConfig, bundle_dir: str | Path, *, quantize: bool = True,
+                 name: str = "rhetorica-roles", version: str = "0.1.0", command: str | None = None,
+                 ctx: JobContext | None = None) -> tuple[TrainResult, Manifest]:
+    """Train with ``cfg`` (checkpoints under ``cfg.out``), then export the best checkpoint."""
+    ctx = ensure_context(ctx)
+    result = train(cfg, ctx.child(0.0, 0.95))
+    parity_data = cfg.dev[0] if cfg.dev else cfg.data[0]
+    extra = {"steps": result.steps, "seconds": round(result.seconds, 1),
+             "history": result.history}
+    manifest = export_checkpoint(result.checkpoint, bundle_dir, quantize=quantize, parity_data=parity_data,
+                                 name=name, version=version, command=command, extra_training=extra,
+                                 ctx=ctx.child(0.95, 1.0))
+    return result, manifest

@@ -1,0 +1,28 @@
+"""int8 dynamic quantisation of an exported ONNX graph (per channel: per-tensor drifts badly)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def quantize_int8(source: Path, target: Path) -> None:
+    """``onnxruntime.quantization.quantize_dynamic`` with per-channel int8 weights.
+
+    It runs inside a temporary working directory: onnxruntime's pre-processing writes a large
+    ``*-infer.onnx`` file into the current directory (and fails shape inference on this graph,
+    which is not fatal).  The directory is removed afterwards.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    source, target = Path(source).resolve(), Path(target).resolve()
+    cwd = os.getcwd()
+    work = tempfile.mkdtemp(prefix="rhetorica-quant-")
+    try:
+        os.chdir(work)
+        quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,322 @@
+"""The training loop: joint partial-label role CE + a metric loss on the sentence embedding.
+
+``train(config, ctx)`` reads the datasets, tokenises them once, and trains
+:class:`~models.training.net.RhetoricaNet` with AdamW (separate learning rates for the
+encoder and the head, linear warm-up then linear decay), dynamic padding, context dropout,
+evaluation on the dev sets (F1-micro in each dataset's own label space), early stopping
+and a best-on-dev checkpoint.  Progress and cancellation go through ``core.jobs.JobContext``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from core.jobs import JobContext, ensure_context
+from models.metrics import classification_report
+from models.roles import ROLES
+from models.training.base import base_model_name, load_tokenizer
+from models.training.batching import ContextDropout, EncodedDocument, Piece, collate, encode_documents
+from models.training.checkpoint import build_net, save_checkpoint
+from models.training.data import DATASET_LABELS, load_spec, parse_spec, to_dataset_label
+from models.training.losses import make_loss
+from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
+from models.training.samplers import budget_batches
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on (saved with the checkpoint and in the manifest)."""
+
+    data: list[str] = field(default_factory=lambda: ["csabstruct:train"])
+    dev: list[str] = field(default_factory=lambda: ["csabstruct:dev"])
+    out: str = "runs/train"
+    base: str | None = None  # base model folder; None = packaged all-MiniLM-L6-v2
+    seed: int = 13
+    epochs: float = 2.0
+    max_steps: int = 0  # 0 = no limit beyond epochs
+    max_minutes: float = 0.0  # 0 = no wall-clock limit (training stops, best checkpoint kept)
+    batch_size: int = 64  # sentences per step
+    max_length: int = 64
+    lr_encoder: float = 4e-5
+    lr_head: float = 1e-3
+    weight_decay: float = 0.01
+    warmup: float = 0.06  # fraction of the planned steps
+    role_loss: str = "partial_ce"
+    label_smoothing: float = 0.0
+    metric_loss: str = "supcon"  # "" for none
+    metric_weight: float = 0.2
+    metric_kwargs: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.1})
+    freeze_embeddings: bool = True  # word/position embeddings stay fixed (faster on CPU, little loss)
+    head: dict[str, Any] = field(default_factory=dict)  # HeadConfig overrides
+    p_single: float = 0.10
+    p_window: float = 0.20
+    p_hide_section: float = 0.30
+    # Per-epoch subsampling: spec -> {dataset label: fraction kept}, e.g. PMC's big "other" class.
+    keep_fraction: dict[str, dict[str, float]] = field(default_factory=dict)
+    evals_per_epoch: int = 1
+    patience: int = 3  # evaluations without dev improvement before stopping
+    threads: int = 0  # torch threads; 0 = leave torch's default
+    device: str = "auto"
+    log_every: int = 10
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DevResult:
+    scores: dict[str, float]  # spec -> F1-micro
+    macro: dict[str, float]  # spec -> F1-macro
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(list(self.scores.values()))) if self.scores else 0.0
+
+
+@dataclass
+class TrainResult:
+    checkpoint: Path
+    best_dev: dict[str, float]
+    best_step: int
+    steps: int
+    seconds: float
+    history: list[dict[str, Any]]
+    trained_section_kinds: list[str]
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _epoch_pieces(corpus: list[EncodedDocument], cfg: TrainConfig, dropout: ContextDropout,
+                  rng: random.Random) -> list[Piece]:
+    pieces: list[Piece] = []
+    for index, doc in enumerate(corpus):
+        keep = cfg.keep_fraction.get(doc.source)
+        if keep and len(doc.doc) == 1:
+            fraction = keep.get(doc.doc.labels[0], 1.0)
+            if fraction < 1.0 and rng.random() >= fraction:
+                continue
+        pieces.extend(dropout.pieces(index, len(doc.doc), rng))
+    return pieces
+
+
+@torch.no_grad()
+def predict_documents(net: RhetoricaNet, corpus: list[EncodedDocument], device: torch.device,
+                      budget: int = 128) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(role probabilities [n, C], embeddings [n, d]) per document, whole documents as context."""
+    net.eval()
+    sizes = [len(d.doc) for d in corpus]
+    probs: list[np.ndarray] = [np.zeros((0, len(ROLES)))] * len(corpus)
+    embs: list[np.ndarray] = [np.zeros((0, net.hidden))] * len(corpus)
+    order = sorted(range(len(corpus)), key=lambda i: max(len(t) for t in corpus[i].token_ids))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for i in order:
+        if current and used + sizes[i] > budget:
+            batches.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += sizes[i]
+    if current:
+        batches.append(current)
+    for batch_docs in batches:
+        batch = collate([Piece(i, 0, sizes[i]) for i in batch_docs], corpus).to(device)
+        emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                        batch.doc_lengths)
+        p = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+        e = emb.float().cpu().numpy()
+        cursor = 0
+        for i in batch_docs:
+            probs[i] = p[cursor: cursor + sizes[i]]
+            embs[i] = e[cursor: cursor + sizes[i]]
+            cursor += sizes[i]
+    return probs, embs
+
+
+def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], device: torch.device) -> DevResult:
+    """F1-micro/macro of each dev set in its own label space (predicted role -> dataset label)."""
+    scores: dict[str, float] = {}
+    macro: dict[str, float] = {}
+    for spec, corpus in dev.items():
+        name, _ = parse_spec(spec)
+        probs, _ = predict_documents(net, corpus, device)
+        gold = [lab for d in corpus for lab in d.doc.labels]
+        pred = [to_dataset_label(name, ROLES[int(k)]) for p in probs for k in p.argmax(-1)]
+        key = "user" if name.startswith(("jsonl:", "csv:")) else name
+        report = classification_report(gold, pred, DATASET_LABELS[key])
+        scores[spec], macro[spec] = report.f1_micro, report.f1_macro
+    net.train()
+    return DevResult(scores, macro)
+
+
+def _optimizer(net: RhetoricaNet, cfg: TrainConfig, extra: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    decay, no_decay, head_decay, head_no_decay = [], [], [], []
+    for name, param in net.named_parameters():
+        if not param.requires_grad:
+            continue
+        is_head = not name.startswith("encoder.")
+        flat = param.dim() < 2  # biases and LayerNorm weights: no weight decay
+        if is_head:
+            (head_no_decay if flat else head_decay).append(param)
+        else:
+            (no_decay if flat else decay).append(param)
+    groups = [
+        {"params": decay, "lr": cfg.lr_encoder, "weight_decay": cfg.weight_decay},
+        {"params": no_decay, "lr": cfg.lr_encoder, "weight_decay": 0.0},
+        {"params": head_decay + extra, "lr": cfg.lr_head, "weight_decay": cfg.weight_decay},
+        {"params": head_no_decay, "lr": cfg.lr_head, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW([g for g in groups if g["params"]])
+
+
+def _schedule(step: int, total: int, warmup: int, time_fraction: float = 0.0) -> float:
+    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at whichever comes first:
+    ``total`` steps or the wall-clock limit (``time_fraction`` = share of it used)."""
+    if step < warmup:
+        return (step + 1) / max(1, warmup)
+    by_steps = (step - warmup) / max(1, total - warmup)
+    return max(0.0, 1.0 - max(by_steps, time_fraction))
+
+
+def load_corpora(specs: list[str], tokenizer, shared: Path | None = None  # type: ignore[no-untyped-def]
+                 ) -> dict[str, list[EncodedDocument]]:
+    return {spec: encode_documents(load_spec(spec, shared), tokenizer, spec) for spec in specs}
+
+
+def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None = None) -> TrainResult:
+    """Train, evaluate on the dev sets, keep the best checkpoint (``<out>/best.pt``)."""
+    ctx = ensure_context(ctx)
+    started = time.time()
+    seed_everything(cfg.seed)
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    device = pick_device(cfg.device)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    ctx.progress(0, 1, "loading base model and data")
+    net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head))
+    tokenizer = load_tokenizer(base_dir, cfg.max_length)
+    corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared).values() for d in docs]
+    dev = load_corpora(cfg.dev, tokenizer, shared)
+    if not corpus:
+        raise ValueError("no training documents")
+    trained_kinds = sorted({SECTION_KINDS[k] for d in corpus for k in d.kinds if k < len(SECTION_KINDS)})
+
+    if cfg.freeze_embeddings:
+        for param in net.encoder.embeddings.parameters():
+            param.requires_grad = False
+    net.to(device).train()
+    role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
+    metric_loss = (make_loss(cfg.metric_loss, **cfg.metric_kwargs).to(device) if cfg.metric_loss else None)
+    extra = list(metric_loss.parameters()) if metric_loss is not None else []
+    optimizer = _optimizer(net, cfg, extra)
+    base_lrs = [g["lr"] for g in optimizer.param_groups]
+
+    dropout = ContextDropout(cfg.p_single, cfg.p_window, cfg.p_hide_section)
+    rng = random.Random(cfg.seed)
+    sample_pieces = _epoch_pieces(corpus, cfg, dropout, random.Random(cfg.seed))
+    steps_per_epoch = len(budget_batches([p.size for p in sample_pieces], cfg.batch_size, cfg.seed))
+    total = max(1, math.ceil(steps_per_epoch * cfg.epochs))
+    if cfg.max_steps:
+        total = min(total, cfg.max_steps)
+    warmup = int(total * cfg.warmup)
+    eval_every = max(1, steps_per_epoch // max(1, cfg.evals_per_epoch))
+    meta_base = {"config": cfg.to_dict(), "base_model": base_model_name(base_dir),
+                 "trained_section_kinds": trained_kinds}
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2), encoding="utf-8")
+
+    best = -1.0
+    best_scores: dict[str, float] = {}
+    best_step = 0
+    bad_evals = 0
+    history: list[dict[str, Any]] = []
+    step = 0
+    epoch = 0
+    running = 0.0
+    stop = False
+    checkpoint = out / "best.pt"
+    step_time = 0.0
+
+    def evaluate_and_save(reason: str) -> None:
+        nonlocal best, best_scores, best_step, bad_evals, stop
+        result = evaluate_dev(net, dev, device) if dev else DevResult({}, {})
+        score = result.mean if dev else -float(step)  # without dev sets keep the last
+        entry = {"step": step, "epoch": round(step / steps_per_epoch, 3), "dev_f1_micro": result.scores,
+                 "dev_f1_macro": result.macro, "loss": running, "seconds": round(time.time() - started, 1),
+                 "reason": reason}
+        history.append(entry)
+        with (out / "history.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+        if score > best or not dev:
+            best, best_scores, best_step, bad_evals = score, result.scores, step, 0
+            save_checkpoint(checkpoint, net, base_dir, {**meta_base, "step": step, "dev": result.scores,
+                                                        "dev_macro": result.macro, "history": history})
+        else:
+            bad_evals += 1
+            if bad_evals >= cfg.patience:
+                stop = True
+        shown = " ".join(f"{k.split(':')[0]} {v:.4f}" for k, v in result.scores.items())
+        ctx.progress(step, total, f"epoch {step / steps_per_epoch:.2f} loss {running:.3f} dev F1 {shown}")
+
+    while step < total and not stop:
+        pieces = _epoch_pieces(corpus, cfg, dropout, rng)
+        lengths = [max(len(t) for t in corpus[p.doc].token_ids[p.start: p.end]) for p in pieces]
+        batches = budget_batches([p.size for p in pieces], cfg.batch_size, cfg.seed + epoch, lengths=lengths)
+        epoch += 1
+        for batch_pieces in batches:
+            ctx.check()
+            t0 = time.time()
+            batch = collate([pieces[i] for i in batch_pieces], corpus).to(device)
+            emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                            batch.doc_lengths)
+            loss = role_loss(logits, batch.allowed)
+            if metric_loss is not None and cfg.metric_weight > 0:
+                loss = loss + cfg.metric_weight * metric_loss(emb, batch.allowed)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            used = (time.time() - started) / 60 / cfg.max_minutes if cfg.max_minutes > 0 else 0.0
+            factor = _schedule(step, total, warmup, used)
+            for group, lr in zip(optimizer.param_groups, base_lrs):
+                group["lr"] = lr * factor
+            optimizer.step()
+            step += 1
+            value = float(loss.detach())
+            running = value if step == 1 else 0.95 * running + 0.05 * value
+            step_time = time.time() - t0 if step == 1 else 0.9 * step_time + 0.1 * (time.time() - t0)
+            if step % cfg.log_every == 0 or step == 1:
+                ctx.progress(step, total, f"epoch {step / steps_per_epoch:.2f} loss {running:.3f} "
+                                          f"({step_time:.2f} s/step)")
+            out_of_time = cfg.max_minutes > 0 and (time.time() - started) / 60 >= cfg.max_minutes
+            if step % eval_every == 0 or step >= total or out_of_time:
+                evaluate_and_save("time limit" if out_of_time else "scheduled")
+                if out_of_time:
+                    stop = True
+            if step >= total or stop:
+                break
+
+    if not history or history[-1]["step"] != step:
+        evaluate_and_save("end")
+    ctx.progress(total, total, f"done: best dev {best_scores} at step {best_step}")
+    return TrainResult(checkpoint, best_scores, best_step, step, time.time() - started, history,
+                       trained_kinds)
