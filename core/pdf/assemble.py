@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.document import Figure, Paper
 from core.jobs import JobContext, ensure_context
-from core.pdf.captions import Caption, caption_label
+from core.pdf.captions import CAPTION_START, Caption, caption_label
 from core.pdf.frontmatter import find_authors, find_title, title_text
 from core.pdf.furniture import mark_furniture
 from core.pdf.headings import is_references, split_number
@@ -92,6 +92,22 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
     return captions
 
 
+def _find_rotated_captions(vertical: list[Line], body_size: float) -> list[Caption]:
+    """Captions of rotated (landscape) tables and figures, set vertically on the page."""
+    captions: list[Caption] = []
+    for k, ln in enumerate(vertical):
+        label = caption_label(ln, body_size, ln.first_in_block)
+        if label is None:
+            continue
+        cap = Caption(label[0], label[1], [ln])
+        for nxt in vertical[k + 1:]:
+            if nxt.block != ln.block or caption_label(nxt, body_size, nxt.first_in_block):
+                break
+            cap.lines.append(nxt)
+        captions.append(cap)
+    return captions
+
+
 def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
               max_pages: int | None = None) -> Paper:
     """Parse a PDF into a :class:`Paper` (see docs/architecture.md)."""
@@ -104,15 +120,18 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
         pages: list[list[Line]] = []
         sizes: list[tuple[float, float]] = []
         all_lines: list[Line] = []
+        rotated_pages: list[list[Line]] = []  # vertical lines, kept only on pages with a vertical caption
         for i in range(n):
             ctx.progress(i, 2 * n, f"reading page {i + 1} of {n}")
             page = doc.load_page(i)
             sizes.append((page.rect.width, page.rect.height))
-            lines = extract_lines(page, i)
+            vertical: list[Line] = []
+            lines = extract_lines(page, i, vertical)
             for ln in lines:
                 ln.index = len(all_lines)
                 all_lines.append(ln)
             pages.append(lines)
+            rotated_pages.append([ln for ln in vertical if CAPTION_START.match(ln.text.strip())] and vertical)
         body_size = body_font_size(pages)
         mark_furniture(pages, [h for _w, h in sizes])
 
@@ -126,6 +145,18 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
             layouts.append(layout)
             ordered = reading_order(lines, layout)
             captions = _find_captions(ordered, body_size)
+            rotated_captions = _find_rotated_captions(rotated_pages[i], body_size)
+            for cap in rotated_captions:
+                graphics = page_graphics(doc.load_page(i))
+                others = [ln for ln in rotated_pages[i] if ln not in cap.lines]
+                boxes = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in others] + list(graphics.boxes)
+                if boxes:
+                    bbox = (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                            max(b[2] for b in boxes), max(b[3] for b in boxes))
+                    raw_figures.append((cap, bbox, True))
+                else:
+                    raw_figures.append((cap, (layout.text_x0, 0.05 * sizes[i][1], layout.text_x1,
+                                              0.95 * sizes[i][1]), False))
             if captions:
                 graphics = page_graphics(doc.load_page(i))
                 cap_boxes = [c.bbox for c in captions]

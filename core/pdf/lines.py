@@ -221,17 +221,32 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
     )
 
 
-def extract_lines(page: pymupdf.Page, page_index: int) -> list[Line]:
-    """All horizontal text lines of ``page``, fragments on one baseline merged, in block order."""
+def extract_lines(page: pymupdf.Page, page_index: int, rotated: list[Line] | None = None) -> list[Line]:
+    """All horizontal text lines of ``page``, fragments on one baseline merged, in block order.
+
+    Vertical lines (rotated tables and their captions, side stamps) are left out of the result;
+    when ``rotated`` is given they are appended to it, one Line per pymupdf line.
+    """
     data = page.get_text("rawdict", flags=TEXT_FLAGS)
     out: list[Line] = []
     for block_no, block in enumerate(data["blocks"]):
         if block.get("type", 0) != 0:
             continue
         rows: list[tuple[float, float, list[_Frag]]] = []  # (baseline, height, frags)
+        first_rotated = True
         for line in block["lines"]:
             dx, dy = line["dir"]
             if abs(dy) > 0.05 or dx <= 0:  # rotated or mirrored: stamps, watermarks, axis labels
+                if rotated is not None and abs(dx) < 0.05:
+                    got = _line_frag(line)
+                    built = _build_line(page_index, block_no, [got[0]]) if got else None
+                    if built is not None:
+                        x0, y0, x1, y1 = line["bbox"]
+                        built.x0, built.y0, built.x1, built.y1 = x0, y0, x1, y1
+                        built.first_in_block = first_rotated
+                        built.tags.add("rotated")
+                        first_rotated = False
+                        rotated.append(built)
                 continue
             got = _line_frag(line)
             if got is None:

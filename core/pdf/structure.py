@@ -35,7 +35,7 @@ SMALL = 0.86  # lines under this share of the body font size are footnotes, figu
 _RUN_IN_ABSTRACT = re.compile(r"^(?:abstract|ABSTRACT|Abstract)\s*(?:[.:—–\-]\s*|\s+(?=[A-Z]))(?=\S)")
 _KEYWORDS = re.compile(
     r"^(?:key\s?words?|index terms|subjects|jel|msc|ccs concepts|categories and subject|general terms"
-    r"|abbreviations)\b",
+    r"|abbreviations|(?:table of )?contents$|date(?=:)|received(?=:)|mathematics subject classification)\b",
     re.IGNORECASE,
 )
 _STRUCTURED_LABELS = re.compile(
@@ -45,6 +45,14 @@ _STRUCTURED_LABELS = re.compile(
     re.IGNORECASE,
 )
 _FOOTNOTE = re.compile(r"^(?:[∗*†‡§¶⋆]\s*\S|\d{1,2}[A-Z][a-z])")
+_BACK_MATTER = re.compile(
+    r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
+    r"|acknowledge?ments?|author details|authors? information|additional files?|abbreviations|funding"
+    r"|availability of (?:data|supporting data).*|ethics approval.*|consent for publication"
+    r"|declarations?|pre-publication history|endnotes|supplementary (?:material|information))$",
+    re.IGNORECASE,
+)
+_TOC_LINE = re.compile(r"\s\d{1,3}$")
 _BULLET = re.compile(r"^[•◦▪●∙·]\s*")
 _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath", re.IGNORECASE)
 _MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
@@ -256,6 +264,8 @@ def build_structure(
     front_end = (abstract_line.page, abstract_line.y0) if abstract_line is not None else None
     last_number: str | None = None
     skip_block: tuple[int, int] | None = None
+    skip_next_block = False
+    back_matter_size = 0.0
     i = pos
     while i < len(lines):
         ln = lines[i]
@@ -265,7 +275,16 @@ def build_structure(
         if skip_block is not None and (ln.page, ln.block) == skip_block:
             i += 1
             continue
-        skip_block = None
+        if skip_next_block and not _is_small(ln, 0.9 * body_size):
+            skip_block = (ln.page, ln.block)
+            skip_next_block = False
+            i += 1
+            continue
+        if not _is_small(ln, body_size):
+            skip_block = None
+        if _TOC_LINE.search(text) and ln.gaps and ln.gaps[-1] >= len(ln.text) - 4:
+            i += 1  # a table-of-contents entry ("2.1 PageRank ...... 4")
+            continue
         if front_end is not None and ln.page == front_end[0] and ln.y1 <= front_end[1] + 1:
             i += 1  # front matter above the abstract heading (authors side by side, affiliations)
             continue
@@ -276,6 +295,8 @@ def build_structure(
         if _KEYWORDS.match(text) and (in_abstract or ln.page <= 1):
             skip_block = (ln.page, ln.block)
             abstract_closed = True
+            if _KEYWORDS.fullmatch(text.rstrip(":.—- ")):
+                skip_next_block = True  # the label stands alone; the keywords follow as a block
             i += 1
             continue
         bare = text.rstrip(":.").strip()
@@ -301,6 +322,17 @@ def build_structure(
             and layouts[ln.page].column_of(prev) == layouts[ln.page].column_of(ln)
             and 0 <= ln.y0 - prev.y1 < 1.5 * ln.size
         )
+        if _is_small(ln, body_size) and ln.size >= 0.65 * body_size and _BACK_MATTER.match(bare) \
+                and (ln.first_in_block or ln.bold >= 0.7) and len(bare) < 60:
+            builder.open_section(clean_text(bare), SectionKind.OTHER, 1, "", ln.page, ln.size)
+            back_matter_size = ln.size
+            i += 1
+            continue
+        if _is_small(ln, body_size) and back_matter_size and ln.size >= back_matter_size - 0.6 \
+                and builder.sections and builder.sections[-1].size == back_matter_size:
+            builder.add_body(ln)  # back matter set small (BMC): competing interests, contributions
+            i += 1
+            continue
         if _is_small(ln, body_size):
             abstract_text = in_abstract and ln.size >= 0.75 * body_size and (
                 prev is None or (continues and abs(prev.size - ln.size) < 0.6))

@@ -95,6 +95,8 @@ class MappedText:
         for i, ch in enumerate(text):
             x0, x1 = line.cx0[i], line.cx1[i]
             self._add_char(ch, lid, x0, x1)
+        if self.chars and 0xD800 <= ord(self.chars[-1]) <= 0xDFFF:
+            self._pop()  # a lone surrogate half at the end of the line
         while self.chars and self.chars[-1] == " ":
             self._pop()
 
@@ -129,6 +131,19 @@ class MappedText:
     def _add_char(self, ch: str, lid: int, x0: float, x1: float) -> None:
         if ch in DROP:
             return
+        code = ord(ch)
+        if 0xD800 <= code <= 0xDFFF:  # UTF-16 halves of math letters: pair them or drop them
+            if code >= 0xDC00 and self.chars and 0xD800 <= ord(self.chars[-1][-1]) <= 0xDBFF:
+                high = ord(self.chars[-1])
+                self.chars[-1] = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+                self.xs1[-1] = x1
+            elif code <= 0xDBFF:
+                if self.chars and 0xD800 <= ord(self.chars[-1][-1]) <= 0xDBFF:
+                    self._pop()
+                self._push(ch, lid, x0, x1)
+            return
+        if self.chars and 0xD800 <= ord(self.chars[-1][-1]) <= 0xDBFF:
+            self._pop()  # a lone high surrogate
         if ch in SPACES or ch == " ":
             if self.chars and self.chars[-1] != " ":
                 self._push(" ", lid, x0, x1)
@@ -185,8 +200,17 @@ class MappedText:
         return [(lid, out[lid][0], out[lid][1]) for lid in order]
 
 
+def fix_surrogates(text: str) -> str:
+    """Pair UTF-16 surrogate halves into real characters; drop the lone ones."""
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        return text
+    paired = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
+    return "".join(c for c in paired if not 0xD800 <= ord(c) <= 0xDFFF)
+
+
 def clean_text(text: str) -> str:
     """The same clean-up for a plain string (headings, captions, titles)."""
+    text = fix_surrogates(text)
     out: list[str] = []
     for ch in text:
         if ch in DROP:
