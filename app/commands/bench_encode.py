@@ -215,18 +215,25 @@ def _print_side(name: str, side: dict) -> None:
 
 # -- workers (run in a subprocess) ------------------------------------------------------------------
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
     with open("/proc/self/status", encoding="ascii") as handle:
         for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB
     return 0.0
 
 
-def _peak_rss_mb() -> float:
-    import resource
+def _rss_mb() -> float:
+    return _status_mb("VmRSS")
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+def _peak_rss_mb() -> float:
+    """Peak RSS of this process image.
+
+    VmHWM, not ``getrusage().ru_maxrss``: Linux carries ru_maxrss across fork+exec, so a worker
+    would report its parent's peak whenever that was higher.
+    """
+    return _status_mb("VmHWM")
 
 
 def _timed(fn, *args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
