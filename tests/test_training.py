@@ -1,0 +1,149 @@
+"""End to end on real CSAbstruct sentences: train a few steps, export, quantise, parity, reload."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from core.errors import ModelError  # noqa: E402
+from models.roles import ROLES  # noqa: E402
+from tests.conftest import shared_path  # noqa: E402
+
+pytestmark = [pytest.mark.shared, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A few training steps on 6 real CSAbstruct abstracts (~40 sentences), max_length 32."""
+    from models.training.data import load_dataset
+    from models.training.trainer import TrainConfig, train
+
+    shared = shared_path()
+    tmp = tmp_path_factory.mktemp("train")
+    docs = load_dataset("csabstruct", "train", shared)[:6]
+    dev = load_dataset("csabstruct", "dev", shared)[:4]
+    rows = [{"doc_id": d.doc_id, "sentences": d.sentences,
+             "labels": ["result|conclusion" if x == "result" else x for x in d.labels],
+             "section_kinds": d.section_kinds} for d in docs]
+    (tmp / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp / "dev.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
+                                                       "labels": d.labels}) + "\n" for d in dev),
+                                   encoding="utf-8")
+    messages = []
+
+    class Ctx:
+        def progress(self, done, total, message=""):
+            messages.append(message)
+
+        def check(self):
+            pass
+
+        def child(self, start, end):
+            return self
+
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[f"jsonl:{tmp / 'dev.jsonl'}"],
+                      out=str(tmp / "work"), max_steps=4, epochs=1, batch_size=16, max_length=32,
+                      threads=2, log_every=1)
+    result = train(cfg, Ctx())  # type: ignore[arg-type]
+    return result, tmp, messages, dev
+
+
+def test_training_writes_best_checkpoint_and_reports_progress(tiny_run):
+    result, tmp, messages, _ = tiny_run
+    assert result.checkpoint.is_file() and result.steps == 4
+    assert result.trained_section_kinds == ["abstract"]
+    assert any("loss" in m for m in messages) and any("dev F1" in m for m in messages)
+    history = [json.loads(line) for line in (tmp / "work" / "history.jsonl").read_text().splitlines()]
+    assert history and 0.0 <= next(iter(history[-1]["dev_f1_micro"].values())) <= 1.0
+
+
+def test_net_single_document_equals_batched_documents(tiny_run):
+    from models.training.base import load_tokenizer
+    from models.training.batching import Piece, collate, encode_documents
+    from models.training.checkpoint import load_checkpoint
+
+    result, _, _, dev = tiny_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    net.eval()
+    corpus = encode_documents(dev[:3], load_tokenizer(base_dir, 32), "dev")
+    batch = collate([Piece(i, 0, len(d.doc)) for i, d in enumerate(corpus)], corpus)
+    with torch.no_grad():
+        emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                        batch.doc_lengths)
+        start = 0
+        for i, doc in enumerate(corpus):
+            one = collate([Piece(i, 0, len(doc.doc))], corpus)
+            e, lg = net(one.input_ids, one.attention_mask, one.section_kind)
+            n = len(doc.doc)
+            assert torch.allclose(e, emb[start: start + n], atol=1e-5)
+            assert torch.allclose(lg, logits[start: start + n], atol=1e-4)
+            start += n
+        single = net(one.input_ids[:1], one.attention_mask[:1], one.section_kind[:1])
+        assert single[0].shape == (1, 384) and single[1].shape == (1, len(ROLES))
+        assert torch.allclose(single[0].norm(dim=-1), torch.ones(1), atol=1e-5)
+
+
+def test_export_quantise_parity_and_reload(tiny_run, tmp_path):
+    import onnxruntime as ort
+
+    from models.bundle import verify_bundle
+    from models.training.checkpoint import load_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+
+    result, _, _, dev = tiny_run
+    net, base_dir, meta = load_checkpoint(result.checkpoint)
+    documents = [d.sentences for d in dev]
+    bundle = tmp_path / "bundle"
+    # A 4-step head is near-uniform, so int8 may flip labels: record parity without enforcing it.
+    options = ExportOptions(name="tiny", max_length=32, parity_sentences=20, enforce_parity=False,
+                            trained_section_kinds=meta["trained_section_kinds"], training={"steps": 4})
+    manifest = export_bundle(net, base_dir, bundle, options, documents)
+
+    assert sorted(p.name for p in bundle.iterdir()) == ["manifest.json", "model.onnx", "tokenizer.json"]
+    assert verify_bundle(bundle).files == manifest.files
+    assert manifest.labels == list(ROLES) and manifest.quantization == "int8-dynamic-per-channel"
+    assert manifest.max_length == 32 and manifest.embedding_dim == 384
+    parity = manifest.context["parity"]
+    assert parity["sentences"] >= 20
+    assert parity["fp32"]["mean_cosine"] > 0.9999 and parity["fp32"]["role_agreement"] == 1.0
+    assert parity["int8"]["mean_cosine"] > 0.97
+    assert "introduction" in manifest.context["section_kinds_tied_to_unknown"]
+    assert (bundle / "model.onnx").stat().st_size < 30e6
+    tok = json.loads((bundle / "tokenizer.json").read_text())
+    assert tok["truncation"]["max_length"] == 32 and tok["padding"] is None
+
+    session = ort.InferenceSession(str(bundle / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["input_ids", "attention_mask", "section_kind"]
+    assert [o.name for o in session.get_outputs()] == ["sentence_embedding", "role_logits"]
+    for n, length in ((1, 5), (7, 19)):
+        ids = np.full((n, length), 1000, dtype=np.int64)
+        ids[:, 0] = 101
+        emb, logits = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                         "section_kind": np.zeros(n, dtype=np.int64)})
+        assert emb.shape == (n, 384) and logits.shape == (n, len(ROLES))
+        assert np.allclose(np.linalg.norm(emb, axis=-1), 1.0, atol=1e-3)
+
+    from models import load_model
+
+    model = load_model(bundle)
+    sentences = dev[0].sentences
+    predictions = model.classify_roles(sentences, ["abstract"] * len(sentences))
+    assert len(predictions) == len(sentences) and all(p.label in ROLES for p in predictions)
+    assert model.embed(sentences).shape == (len(sentences), 384)
+
+
+def test_export_fails_when_parity_is_below_threshold(tiny_run, tmp_path):
+    from models.training.checkpoint import load_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+
+    result, _, _, dev = tiny_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    options = ExportOptions(max_length=32, quantize=False, parity_sentences=10, min_cosine=1.01)
+    with pytest.raises(ModelError, match="parity check failed"):
+        export_bundle(net, base_dir, tmp_path / "bundle", options, [d.sentences for d in dev])
+    assert not (tmp_path / "bundle").exists()
