@@ -164,3 +164,35 @@ def test_load_is_fast(bundle: Path) -> None:
     started = time.perf_counter()
     load_model(bundle, threads=1)
     assert time.perf_counter() - started < 1.0
+
+
+class _FakeSession:
+    """Stands in for an onnxruntime-gpu session on a machine without a GPU (CUDA silently dropped)."""
+
+    real_class: type | None = None
+
+    def __init__(self, path: str, options: object, providers: list[str]) -> None:
+        self.requested = providers
+        assert _FakeSession.real_class is not None
+        self._real = _FakeSession.real_class(path, options, providers=["CPUExecutionProvider"])
+
+    def get_providers(self) -> list[str]:
+        return ["CPUExecutionProvider"]
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._real, name)
+
+
+def test_cuda_listed_but_unusable(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime as ort
+
+    _FakeSession.real_class = ort.InferenceSession
+    monkeypatch.setattr(ort, "get_available_providers",
+                        lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(ort, "InferenceSession", _FakeSession)
+    monkeypatch.setattr(ort, "set_default_logger_severity", lambda level: None)
+    model = load_model(bundle, device="auto")  # falls back quietly, reports what really runs
+    assert model.provider == "CPUExecutionProvider"
+    assert model.session.requested == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    with pytest.raises(ModelError, match="CUDA could not be initialised"):
+        load_model(bundle, device="cuda")
