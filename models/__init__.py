@@ -10,13 +10,22 @@ Stable API::
 Training lives in :mod:`models.training` and is the only place torch is imported.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from models.roles import ROLES, RolePrediction
+
+if TYPE_CHECKING:
+    from models.encoder import EncoderModel
 
 __all__ = ["ROLES", "RolePrediction", "load_model"]
 
 
-def load_model(path=None, **kwargs):  # type: ignore[no-untyped-def]
-    """Load a model bundle (the bundled default when ``path`` is None)."""
+def load_model(path: str | Path | None = None, *, device: str = "auto",
+               threads: int | None = None) -> EncoderModel:
+    """Load a model bundle (the bundled default when ``path`` is None); see :mod:`models.encoder`."""
     from models.encoder import load_model as _load
 
-    return _load(path, **kwargs)
+    return _load(path, device=device, threads=threads)
