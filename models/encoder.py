@@ -290,8 +290,13 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
         threads = int(os.environ["RHETORICA_THREADS"])
     tokenizer, pad_id = _load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
     session = _create_session(bundle / "model.onnx", device, threads)
-    names = {o.name for o in session.get_outputs()}  # type: ignore[attr-defined]
-    for needed in ("sentence_embedding", "role_logits"):
-        if needed not in names:
-            raise ModelError(f"model bundle {bundle}: model.onnx has no output '{needed}'")
+    outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
+    expected = {"sentence_embedding": int(manifest.embedding_dim), "role_logits": len(manifest.labels)}
+    for name, width in expected.items():
+        if name not in outputs:
+            raise ModelError(f"model bundle {bundle}: model.onnx has no output '{name}'")
+        shape = outputs[name]
+        if len(shape) == 2 and isinstance(shape[1], int) and shape[1] != width:
+            raise ModelError(f"model bundle {bundle}: output '{name}' has width {shape[1]} but the "
+                             f"manifest says {width}")
     return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started)

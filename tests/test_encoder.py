@@ -196,3 +196,14 @@ def test_cuda_listed_but_unusable(bundle: Path, monkeypatch: pytest.MonkeyPatch)
     assert model.session.requested == ["CUDAExecutionProvider", "CPUExecutionProvider"]
     with pytest.raises(ModelError, match="CUDA could not be initialised"):
         load_model(bundle, device="cuda")
+
+
+def test_manifest_must_match_the_graph(tmp_path: Path) -> None:
+    from models.bundle import read_manifest, write_manifest
+
+    bundle = make_tiny_bundle(tmp_path / "b")
+    manifest = read_manifest(bundle)
+    manifest.embedding_dim = 16
+    write_manifest(bundle, manifest)
+    with pytest.raises(ModelError, match="'sentence_embedding' has width 8 but the manifest says 16"):
+        load_model(bundle)
