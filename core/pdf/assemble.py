@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from core.document import Figure, Paper
+import pymupdf
+
+from core.document import Figure, PageRect, Paper
 from core.jobs import JobContext, ensure_context
 from core.pdf.captions import CAPTION_START, Caption, caption_label
 from core.pdf.frontmatter import find_authors, find_title, title_text
@@ -108,6 +110,29 @@ def _find_rotated_captions(vertical: list[Line], body_size: float) -> list[Capti
     return captions
 
 
+def _rotate_box(box: tuple[float, float, float, float], matrix: pymupdf.Matrix) -> tuple[float, ...]:
+    r = pymupdf.Rect(box) * matrix
+    r.normalize()
+    return (r.x0, r.y0, r.x1, r.y1)
+
+
+def _to_display_space(sentences: list, figures: list[Figure], rotations: list) -> None:
+    """Pages with /Rotate: pymupdf extracts unrotated coordinates; the document model uses the
+    page as displayed (``page.rect``), so rectangles are turned with the page's rotation matrix."""
+    for sentence in sentences:
+        if any(rotations[r.page] is not None for r in sentence.rects):
+            sentence.rects = [
+                r if rotations[r.page] is None
+                else PageRect(r.page, *_rotate_box((r.x0, r.y0, r.x1, r.y1), rotations[r.page]))
+                for r in sentence.rects
+            ]
+    for fig in figures:
+        matrix = rotations[fig.page]
+        if matrix is not None:
+            fig.bbox = _rotate_box(fig.bbox, matrix)
+            fig.caption_bbox = _rotate_box(fig.caption_bbox, matrix)
+
+
 def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
               max_pages: int | None = None) -> Paper:
     """Parse a PDF into a :class:`Paper` (see docs/architecture.md)."""
@@ -120,11 +145,15 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
         pages: list[list[Line]] = []
         sizes: list[tuple[float, float]] = []
         all_lines: list[Line] = []
+        unrotated: list[tuple[float, float]] = []  # the coordinate space of the extracted text
+        rotations: list[pymupdf.Matrix | None] = []  # pages with /Rotate: text comes unrotated
         rotated_pages: list[list[Line]] = []  # vertical lines, kept only on pages with a vertical caption
         for i in range(n):
             ctx.progress(i, 2 * n, f"reading page {i + 1} of {n}")
             page = doc.load_page(i)
             sizes.append((page.rect.width, page.rect.height))
+            unrotated.append((page.cropbox.width, page.cropbox.height) if page.rotation else sizes[-1])
+            rotations.append(page.rotation_matrix if page.rotation else None)
             vertical: list[Line] = []
             lines = extract_lines(page, i, vertical)
             for ln in lines:
@@ -133,7 +162,7 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
             pages.append(lines)
             rotated_pages.append([ln for ln in vertical if CAPTION_START.match(ln.text.strip())] and vertical)
         body_size = body_font_size(pages)
-        mark_furniture(pages, [h for _w, h in sizes])
+        mark_furniture(pages, [h for _w, h in unrotated])
 
         flow: list[Line] = []
         layouts: list[PageLayout] = []
@@ -141,7 +170,7 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
         for i in range(n):
             ctx.progress(n + i, 2 * n, f"laying out page {i + 1} of {n}")
             lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
-            layout = analyse_layout(lines, sizes[i][0], body_size)
+            layout = analyse_layout(lines, unrotated[i][0], body_size)
             layouts.append(layout)
             ordered = reading_order(lines, layout)
             captions = _find_captions(ordered, body_size)
@@ -155,14 +184,14 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
                             max(b[2] for b in boxes), max(b[3] for b in boxes))
                     raw_figures.append((cap, bbox, True))
                 else:
-                    raw_figures.append((cap, (layout.text_x0, 0.05 * sizes[i][1], layout.text_x1,
-                                              0.95 * sizes[i][1]), False))
+                    raw_figures.append((cap, (layout.text_x0, 0.05 * unrotated[i][1], layout.text_x1,
+                                              0.95 * unrotated[i][1]), False))
             if captions:
                 graphics = page_graphics(doc.load_page(i))
                 cap_boxes = [c.bbox for c in captions]
                 claimed: list[tuple[float, float, float, float]] = []
                 for cap in captions:
-                    bbox, found = find_region(cap, graphics, ordered, layout, sizes[i], body_size,
+                    bbox, found = find_region(cap, graphics, ordered, layout, unrotated[i], body_size,
                                               [b for b in cap_boxes if b != cap.bbox], claimed)
                     if found:
                         claimed.append(bbox)
@@ -177,14 +206,14 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
     finally:
         doc.close()
 
-    title_lines = find_title(pages[0], sizes[0][1], body_size) if pages else []
+    title_lines = find_title(pages[0], unrotated[0][1], body_size) if pages else []
     for ln in title_lines:
         ln.tags.add("title")
     structure = build_structure(flow, layouts, body_size, get_splitter(), all_lines,
-                                body_font_name(pages, body_size), [h for _w, h in sizes])
+                                body_font_name(pages, body_size), [h for _w, h in unrotated])
     title = title_text(title_lines)
     stop_page, stop_y = structure.authors_stop
-    authors_stop = stop_y if stop_page == 0 else sizes[0][1] * 0.6
+    authors_stop = stop_y if stop_page == 0 else unrotated[0][1] * 0.6
     authors = find_authors(pages[0], title_lines, authors_stop, body_size) if pages else []
 
     figures: list[Figure] = []
@@ -198,6 +227,8 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
             caption=clean_text(join_lines(cap.lines)), page=cap.page, bbox=tuple(bbox),
             caption_bbox=cap.bbox, region_found=found,
         ))
+    if any(m is not None for m in rotations):
+        _to_display_space(structure.sentences, figures, rotations)
     by_id = {f.id: f for f in figures}
     for sentence in structure.sentences:
         for fid in mentioned_ids(sentence.text):

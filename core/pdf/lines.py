@@ -124,12 +124,17 @@ def _line_frag(line: dict) -> tuple[_Frag, float] | None:
                     b[0] = x0
                 if x1 > b[2]:
                     b[2] = x1
-                # use the span box for height (character boxes vary with glyphs)
+                # use the span box for height (character boxes vary with glyphs), but not
+                # the huge boxes some Type3 glyphs report
                 sb = span["bbox"]
-                if sb[1] < b[1]:
-                    b[1] = sb[1]
-                if sb[3] > b[3]:
-                    b[3] = sb[3]
+                sy0, sy1 = sb[1], sb[3]
+                if sy1 - sy0 > 2.0 * main_size or size < 0.5 * main_size:
+                    oy = span["origin"][1]
+                    sy0, sy1 = oy - 0.9 * main_size, oy + 0.25 * main_size
+                if sy0 < b[1]:
+                    b[1] = sy0
+                if sy1 > b[3]:
+                    b[3] = sy1
                 prev_char = ch
     if not frag.chars or frag.bbox[0] > frag.bbox[2]:
         return None

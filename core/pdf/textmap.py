@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
 from dataclasses import dataclass, field
 
 from core.pdf.lines import Line
@@ -63,9 +64,9 @@ class MappedText:
     """Text plus, per character, the index of its source line (-1: inserted) and its x-range."""
 
     chars: list[str] = field(default_factory=list)
-    line_ids: list[int] = field(default_factory=list)
-    xs0: list[float] = field(default_factory=list)
-    xs1: list[float] = field(default_factory=list)
+    line_ids: array = field(default_factory=lambda: array("i"))
+    xs0: array = field(default_factory=lambda: array("f"))
+    xs1: array = field(default_factory=lambda: array("f"))
 
     @property
     def text(self) -> str:

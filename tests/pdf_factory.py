@@ -1,0 +1,102 @@
+"""Small PDFs generated with pymupdf for the parser tests (known text at known places)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+W, H = 612.0, 792.0
+LEFT = (72.0, 296.0)
+RIGHT = (316.0, 540.0)
+
+
+def write_lines(page: pymupdf.Page, x: float, y: float, lines: list[str], *, size: float = 10.0,
+                font: str = "helv", leading: float = 1.25) -> float:
+    """Write each string as its own line; returns the y after the last line."""
+    for text in lines:
+        page.insert_text((x, y), text, fontsize=size, fontname=font)
+        y += size * leading
+    return y
+
+
+def two_column_pdf(path: Path) -> Path:
+    """Title and abstract across the page, then two columns with a heading each."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 80), "A Generated Paper About Reading Order", fontsize=20, fontname="hebo")
+    page.insert_text((72, 110), "Ada Lovelace, Charles Babbage", fontsize=12, fontname="helv")
+    page.insert_text((72, 150), "Abstract", fontsize=12, fontname="hebo")
+    abstract = ("We test the abstract of a generated paper. It spans the whole width of the page above "
+                "the two columns. The parser must read it before both columns.")
+    page.insert_textbox(pymupdf.Rect(72, 158, 540, 220), abstract, fontsize=10, fontname="helv")
+    page.insert_text((LEFT[0], 250), "1 Introduction", fontsize=12, fontname="hebo")
+    left = " ".join(f"Left sentence number {k} belongs to the first column." for k in range(1, 16))
+    page.insert_textbox(pymupdf.Rect(LEFT[0], 258, LEFT[1], 720), left, fontsize=10, fontname="helv")
+    page.insert_text((RIGHT[0], 250), "2 Method", fontsize=12, fontname="hebo")
+    right = " ".join(f"Right sentence number {k} belongs to the second column." for k in range(1, 16))
+    page.insert_textbox(pymupdf.Rect(RIGHT[0], 258, RIGHT[1], 720), right, fontsize=10, fontname="helv")
+    doc.save(path)
+    return path
+
+
+def figure_pdf(path: Path) -> Path:
+    """One column: a grey box with its caption below, a ruled table below its caption, mentions."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "Figures In A Generated Paper", fontsize=18, fontname="hebo")
+    page.insert_text((72, 100), "1 Introduction", fontsize=12, fontname="hebo")
+    y = write_lines(page, 72, 120, [
+        "This paper has one figure and one table to test the detection of captions and regions in the",
+        "parser. The grey box is shown in Figure 1 and the numbers are listed in Table 1, which the",
+        "parser should link to this sentence.",
+    ])
+    page.draw_rect(pymupdf.Rect(150, y + 10, 450, y + 160), color=(0, 0, 0), fill=(0.6, 0.6, 0.6))
+    cap_y = y + 180
+    page.insert_text((72, cap_y), "Figure 1: A grey box drawn for the test.", fontsize=9, fontname="helv")
+    y = write_lines(page, 72, cap_y + 30, [
+        "The box in the figure above is grey and it has a black border that the parser should find",
+        "as the region of the figure, with the caption right below it. Here we also write a line that",
+        "Figure 1 shows the same box again, which is a mention at the start of a line and not a caption.",
+        "Both Figs. 1 and 2 are mentioned here, but only Figure 1 exists in this document.",
+    ])
+    tab_y = y + 20
+    page.insert_text((72, tab_y), "Table 1: Numbers in a ruled table.", fontsize=9, fontname="helv")
+    top = tab_y + 10
+    page.draw_line((120, top), (480, top), color=(0, 0, 0))
+    write_lines(page, 130, top + 14, ["Name     Value", "alpha     1.0", "beta     2.0"], size=9)
+    page.draw_line((120, top + 50), (480, top + 50), color=(0, 0, 0))
+    write_lines(page, 72, top + 90, [
+        "After the table the text goes on with a final sentence that is plain body text for the test.",
+    ])
+    doc.save(path)
+    return path
+
+
+def hyphen_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 80), "Hyphenation Test Paper", fontsize=18, fontname="hebo")
+    page.insert_text((72, 110), "1 Introduction", fontsize=12, fontname="hebo")
+    write_lines(page, 72, 130, [
+        "We study the repre-",
+        "sentation of state-of-the-",
+        "art models in this work. A second sentence",
+        "ends here without any hyphen at all.",
+    ])
+    doc.save(path)
+    return path
+
+
+def many_pages_pdf(path: Path, pages: int) -> Path:
+    """``pages`` copies of one page of text (copying keeps generation fast)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 60), "A Long Generated Document", fontsize=16, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 90, 540, 720), " ".join(
+        f"This is sentence {k} of a page in a long generated document with plain text." for k in range(40)),
+        fontsize=10, fontname="helv")
+    for _ in range(pages - 1):
+        doc.fullcopy_page(0)
+    doc.save(path)
+    return path

@@ -1,0 +1,164 @@
+"""Bad input: every kind gives a typed error with a one-line message, and the CLI prints one
+line and exits 2.  Every bad file is generated here."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from app.cli import main
+from core.errors import (
+    CorruptPdfError,
+    EncryptedPdfError,
+    MissingFileError,
+    NotAPdfError,
+    RhetoricaError,
+    ScannedPdfError,
+    TooLargeError,
+)
+from core.pdf import parse_pdf
+from tests.pdf_factory import hyphen_pdf, many_pages_pdf
+
+
+def _zero_byte(tmp: Path) -> Path:
+    path = tmp / "empty.pdf"
+    path.write_bytes(b"")
+    return path
+
+
+def _text_file(tmp: Path) -> Path:
+    path = tmp / "notes.pdf"
+    path.write_text("This is a plain text file renamed to .pdf\n" * 20, encoding="utf-8")
+    return path
+
+
+def _docx(tmp: Path) -> Path:
+    path = tmp / "paper.pdf"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", "<w:document/>")
+    return path
+
+
+def _truncated(tmp: Path) -> Path:
+    good = hyphen_pdf(tmp / "good.pdf").read_bytes()
+    path = tmp / "truncated.pdf"
+    path.write_bytes(good[: len(good) // 2])
+    return path
+
+
+def _garbage(tmp: Path) -> Path:
+    path = tmp / "garbage.pdf"
+    path.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40)
+    return path
+
+
+def _encrypted(tmp: Path) -> Path:
+    doc = pymupdf.open(hyphen_pdf(tmp / "plain.pdf"))
+    path = tmp / "locked.pdf"
+    doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="secret", owner_pw="owner")
+    return path
+
+
+def _scanned(tmp: Path) -> Path:
+    doc = pymupdf.open()
+    pix = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 300, 400), False)
+    pix.set_rect(pix.irect, (200,))
+    for _ in range(2):
+        page = doc.new_page(width=612, height=792)
+        page.insert_image(page.rect, pixmap=pix)
+    path = tmp / "scan.pdf"
+    doc.save(path)
+    return path
+
+
+def _missing(tmp: Path) -> Path:
+    return tmp / "does-not-exist.pdf"
+
+
+CASES = [
+    (_zero_byte, NotAPdfError, "empty"),
+    (_text_file, NotAPdfError, "not a PDF"),
+    (_docx, NotAPdfError, "ZIP"),
+    (_truncated, CorruptPdfError, "truncated"),
+    (_garbage, CorruptPdfError, "damaged"),
+    (_encrypted, EncryptedPdfError, "password"),
+    (_scanned, ScannedPdfError, "OCR"),
+    (_missing, MissingFileError, "no such file"),
+]
+
+
+@pytest.mark.parametrize(("make", "error", "words"), CASES, ids=[c[0].__name__.strip("_") for c in CASES])
+def test_bad_input_raises_a_typed_one_line_error(tmp_path, make, error, words):
+    path = make(tmp_path)
+    with pytest.raises(error) as caught:
+        parse_pdf(path)
+    message = str(caught.value)
+    assert "\n" not in message and words in message and str(path) in message
+
+
+@pytest.mark.parametrize(("make", "error", "words"), CASES, ids=[c[0].__name__.strip("_") for c in CASES])
+def test_cli_prints_one_line_and_exits_2(tmp_path, capsys, make, error, words):
+    path = make(tmp_path)
+    code = main(["parse", str(path)])
+    captured = capsys.readouterr()
+    assert code == 2
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rhetorica: error: ") and words in lines[0]
+    assert "Traceback" not in captured.err
+
+
+def test_missing_file_is_a_not_a_pdf_error():
+    assert issubclass(MissingFileError, NotAPdfError) and issubclass(NotAPdfError, RhetoricaError)
+
+
+def test_page_limit(tmp_path):
+    path = many_pages_pdf(tmp_path / "long.pdf", 500)
+    with pytest.raises(TooLargeError, match="500 pages, more than the limit of 100"):
+        parse_pdf(path, max_pages=100)
+    assert main(["parse", str(path), "--max-pages", "100"]) == 2
+
+
+@pytest.mark.slow
+def test_500_pages_parse_with_bounded_memory(tmp_path):
+    """A 500-page file parses completely in a fresh process whose peak RSS stays bounded."""
+    import json
+    import subprocess
+    import sys
+
+    path = many_pages_pdf(tmp_path / "long.pdf", 500)
+    script = (
+        "import json, resource, sys\n"
+        "from core.pdf import parse_pdf\n"
+        "p = parse_pdf(sys.argv[1])\n"
+        "print(json.dumps({'pages': p.page_count, 'sentences': len(p.sentences),\n"
+        "                  'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parent.parent)
+    result = json.loads(done.stdout)
+    assert result["pages"] == 500
+    assert result["sentences"] >= 500 * 30
+    assert result["rss_mb"] < 400, result
+
+
+def test_cli_summary_json_and_figures(tmp_path, capsys):
+    from tests.pdf_factory import figure_pdf
+
+    pdf = figure_pdf(tmp_path / "figs.pdf")
+    out = tmp_path / "paper.json"
+    figs = tmp_path / "figs"
+    assert main(["parse", str(pdf), "--json", str(out), "--figures-dir", str(figs)]) == 0
+    text = capsys.readouterr().out
+    assert "title:     Figures In A Generated Paper" in text
+    assert "1 Introduction  [introduction" in text
+    assert "fig1" in text and "Figure 1: A grey box" in text
+    from core.document import Paper
+
+    paper = Paper.load(out)
+    assert [f.id for f in paper.figures] == ["fig1", "tab1"]
+    assert sorted(p.name for p in figs.iterdir()) == ["fig1.png", "tab1.png"]
+    assert (figs / "fig1.png").read_bytes().startswith(b"\x89PNG")

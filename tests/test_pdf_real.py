@@ -1,0 +1,112 @@
+"""core.pdf on the real papers in ../shared/pdfs (skipped when the folder is absent) and on the
+bundled sample paper (SPECTER, ACL 2020, CC BY)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from core.document import Paper, SectionKind
+from core.paths import sample_paper_path, shared_dir
+from core.pdf import parse_pdf
+
+PDF_DIR = shared_dir() / "pdfs"
+REAL_PDFS = sorted(p.name for p in PDF_DIR.glob("*.pdf")) if PDF_DIR.is_dir() else []
+
+
+@cache
+def parsed(name: str) -> Paper:
+    path = sample_paper_path() if name == "sample" else PDF_DIR / name
+    return parse_pdf(path)
+
+
+def check_geometry(paper: Paper) -> None:
+    body = paper.body_text()
+    for k, s in enumerate(paper.sentences):
+        assert s.id == f"s{k}" and s.index == k
+        assert body[s.char_start:s.char_end] == s.text
+        assert s.text == s.text.strip() and "\n" not in s.text
+        assert s.rects, s.text
+        assert sorted(s.pages) == sorted({r.page for r in s.rects})
+        for r in s.rects:
+            width, height = paper.page_sizes[r.page]
+            assert -1 <= r.x0 < r.x1 <= width + 1 and -1 <= r.y0 < r.y1 <= height + 1, (s.text, r)
+            assert r.y1 - r.y0 < 40, "one rectangle per line, not per paragraph"
+    for k, section in enumerate(paper.sections):
+        for s in paper.sentences_in(section):
+            assert s.section_index == k
+    assert sum(sec.sentence_count for sec in paper.sections) == len(paper.sentences)
+    for fig in paper.figures:
+        width, height = paper.page_sizes[fig.page]
+        x0, y0, x1, y1 = fig.bbox
+        assert 0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height
+        for sid in fig.mentioned_by:
+            assert paper.sentence_by_id(sid)
+
+
+def test_sample_paper_parses_well():
+    paper = parsed("sample")
+    assert paper.title == ("SPECTER: Document-level Representation Learning using Citation-informed "
+                           "Transformers")
+    assert paper.authors == ["Arman Cohan", "Sergey Feldman", "Iz Beltagy", "Doug Downey", "Daniel S. Weld"]
+    headings = [(s.number, s.heading, s.kind) for s in paper.sections]
+    assert headings[0] == ("", "Abstract", SectionKind.ABSTRACT)
+    assert ("1", "Introduction", SectionKind.INTRODUCTION) in headings
+    assert ("7", "Related Work", SectionKind.RELATED_WORK) in headings
+    assert ("8", "Conclusions and Future Work", SectionKind.CONCLUSION) in headings
+    assert ("5", "Results", SectionKind.RESULT) in headings
+    assert [s.level for s in paper.sections if s.number == "2.3"] == [2]
+    abstract = paper.abstract_sentences
+    assert len(abstract) == 7
+    assert abstract[0].text == ("Representation learning is a critical ingredient for natural language "
+                                "processing systems.")
+    assert all(s.pages == [0] for s in abstract)
+    body = paper.body_text()
+    assert "Proceedings of the 58th" not in body  # venue footer
+    assert "allenai.org" not in body  # front matter
+    assert "Figure 1: Overview" not in body  # captions stay out of the body
+    assert "Arman Cohan" not in body
+    assert "scientific" in body and "ﬁ" not in body  # ligatures expanded
+    # the references are left out; the appendix after them stays, as "other"
+    assert "Ammar" not in body.split("Appendix")[0][-2000:]
+    assert paper.sections[-1].kind is SectionKind.OTHER and "Appendix" in paper.sections[-1].heading
+    assert [f.id for f in paper.figures] == ["fig1", "tab1", "tab2", "fig2", "tab3"]
+    assert all(f.region_found for f in paper.figures)
+    fig1 = paper.figures[0]
+    assert fig1.page == 1 and [paper.sentence_by_id(i).text for i in fig1.mentioned_by] == [
+        "The high-level overview of the model is shown in Figure 1."]
+    check_geometry(paper)
+
+
+def test_sentence_spanning_a_page_break_has_rects_on_both_pages():
+    paper = parsed("sample")
+    spanning = [s for s in paper.sentences if len(s.pages) == 2]
+    assert spanning
+    s = spanning[0]
+    assert s.rects[0].page == s.pages[0] and s.rects[-1].page == s.pages[1]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", REAL_PDFS or ["(none)"])
+def test_real_pdf_parses_with_consistent_geometry(name):
+    if not REAL_PDFS:
+        pytest.skip(f"no PDFs in {PDF_DIR}")
+    paper = parsed(name)
+    assert paper.title
+    assert len(paper.sentences) >= 40
+    # ULSA (arxiv-2201.09329) has no abstract in its text layer
+    assert paper.sections[0].kind is SectionKind.ABSTRACT or name.startswith("arxiv-2201.09")
+    check_geometry(paper)
+    body = paper.body_text()
+    assert "arXiv:" not in body[:3000] or "arXiv:" in paper.sentences[0].text  # no side stamp
+    assert Paper.from_json(paper.to_json()).to_dict() == paper.to_dict()
+
+
+@pytest.mark.shared
+def test_arxiv_side_stamp_and_page_numbers_are_not_body_text():
+    if "arxiv-1504.06236v2.pdf" not in REAL_PDFS:
+        pytest.skip("arxiv-1504.06236v2.pdf not in the shared folder")
+    paper = parsed("arxiv-1504.06236v2.pdf")
+    assert not any("arXiv:1504.06236" in s.text for s in paper.sentences)
+    assert not any(s.text.isdigit() for s in paper.sentences)

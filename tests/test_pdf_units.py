@@ -1,0 +1,136 @@
+"""Unit tests for the pieces of core.pdf: text clean-up with its position map, mentions,
+caption labels, heading kinds and numbering."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+
+from core.document import SectionKind
+from core.pdf.captions import caption_label
+from core.pdf.headings import is_references, plausible_next, section_kind, split_number
+from core.pdf.lines import Line
+from core.pdf.mentions import mentioned_ids
+from core.pdf.textmap import MappedText, clean_text
+
+
+def make_line(text: str, *, index: int = 0, x0: float = 100.0, y0: float = 50.0, char_w: float = 5.0,
+              size: float = 10.0, bold: float = 0.0, first_in_block: bool = True,
+              first_bold_chars: int = 0) -> Line:
+    xs0 = array("f", [x0 + k * char_w for k in range(len(text))])
+    xs1 = array("f", [x + char_w for x in xs0])
+    return Line(page=0, x0=x0, y0=y0, x1=x0 + char_w * len(text), y1=y0 + size, text=text, cx0=xs0,
+                cx1=xs1, size=size, bold=bold, font="Body", block=0, first_in_block=first_in_block,
+                first_bold_chars=first_bold_chars, index=index)
+
+
+def mapped(*texts: str) -> MappedText:
+    m = MappedText()
+    for k, text in enumerate(texts):
+        m.add_line(make_line(text, index=k, y0=50.0 + 12 * k))
+    return m
+
+
+@pytest.mark.parametrize(("lines", "expected"), [
+    (("We study the repre-", "sentation of words."), "We study the representation of words."),
+    (("the state-of-the-", "art model"), "the state-of-the-art model"),
+    (("a BERT-", "based model"), "a BERT-based model"),
+    (("task-", "specific tuning"), "task-specific tuning"),
+    (("the COVID-", "19 pandemic"), "the COVID-19 pandemic"),
+    (("soft\u00adhy-", "phen and inter\u00adnal"), "softhyphen and internal"),
+    (("no hyphen", "here"), "no hyphen here"),
+])
+def test_line_joining_and_hyphenation(lines, expected):
+    assert mapped(*lines).text == expected
+
+
+def test_ligatures_spaces_and_accents_keep_the_map():
+    m = mapped("e\ufb03cient \ufb01elds\u00a0and\u2009caf\u00b4e nai\u0308ve")
+    assert m.text == "efficient fields and café naïve"
+    assert len(m.chars) == len(m.line_ids) == len(m.xs0) == len(m.xs1)
+    # the three letters of the ffi ligature share the glyph's box, in order
+    assert m.xs0[1] < m.xs0[2] < m.xs0[3] and m.xs1[3] == pytest.approx(110.0)
+
+
+def test_slice_lines_gives_one_box_per_line():
+    m = mapped("First line of text", "second line here.")
+    start = m.text.index("of")
+    end = m.text.index("second") + len("second")
+    boxes = m.slice_lines(start, end)
+    assert [lid for lid, _x0, _x1 in boxes] == [0, 1]
+    assert boxes[0][1] == pytest.approx(100 + 5 * 11)  # "of" starts at character 11 of line 0
+    assert boxes[1][2] == pytest.approx(100 + 5 * 6)  # "second" ends at character 6 of line 1
+
+
+def test_clean_text():
+    assert clean_text("  Con\ufb01dence\u00a0 intervals \u200b ") == "Confidence intervals"
+    assert clean_text("x\ud835\udc65y") == "x\U0001d465y"  # a surrogate pair becomes one character
+    assert clean_text("x\ud835y") == "xy"
+
+
+@pytest.mark.parametrize(("text", "ids"), [
+    ("as shown in Figure 3.", ["fig3"]),
+    ("see Fig. 2 and Fig 4", ["fig2", "fig4"]),
+    ("Figs. 2 and 3 show", ["fig2", "fig3"]),
+    ("Figs. 2–4 show", ["fig2", "fig3", "fig4"]),
+    ("in Tables 1-3", ["tab1", "tab2", "tab3"]),
+    ("Table 2, Figure S1 and FIGURE 5(a)", ["tab2", "figS1", "fig5"]),
+    ("(Figures 1, 2, and 5)", ["fig1", "fig2", "fig5"]),
+    ("no figure here, only a configuration", []),
+])
+def test_mentions(text, ids):
+    assert mentioned_ids(text) == ids
+
+
+@pytest.mark.parametrize(("text", "starts_block", "bold_chars", "size", "expected"), [
+    ("Figure 3: Overview of the model.", True, 0, 9.0, ("figure", "3")),
+    ("Fig. 3. Overview of the model.", True, 0, 9.0, ("figure", "3")),
+    ("FIGURE 3 Overview", True, 0, 9.0, ("figure", "3")),
+    ("Fig 1. PLOS style caption", True, 0, 10.0, ("figure", "1")),
+    ("Table 2 Characteristics of the patients", True, 7, 10.0, ("table", "2")),
+    ("Figure S1: Supplementary plot", True, 0, 9.0, ("figure", "S1")),
+    ("Table 2 shows the results of the experiments", True, 0, 10.0, None),
+    ("Figure 3: inside a paragraph", False, 0, 10.0, None),
+    ("The results in Figure 3 are good", True, 0, 10.0, None),
+])
+def test_caption_labels(text, starts_block, bold_chars, size, expected):
+    line = make_line(text, size=size, first_bold_chars=bold_chars)
+    assert caption_label(line, 10.0, starts_block) == expected
+
+
+@pytest.mark.parametrize(("title", "kind"), [
+    ("Introduction", SectionKind.INTRODUCTION),
+    ("Background", SectionKind.INTRODUCTION),
+    ("Related Work", SectionKind.RELATED_WORK),
+    ("Previous Work", SectionKind.RELATED_WORK),
+    ("Literature Review", SectionKind.RELATED_WORK),
+    ("Materials and Methods", SectionKind.METHOD),
+    ("Our Approach", SectionKind.METHOD),
+    ("Experimental Setup", SectionKind.METHOD),
+    ("Data", SectionKind.METHOD),
+    ("Experiments", SectionKind.RESULT),
+    ("Results", SectionKind.RESULT),
+    ("Evaluation", SectionKind.RESULT),
+    ("Discussion", SectionKind.DISCUSSION),
+    ("Error Analysis", SectionKind.DISCUSSION),
+    ("Conclusions and Future Work", SectionKind.CONCLUSION),
+    ("Summary", SectionKind.CONCLUSION),
+    ("Acknowledgements", SectionKind.OTHER),
+    ("Abstract", SectionKind.ABSTRACT),
+    ("Results and Discussion", SectionKind.RESULT),
+])
+def test_section_kinds(title, kind):
+    assert section_kind(title) is kind
+
+
+def test_numbering():
+    assert split_number("3.1 Data") == ("3.1", "Data")
+    assert split_number("2. Methods") == ("2", "Methods")
+    assert split_number("IV. RESULTS") == ("IV", "RESULTS")
+    assert split_number("A Appendix", allow_letters=True) == ("A", "Appendix")
+    assert split_number("A Study of Things") == ("", "A Study of Things")
+    assert plausible_next("2.1", "2") and plausible_next("3", "2.4") and plausible_next("2.5", "2.4")
+    assert plausible_next("3.1", "2.4")  # the section heading "3" was missed
+    assert not plausible_next("1", "8") and not plausible_next("1", "A")
+    assert is_references("REFERENCES") and is_references("Bibliography") and not is_references("Refer")
