@@ -19,7 +19,7 @@ _PAGE_NUMBER = re.compile(
 _ONLY_NUMBER = re.compile(r"^\(?[\dA-Za-z]?\d{0,3}[.)]?\)?$")
 _EQUATION_NUMBER = re.compile(r"^\(\s*[A-Z]?\d{1,3}(?:\.\d{1,2})?[a-z]?\s*\)$")
 _STAMP = re.compile(r"^arXiv:\d{4}\.\d{4,5}", re.IGNORECASE)
-_MARGIN = 0.09  # top/bottom share of the page where running heads live
+_MARGIN = 0.1  # top/bottom share of the page where running heads live
 
 
 def _key(text: str) -> str:
@@ -30,12 +30,16 @@ def mark_furniture(pages: list[list[Line]], page_heights: list[float]) -> None:
     """Tag furniture lines in place with ``"furniture"``."""
     n_pages = len(pages)
     seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    placed: dict[tuple[str, int], set[int]] = defaultdict(set)  # same text at the same height
     for lines in pages:
         for ln in lines:
             zone = _zone(ln, page_heights[ln.page])
             if zone:
                 seen[(zone, _key(ln.text))].add(ln.page)
+            if len(ln.text) >= 8:
+                placed[(_key(ln.text), round(ln.y0 / 3))].add(ln.page)
     threshold = max(2, int(0.25 * n_pages)) if n_pages >= 3 else 99
+    placed_threshold = max(3, int(0.4 * n_pages))
     for lines in pages:
         height = page_heights[lines[0].page] if lines else 0.0
         number_x: dict[int, int] = defaultdict(int)
@@ -47,6 +51,10 @@ def mark_furniture(pages: list[list[Line]], page_heights: list[float]) -> None:
                 continue
             if zone and (_PAGE_NUMBER.match(text) or len(seen[(zone, _key(text))]) >= threshold):
                 ln.tags.add("furniture")
+                continue
+            repeats = len(placed[(_key(text), round(ln.y0 / 3))]) if len(text) >= 8 else 0
+            if n_pages >= 4 and repeats >= placed_threshold:
+                ln.tags.add("furniture")  # repeated on many pages at the same place (running head)
                 continue
             if _EQUATION_NUMBER.match(text):
                 ln.tags.add("equation-number")

@@ -26,6 +26,11 @@ TEXT_FLAGS = (
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B|CMBX|CMB\d|CMSSBX|\bBX",
                         re.IGNORECASE)
 _ITALIC_FONT = re.compile(r"italic|oblique|-It\b|\.I$|-I$|Ital|CMTI|CMSL|CMBXTI|CMMI", re.IGNORECASE)
+MATH_FONT = re.compile(
+    r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath|MT2M|MTMI|MTSY|MTEX|Euclid"
+    r"|Lucida.*Math|Cambria.*Math|CMBSY|CMMIB|esint|wasy|txsy|pxsy|txmi|pxmi",
+    re.IGNORECASE,
+)
 _MARKER = re.compile(r"^[\d,∗*†‡§¶#⋆⋄♠♣♥♦]+$")
 
 
@@ -49,6 +54,7 @@ class Line:
     first_bold_chars: int = 0  # length of the leading bold run (for caption labels)
     gaps: tuple[int, ...] = ()  # offsets in ``text`` where a wide horizontal gap was joined
     italic: float = 0.0  # fraction of non-space characters in italics
+    math: float = 0.0  # fraction of non-space characters in math fonts
     runs: tuple[tuple[int, int, bool, bool], ...] = ()  # (start, end, bold, italic) style runs
     index: int = -1  # position in the document's line list (set by the caller)
     tags: set[str] = field(default_factory=set)
@@ -177,6 +183,8 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
     lead = 0
     lead_open = True
     italic_count = 0
+    math_count = 0
+    math_fonts: dict[str, bool] = {}
     runs: list[list] = []  # [start, end, bold, italic]
     for k, (ch, (size, bold, font, italic)) in enumerate(zip(chars, fonts)):
         if not ch.isspace():
@@ -186,6 +194,11 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
                 runs.append([k, k + 1, bold, italic])
             if italic:
                 italic_count += 1
+            is_math = math_fonts.get(font)
+            if is_math is None:
+                is_math = math_fonts[font] = bool(MATH_FONT.search(font))
+            if is_math:
+                math_count += 1
         if ch.isspace():
             if lead_open and bold:
                 lead += 1
@@ -219,6 +232,7 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
         bold=bold_count / visible,
         font=font,
         italic=italic_count / visible,
+        math=math_count / visible,
         runs=tuple((a, b, bo, it) for a, b, bo, it in runs),
         block=block,
         first_bold_chars=lead,
@@ -299,6 +313,7 @@ def tail(line: Line, start: int) -> Line:
         first_bold_chars=max(0, line.first_bold_chars - start),
         gaps=tuple(g - start for g in line.gaps if g > start),
         italic=line.italic,
+        math=line.math,
         runs=tuple((max(0, a - start), b - start, bo, it) for a, b, bo, it in line.runs if b > start),
         index=line.index,
         tags=set(line.tags),

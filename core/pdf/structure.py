@@ -26,7 +26,7 @@ from core.pdf.headings import (
     split_number,
 )
 from core.pdf.layout import PageLayout
-from core.pdf.lines import Line, tail
+from core.pdf.lines import MATH_FONT, Line, tail
 from core.pdf.textmap import MappedText, clean_text
 
 SKIP_TAGS = {"furniture", "stray", "equation-number", "caption", "figure", "title", "equation"}
@@ -52,9 +52,11 @@ _BACK_MATTER = re.compile(
     r"|declarations?|pre-publication history|endnotes|supplementary (?:material|information))$",
     re.IGNORECASE,
 )
+_PSEUDO_CODE = re.compile(r"^\d{1,3}:\s")
+_NUMBER_TOKEN = re.compile(r"^[(\[]?[-+−±~<>≈]?\d[\d.,:/%×x]*[)\]*†‡]?[,;]?$")
 _TOC_LINE = re.compile(r"\s\d{1,3}$")
-_BULLET = re.compile(r"^[•◦▪●∙·]\s*")
-_MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath", re.IGNORECASE)
+_BULLET = re.compile(r"^[•◦▪●∙·\x0f\x07\uf0b7]\s*")
+_MATH_FONT = MATH_FONT
 _MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
 _TERMINAL = (".", "?", "!", ":", ".”", ".\"", ".)", "?”", "!”", ".’")
 
@@ -77,11 +79,23 @@ class Structure:
     authors_stop: tuple[int, float]  # (page, y) where the abstract/body starts (authors lie above)
 
 
+def is_tabular(line: Line) -> bool:
+    """A row of numbers (a table that no caption claimed) or a line of pseudo-code."""
+    text = line.text
+    if _PSEUDO_CODE.match(text):
+        return True
+    tokens = text.split()
+    numeric = sum(1 for t in tokens if _NUMBER_TOKEN.match(t))
+    return numeric >= 3 and numeric >= 0.4 * len(tokens)
+
+
 def is_equation(line: Line) -> bool:
     text = line.text
-    if _MATH_FONT.search(line.font):
+    if sum(1 for c in text[1:] if ord(c) < 32 or 0x80 <= ord(c) < 0xA0) >= 1 and len(text) < 60:
+        return True  # glyphs without unicode (math fonts with broken encodings)
+    if line.math >= 0.3 or _MATH_FONT.search(line.font):
         words = re.findall(r"[A-Za-z]{4,}", text)
-        if len(words) <= 2:
+        if len(words) <= 2 or (line.math >= 0.5 and len(words) <= 4):
             return True
     math = sum(1 for c in text if c in _MATH_CHARS)
     words = re.findall(r"[A-Za-z]{3,}", text)
@@ -199,7 +213,7 @@ def build_structure(
         page_heights = [1e9] * len(layouts)
     lines = [ln for ln in flow if not (ln.tags & SKIP_TAGS)]
     for ln in lines:
-        if is_equation(ln):
+        if is_equation(ln) or is_tabular(ln):
             ln.tags.add("equation")
     lines = [ln for ln in lines if "equation" not in ln.tags]
     heads = _heading_matches(lines, body_size, body_font)

@@ -176,7 +176,12 @@ class MappedText:
                 self._pop()
                 self._push(composed, lid, x0, x1)
                 return
-        if 0xE000 <= ord(ch) <= 0xF8FF:  # private-use glyphs from symbol fonts
+        if 0xE000 <= ord(ch) <= 0xF8FF or ord(ch) < 32:  # private-use or control: glyphs without text
+            return
+        if ch == "." and len(self.chars) >= 2 and self.chars[-1] == " " and self.chars[-2] in ".…":
+            self._pop()  # a spaced ellipsis ". . ." becomes "…" so that it ends no sentence
+            self.chars[-1] = "…"
+            self.xs1[-1] = x1
             return
         self._push(ch, lid, x0, x1)
 
