@@ -36,7 +36,7 @@ def mark_furniture(pages: list[list[Line]], page_heights: list[float]) -> None:
             zone = _zone(ln, page_heights[ln.page])
             if zone:
                 seen[(zone, _key(ln.text))].add(ln.page)
-            if len(ln.text) >= 8:
+            if len(ln.text) >= 8 and _zone(ln, page_heights[ln.page], 0.15):
                 placed[(_key(ln.text), round(ln.y0 / 3))].add(ln.page)
     threshold = max(2, int(0.25 * n_pages)) if n_pages >= 3 else 99
     placed_threshold = max(3, int(0.4 * n_pages))
@@ -79,11 +79,11 @@ def mark_furniture(pages: list[list[Line]], page_heights: list[float]) -> None:
                 ln.tags.add("stray")
 
 
-def _zone(ln: Line, height: float) -> str:
+def _zone(ln: Line, height: float, margin: float = _MARGIN) -> str:
     if height <= 0:
         return ""
-    if ln.y1 <= _MARGIN * height:
+    if ln.y1 <= margin * height:
         return "top"
-    if ln.y0 >= (1 - _MARGIN) * height:
+    if ln.y0 >= (1 - margin) * height:
         return "bottom"
     return ""
