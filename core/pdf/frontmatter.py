@@ -17,10 +17,10 @@ _VENUE = re.compile(
 _AFFILIATION = re.compile(
     r"universit|institut|department|dept\.|school|college|laborator|centre|center|faculty|hospital"
     r"|corporation|inc\.|ltd|gmbh|research|foundation|academy|@|\.edu|\.com|\.org|street|road"
-    r"|usa\b|u\.s\.a|china|germany|france|japan|india|italy|canada|kingdom|spain|correspond",
+    r"|usa\b|u\.s\.a|china|germany|france|japan|india|italy|canada|kingdom|spain|correspond"
+    r"|group\b|\blab\b|team\b|processing|intelligence|science|engineering|computer|microsoft|google|\bibm\b",
     re.IGNORECASE,
 )
-_NAME_WORD = re.compile(r"^(?:[A-Z][a-zA-Z'’\-]+|[A-Z]\.(?:-?[A-Z]\.)*|[a-z]{1,3}|[A-Z][a-z]*[A-Z][a-z]+)$")
 _NOISE = re.compile(r"[\d∗*†‡§¶⋆♠♣♥♦#,]+$|^[\d∗*†‡§¶⋆♠♣♥♦#]+")
 
 
@@ -51,12 +51,12 @@ def find_title(lines: list[Line], page_height: float, body_size: float) -> list[
         if ln is seed or ln.y0 < seed.y0:
             continue
         last = title[-1]
-        if ln.y0 - last.y1 <= 0.9 * seed.size and ln.y0 > last.y0:
+        if ln.y0 - last.y1 <= 1.3 * seed.size and ln.y0 > last.y0:
             title.append(ln)
         elif ln.y0 > last.y1:
             break
     for ln in sorted(pool, key=lambda ln: -ln.y0):  # lines just above the seed
-        if ln.y1 <= seed.y0 and seed.y0 - ln.y1 <= 0.9 * seed.size and ln not in title:
+        if ln.y1 <= seed.y0 and seed.y0 - ln.y1 <= 1.3 * seed.size and ln not in title:
             title.insert(0, ln)
             seed = ln
     return title[:6]
@@ -78,6 +78,15 @@ def find_authors(lines: list[Line], title: list[Line], stop_y: float, body_size:
         if ln.size < 0.8 * body_size or _VENUE.search(ln.text):
             continue
         if _AFFILIATION.search(ln.text):
+            # ACM style: "TAL AUGUST, University of Washington, USA"
+            head, _sep, rest = ln.text.partition(",")
+            words = head.split()
+            if rest and _AFFILIATION.search(rest) and not _AFFILIATION.search(head) and 2 <= len(words) <= 4 \
+                    and all(w[:1].isupper() for w in words):
+                name = " ".join(_name_case(w) for w in words)
+                if name not in names:
+                    names.append(name)
+                continue
             if names:
                 break
             continue
@@ -89,23 +98,49 @@ def find_authors(lines: list[Line], title: list[Line], stop_y: float, body_size:
     return names
 
 
+_PARTICLES = {"van", "von", "de", "der", "den", "di", "da", "la", "le", "du", "del", "dos", "das", "y", "bin",
+              "al"}
+
+
+def _name_case(word: str) -> str:
+    """"QUIRK" -> "Quirk" (names set in capitals or small caps); initials stay."""
+    return word.capitalize() if word.isupper() and len(word) >= 2 and "." not in word else word
+
+
+def _name_word(word: str) -> bool:
+    if word in _PARTICLES:
+        return True
+    return word[:1].isupper() and all(c.isalpha() or c in "-'’." for c in word)
+
+
 def _split_names(line: Line) -> list[str]:
     text = line.text
     parts: list[str] = []
-    cuts = [0, *line.gaps, len(text)]
+    # wide spaces between names set on one line ("Ruifang Ge      Raymond J. Mooney")
+    wide: list[int] = []
+    prev = -1
+    for k, ch in enumerate(text):
+        if ch.isspace():
+            continue
+        if prev >= 0 and k > prev + 1 and line.cx0[k] - line.cx1[prev] > 0.6 * line.size:
+            wide.append(prev + 1)
+        prev = k
+    cuts = sorted({0, *line.gaps, *wide, len(text)})
     for a, b in itertools.pairwise(cuts):
         parts.extend(re.split(r",|;|\band\b|&|\s{2,}", text[a:b]))
     out: list[str] = []
     for part in parts:
         part = clean_text(part)
-        part = re.sub(r"(?<=[A-Za-z])[\d∗*†‡§¶⋆♠♣♥♦#]+", "", part)
+        part = re.sub(r"(?<=[A-Za-z])[\d∗*†‡§¶⋆♠♣♥♦#α-ωΑ-Ω,]+(?=\s|$)", "", part)
         part = _NOISE.sub("", part).strip(" ,;")
         words = part.split()
+        if words and words[0].lower() == "and":
+            words = words[1:]
         if not 2 <= len(words) <= 5:
             continue
-        if not all(_NAME_WORD.match(w) for w in words):
+        if not all(_name_word(w) for w in words):
             continue
         if sum(1 for w in words if w[0].isupper()) < 2:
             continue
-        out.append(" ".join(words))
+        out.append(" ".join(_name_case(w) for w in words))
     return out

@@ -31,7 +31,7 @@ MATH_FONT = re.compile(
     r"|Lucida.*Math|Cambria.*Math|CMBSY|CMMIB|esint|wasy|txsy|pxsy|txmi|pxmi",
     re.IGNORECASE,
 )
-_MARKER = re.compile(r"^[\d,∗*†‡§¶#⋆⋄♠♣♥♦]+$")
+_MARKER = re.compile(r"^(?:[\d,∗*†‡§¶#⋆⋄♠♣♥♦]+|[a-h](?:,[a-h\d∗*])*,?)$")
 
 
 @dataclass
@@ -72,8 +72,15 @@ class Line:
         return (self.y0 + self.y1) / 2
 
 
-def _is_bold(span: dict) -> bool:
-    return bool(span["flags"] & 16) or bool(_BOLD_FONT.search(span["font"]))
+_FONT_STYLE: dict[str, tuple[bool, bool]] = {}
+
+
+def _font_style(font: str) -> tuple[bool, bool]:
+    """(bold, italic) from a font name, cached (names repeat on every span)."""
+    style = _FONT_STYLE.get(font)
+    if style is None:
+        style = _FONT_STYLE[font] = (bool(_BOLD_FONT.search(font)), bool(_ITALIC_FONT.search(font)))
+    return style
 
 
 class _Frag:
@@ -114,9 +121,11 @@ def _line_frag(line: dict) -> tuple[_Frag, float] | None:
             and frag.chars
         ):
             continue
-        bold = _is_bold(span)
         font = span["font"]
-        italic = bool(span["flags"] & 2) or bool(_ITALIC_FONT.search(font))
+        bold_name, italic_name = _font_style(font)
+        flags = span["flags"]
+        bold = bool(flags & 16) or bold_name
+        italic = bool(flags & 2) or italic_name
         for c in chars:
             ch = c["c"]
             x0, _y0, x1, _y1 = c["bbox"]

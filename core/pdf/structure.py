@@ -188,12 +188,23 @@ def _starts_body(hm: HeadingMatch) -> bool:
     return bool(hm.number) or section_kind(hm.title) is not SectionKind.OTHER or is_references(hm.title)
 
 
+def _is_prose_block(block: list[Line]) -> bool:
+    """Running text (an abstract without its heading), not names, affiliations or a venue box."""
+    if len(block) < 3 or sum(len(ln.text) for ln in block) < 200:
+        return False
+    words = [w for ln in block for w in ln.text.split() if w[:1].isalpha()]
+    lower = sum(1 for w in words if w[0].islower())
+    return bool(words) and lower >= 0.5 * len(words)
+
+
 def _blocks(lines: list[Line]) -> list[list[Line]]:
+    """Runs of lines that read as one block: same page and size, small vertical steps."""
     blocks: list[list[Line]] = []
     for ln in lines:
         if blocks:
             last = blocks[-1][-1]
-            if last.page == ln.page and last.block == ln.block:
+            if last.page == ln.page and (last.block == ln.block or (
+                    abs(last.size - ln.size) < 0.3 and 0 <= ln.y0 - last.y1 < 0.8 * ln.size)):
                 blocks[-1].append(ln)
                 continue
         blocks.append([ln])
@@ -250,11 +261,8 @@ def build_structure(
         stop = (abstract_line.page, abstract_line.y0)
     else:
         end = first_heading if first_heading is not None else len(lines)
-        front = [ln for ln in lines[:end] if ln.page <= 1 and not _is_small(ln, body_size)]
-        prose = [
-            b for b in _blocks(front)
-            if len(b) >= 3 and sum(len(ln.text) for ln in b) >= 200
-        ]
+        front = [ln for ln in lines[:end] if ln.page <= 1 and ln.size >= 0.7 * body_size]
+        prose = [b for b in _blocks(front) if _is_prose_block(b)]
         if prose and first_heading is not None:
             block = prose[-1]
             builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
