@@ -426,8 +426,10 @@ def _finish(
     top_size = sorted(top_sizes)[len(top_sizes) // 2] if top_sizes else 0.0
     for b in built:
         if (not b.number and top_size and b.size and b.size < top_size - 0.6
-                and b.kind is not SectionKind.ABSTRACT):
+                and b.kind is not SectionKind.ABSTRACT and not _BACK_MATTER.match(b.heading)):
             b.level = 2
+    if not top_sizes:
+        _levels_by_style(built)
     # subsections inherit their parent's kind when their own is "other"
     stack: list[BuiltSection] = []
     for b in built:
@@ -469,6 +471,29 @@ def _finish(
             first_sentence=first, sentence_count=len(sentences) - first,
         ))
     return sections, sentences
+
+
+_MAIN_KINDS = {SectionKind.INTRODUCTION, SectionKind.METHOD, SectionKind.RESULT, SectionKind.DISCUSSION,
+               SectionKind.CONCLUSION, SectionKind.RELATED_WORK}
+
+
+def _levels_by_style(built: list[BuiltSection]) -> None:
+    """Unnumbered papers: headings set smaller than the main ones ("Introduction", "Methods"),
+    or in mixed case where the main ones are in capitals, are subsections."""
+    main = [b for b in built if b.kind in _MAIN_KINDS and not b.number and b.size]
+    if not main:
+        return
+    sizes = sorted(b.size for b in main)
+    top_size = sizes[len(sizes) // 2]
+    top_caps = sum(1 for b in main if b.heading.isupper()) > len(main) / 2
+    for b in built:
+        if b.number or b.kind is SectionKind.ABSTRACT or not b.size:
+            continue
+        smaller = b.size < top_size - 0.5 and not _BACK_MATTER.match(b.heading)
+        if smaller or (top_caps and not b.heading.isupper() and b.size <= top_size + 0.3):
+            b.level = max(b.level, 2)
+        elif b.size >= top_size - 0.5 and b.level > 1 and (b.heading.isupper() or not top_caps):
+            b.level = 1
 
 
 def _is_other_heading(heading: str) -> bool:
