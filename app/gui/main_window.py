@@ -31,6 +31,7 @@ from app.gui.model_holder import ModelHolder, ModelOptions
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
 from app.gui.panels import load_builtin_panels
+from app.gui.render_client import RenderClient
 from app.gui.session import OpenDocument, Session
 from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
@@ -62,7 +63,9 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1400, 900)
 
-        self.page_view = PageView(self.palette_)
+        self.renderer = RenderClient()
+        self.renderer.start()  # a child process renders pages; falls back to the UI thread if absent
+        self.page_view = PageView(self.palette_, self.renderer)
         self.banner = Banner()
         self.empty = EmptyState()
         self.empty.openRequested.connect(self.open_dialog)
@@ -322,7 +325,8 @@ class MainWindow(QMainWindow):
     # -- session events -----------------------------------------------------------------
     def _on_document_opened(self, document: OpenDocument) -> None:
         self.stack.setCurrentWidget(self.page_view)
-        self.page_view.set_document(document.doc, document.page_sizes, zoom=self.settings.zoom)
+        self.page_view.set_document(document.doc, document.page_sizes, zoom=self.settings.zoom,
+                                     path=document.path)
         self.page_box.setRange(1, len(document.page_sizes))
         self.page_total.setText(f" of {len(document.page_sizes)} ")
         self.setWindowTitle(f"{Path(document.path).name} — Rhetorica")
@@ -552,5 +556,6 @@ class MainWindow(QMainWindow):
             draft.flush()
         self.settings.sync()
         self.tracker.cancel_all()
+        self.renderer.stop()
         super().closeEvent(event)
 

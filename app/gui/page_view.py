@@ -9,6 +9,7 @@ chunks when the analysis arrives.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -17,6 +18,7 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QGuiApplication,
+    QImage,
     QPainter,
     QPainterPath,
     QPen,
@@ -33,13 +35,16 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.palette import RolePalette
-from app.gui.pdf_pages import render_page, text_in_rect
+from app.gui.pdf_pages import BandedRender, text_in_rect
+from app.gui.render_client import RenderClient
 
 PAGE_GAP = 14.0  # points between pages
 ZOOM_STEPS = (0.25, 0.33, 0.5, 0.67, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0)
 MIN_ZOOM, MAX_ZOOM = 0.2, 6.0
 PIXMAP_CACHE_PAGES = 24
-OVERLAY_CHUNK = 150  # sentence items built per event-loop turn
+OVERLAY_CHUNK = 100  # sentence items built per event-loop turn
+MAX_IN_FLIGHT = 2  # page requests outstanding at the render process
+RENDER_SLICE_S = 0.012  # fallback renderer: UI-thread time per turn before yielding to the event loop
 DRAG_THRESHOLD = 5  # pixels before a press becomes a rubber-band selection
 
 
@@ -72,7 +77,7 @@ class PageItem(QGraphicsItem):
         if self.pixmap is not None:
             painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
             painter.drawPixmap(self.size, self.pixmap, QRectF(self.pixmap.rect()))
-            if not self.painted_with_pixmap:
+            if not self.painted_with_pixmap and self.pixmap_scale > 0:
                 self.painted_with_pixmap = True
                 if self.on_first_paint is not None:
                     callback, self.on_first_paint = self.on_first_paint, None
@@ -148,9 +153,18 @@ class PageView(QGraphicsView):
     overlaysBuilt = Signal(int)  # number of sentence items
     textSelected = Signal(str)
 
-    def __init__(self, palette: RolePalette, parent: QWidget | None = None) -> None:
+    def __init__(self, palette: RolePalette, renderer: RenderClient | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._palette = palette
+        self._renderer = renderer
+        self._token = 0
+        self._in_flight: set[int] = set()
+        if renderer is not None:
+            renderer.pageRendered.connect(self._on_page_rendered)
+            renderer.pageFailed.connect(self._on_page_failed)
+            renderer.ready.connect(self._schedule_visible)
+            renderer.stopped.connect(self._on_renderer_stopped)
         self.setScene(QGraphicsScene(self))
         self.setBackgroundBrush(QColor("#e4e4e4"))
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.SmoothPixmapTransform)
@@ -165,6 +179,7 @@ class PageView(QGraphicsView):
         self._fit_width = True
         self._lru: OrderedDict[int, None] = OrderedDict()
         self._queue: list[int] = []
+        self._job: BandedRender | None = None
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(0)
@@ -193,10 +208,14 @@ class PageView(QGraphicsView):
     def zoom(self) -> float:
         return self._zoom
 
-    def set_document(self, doc: Any, sizes: list[tuple[float, float]], zoom: float = 0.0) -> None:
+    def set_document(self, doc: Any, sizes: list[tuple[float, float]], zoom: float = 0.0,
+                     path: str | None = None) -> None:
         """Lay out placeholder pages at once; pages near the viewport render on the next turns."""
         self.clear()
         self._doc = doc
+        self._token += 1
+        if self._renderer is not None and path is not None:
+            self._renderer.open(self._token, path)
         max_width = max((w for w, _ in sizes), default=612.0)
         y = PAGE_GAP
         for index, (width, height) in enumerate(sizes):
@@ -219,6 +238,9 @@ class PageView(QGraphicsView):
         self._overlay_timer.stop()
         self._pending_overlay = None
         self._queue.clear()
+        self._job = None
+        self._in_flight.clear()
+        self._token += 1
         self._lru.clear()
         self._overlays = []
         self._pages = []
@@ -358,24 +380,89 @@ class PageView(QGraphicsView):
         if wanted and not self._render_timer.isActive():
             self._render_timer.start()
 
+    @property
+    def uses_render_server(self) -> bool:
+        return self._renderer is not None and self._renderer.available
+
     def _render_next(self) -> None:
-        if self._doc is None or not self._queue:
+        if self._doc is None:
             return
-        index = self._queue.pop(0)
-        scale = self._scale()
-        item = self._pages[index]
-        if abs(item.pixmap_scale - scale) > 1e-3:
-            image = render_page(self._doc, index, scale)
-            pixmap = QPixmap.fromImage(image)
-            item.set_pixmap(pixmap, scale)
-            self.renders += 1
-            self._lru.pop(index, None)
-            self._lru[index] = None
-            while len(self._lru) > PIXMAP_CACHE_PAGES:
-                old, _ = self._lru.popitem(last=False)
-                self._pages[old].set_pixmap(None, 0.0)
-        if self._queue:
+        if self.uses_render_server:
+            self._request_renders()
+            return
+        # fallback (no render process): short steps on the UI thread, cheap ones batched
+        start = time.perf_counter()
+        while True:
+            step_start = time.perf_counter()
+            more = self._render_step()
+            now = time.perf_counter()
+            if not more or now + 1.5 * (now - step_start) > start + RENDER_SLICE_S:
+                break
+        if self._queue or self._job is not None:
             self._render_timer.start()
+
+    def _request_renders(self) -> None:
+        renderer = self._renderer
+        if renderer is None or not renderer.is_ready:
+            return  # ``ready`` reschedules
+        scale = self._scale()
+        for index in list(self._queue):
+            if len(self._in_flight) >= MAX_IN_FLIGHT:
+                break
+            if index in self._in_flight or abs(self._pages[index].pixmap_scale - scale) <= 1e-3:
+                continue
+            if renderer.render(self._token, index, scale):
+                self._in_flight.add(index)
+
+    def _on_page_rendered(self, token: int, index: int, scale: float, image: QImage) -> None:
+        if token != self._token or not (0 <= index < len(self._pages)):
+            return
+        self._in_flight.discard(index)
+        if abs(scale - self._scale()) <= 1e-3:
+            self._pages[index].set_pixmap(QPixmap.fromImage(image), scale)
+            self.renders += 1
+            self._remember(index)
+        self._schedule_visible()
+
+    def _on_page_failed(self, token: int, index: int, message: str) -> None:
+        if token == self._token:
+            self._in_flight.discard(index)
+
+    def _on_renderer_stopped(self) -> None:
+        self._in_flight.clear()
+        self._schedule_visible()  # falls back to rendering on this thread
+
+    def _remember(self, index: int) -> None:
+        self._lru.pop(index, None)
+        self._lru[index] = None
+        while len(self._lru) > PIXMAP_CACHE_PAGES:
+            old, _ = self._lru.popitem(last=False)
+            self._pages[old].set_pixmap(None, 0.0)
+
+    def _render_step(self) -> bool:
+        """One render step; False when there is nothing left to do."""
+        scale = self._scale()
+        job = self._job
+        if job is not None and (abs(job.scale - scale) > 1e-3 or job.index not in self._queue):
+            job = self._job = None
+        if job is None:
+            while self._queue and abs(self._pages[self._queue[0]].pixmap_scale - scale) <= 1e-3:
+                self._queue.pop(0)
+            if not self._queue:
+                return False
+            job = self._job = BandedRender(self._doc, self._queue[0], scale)
+        finished = job.step()
+        item = self._pages[job.index]
+        if finished or (job.bands_done and job.bands_done % 4 == 0):
+            # show progress: the bands so far (the rest stays white) until the page is complete
+            item.set_pixmap(QPixmap.fromImage(job.image), job.scale if finished else -1.0)
+        if finished:
+            self._job = None
+            self.renders += 1
+            if self._queue and self._queue[0] == job.index:
+                self._queue.pop(0)
+            self._remember(job.index)
+        return bool(self._queue) or self._job is not None
 
     def has_pixmap(self, index: int) -> bool:
         return 0 <= index < len(self._pages) and self._pages[index].pixmap is not None

@@ -41,8 +41,9 @@ class OpenDocument:
 
 
 def _parse_job(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple[Paper, str, bool]:
+    from app.gui.pdf_jobs import parse_isolated
     from core.fileio import file_sha256
-    from core.pdf import PARSER_VERSION, parse_pdf
+    from core.pdf import PARSER_VERSION
 
     sha = file_sha256(path)
     ctx.check()
@@ -51,7 +52,7 @@ def _parse_job(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple
         if paper is not None:
             paper.source_path = path
             return paper, sha, True
-    paper = parse_pdf(path, ctx)
+    paper = parse_isolated(ctx, path)  # a child process: pymupdf is not thread-safe
     if cache is not None:
         with contextlib.suppress(OSError):
             cache.save_paper(paper, sha)

@@ -22,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+import app.gui.qtfix  # noqa: F401  (refcount guard for PySide6 6.12 / pymupdf 1.28 on Python 3.11)
 from core.errors import Cancelled
 from core.jobs import JobContext, Progress
 
@@ -36,7 +37,7 @@ def thread_pool() -> QThreadPool:
     global _POOL
     if _POOL is None:
         _POOL = QThreadPool()
-        _POOL.setMaxThreadCount(4)
+        _POOL.setMaxThreadCount(6)  # one is the page-render reply reader
     return _POOL
 
 

@@ -25,16 +25,10 @@ FIGURE_ROLE = Qt.ItemDataRole.UserRole
 
 def render_thumbnails(ctx: JobContext, path: str, figures: list[Any], zoom: float = 1.0
                       ) -> Iterator[tuple[int, bytes | None]]:
-    """Yield ``(figure index, PNG bytes or None)`` for each figure (None: could not render)."""
-    from core.pdf import render_figure_png
+    """Yield ``(figure index, PNG bytes or None)`` for each figure, rendered in a child process."""
+    from app.gui.pdf_jobs import figure_pngs_isolated
 
-    for i, figure in enumerate(figures):
-        ctx.progress(i, len(figures), f"figure {i + 1} of {len(figures)}")
-        try:
-            png = render_figure_png(path, figure, zoom=zoom)
-        except Exception:  # one bad crop must not lose the others
-            png = None
-        yield i, png
+    yield from figure_pngs_isolated(ctx, path, figures, zoom)
     ctx.progress(len(figures), len(figures), "figures ready")
 
 

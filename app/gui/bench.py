@@ -1,0 +1,115 @@
+"""GUI start-up and responsiveness measurements (used by ``rhetorica bench gui``).
+
+- cold start: wall clock from launching ``python -m app gui`` in a fresh process to the window's
+  first paint (the child prints the time of its first paint; the parent started the clock just
+  before spawning it);
+- in this process, with the model loaded first: time from ``open_path`` to the first page painted,
+  to the role overlays shown, and the UI event-loop latency (a 10 ms timer's real gaps) while the
+  paper is parsed and labelled; then the same paper reopened from the analysis cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from PySide6.QtCore import QEventLoop, QTimer
+
+from app.gui.app import application, shutdown
+from app.gui.latency import LatencyProbe
+from app.gui.main_window import MainWindow
+
+
+def cold_start(runs: int = 3, env: dict[str, str] | None = None, timeout: float = 60.0) -> list[float]:
+    """Seconds from spawning ``python -m app gui`` to its first painted window, per run."""
+    results = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as home:
+            child_env = dict(os.environ if env is None else env)
+            child_env["RHETORICA_HOME"] = home
+            child_env.setdefault("QT_QPA_PLATFORM", "offscreen")
+            start = time.time()
+            proc = subprocess.run([sys.executable, "-m", "app", "gui", "--exit-when-shown"], env=child_env,
+                                  capture_output=True, text=True, timeout=timeout)
+            shown = None
+            for line in proc.stdout.splitlines():
+                if line.startswith("RHETORICA_SHOWN "):
+                    shown = float(line.split()[1])
+            if shown is None:
+                raise RuntimeError(f"the GUI did not report its first paint (exit {proc.returncode}): "
+                                   f"{proc.stderr.strip()[-400:]}")
+            results.append(shown - start)
+    return results
+
+
+def _wait(signal: Any, timeout_s: float, condition: Any = None) -> bool:
+    """Run the event loop until ``signal`` fires (or ``condition()`` is already true) or timeout."""
+    if condition is not None and condition():
+        return True
+    loop = QEventLoop()
+    fired = {"ok": False}
+
+    def done(*_: Any) -> None:
+        fired["ok"] = True
+        loop.quit()
+
+    signal.connect(done)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+    signal.disconnect(done)
+    return fired["ok"]
+
+
+def open_and_measure(window: MainWindow, pdf: str, timeout_s: float = 600.0) -> dict[str, Any]:
+    """Open ``pdf`` in ``window``; times to first page / overlays shown and event-loop latency."""
+    probe = LatencyProbe(10)
+    marks: dict[str, float] = {}
+    window.firstPageShown.connect(lambda: marks.setdefault("first_page", time.perf_counter()))
+    window.analysisShown.connect(lambda _n: marks.setdefault("analysis", time.perf_counter()))
+    window.errorShown.connect(lambda m: marks.setdefault("error", time.perf_counter()) and None)
+    probe.start()
+    start = time.perf_counter()
+    window.open_path(pdf)
+    _wait(window.analysisShown, timeout_s, lambda: "analysis" in marks)
+    stats = probe.stop()
+    if "analysis" not in marks:
+        raise RuntimeError(f"the analysis was not shown within {timeout_s:.0f} s: {window.banner.text}")
+    paper = window.session.paper
+    return {
+        "first_page_s": marks.get("first_page", float("nan")) - start,
+        "analysis_shown_s": marks["analysis"] - start,
+        "sentences": len(paper.sentences) if paper else 0,
+        "pages": paper.page_count if paper else 0,
+        "overlay_items": len(window.page_view.overlay_items),
+        "from_cache": dict(window.session.from_cache),
+        "latency": stats.to_dict(),
+    }
+
+
+def run_bench(pdf: str, model: str | None = None, cold_runs: int = 3) -> dict[str, Any]:
+    results: dict[str, Any] = {"pdf": str(pdf)}
+    results["cold_start_s"] = cold_start(cold_runs)
+    app = application()
+    with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as home:
+        os.environ["RHETORICA_HOME"] = home  # empty cache and settings
+        window = MainWindow(model_path=model, load_model_at_start=False)
+        window.resize(1500, 950)
+        window.show()
+        app.processEvents()
+        start = time.perf_counter()
+        window.models.request()
+        if not _wait(window.models.ready, 300, lambda: window.models.model is not None):
+            raise RuntimeError(f"model did not load: {window.models.error}")
+        results["model_load_s"] = time.perf_counter() - start
+        results["model_id"] = window.models.model.model_id
+        results["uncached"] = open_and_measure(window, pdf)
+        window.close_paper()
+        app.processEvents()
+        results["cached_reopen"] = open_and_measure(window, pdf)
+        window.close()
+        shutdown(window)
+    return results

@@ -1,0 +1,55 @@
+"""pymupdf work that runs in a child process (see :mod:`core.procjobs`; no Qt in this module).
+
+The GUI process calls pymupdf only on its UI thread (page rendering, text selection); parsing and
+figure crops run here, in a child, so no two threads ever use MuPDF at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from core.jobs import JobContext, ensure_context
+from core.procjobs import BackgroundProcessError, iter_in_process, run_in_process
+
+
+def parse_to_dict(ctx: JobContext, path: str) -> dict[str, Any]:  # child side
+    from core.pdf import parse_pdf
+
+    return parse_pdf(path, ctx).to_dict()
+
+
+def figure_pngs(ctx: JobContext, path: str, figures: list[dict[str, Any]], zoom: float
+                ) -> Iterator[tuple[int, bytes | None]]:  # child side
+    from core.document import Figure
+    from core.pdf import render_figure_png
+
+    for i, data in enumerate(figures):
+        ctx.progress(i, len(figures), f"figure {i + 1} of {len(figures)}")
+        try:
+            png = render_figure_png(path, Figure.from_dict(data), zoom=zoom)
+        except Exception:  # one bad crop must not lose the others
+            png = None
+        yield i, png
+
+
+def parse_isolated(ctx: JobContext | None, path: str) -> Any:
+    """``core.pdf.parse_pdf(path)`` run in a child process; returns the :class:`Paper`."""
+    from core.document import Paper
+    from core.errors import CorruptPdfError
+
+    try:
+        data = run_in_process(ensure_context(ctx), "app.gui.pdf_jobs:parse_to_dict", path)
+    except BackgroundProcessError as error:
+        raise CorruptPdfError(path, f"the PDF reader failed on this file ({error})") from error
+    return Paper.from_dict(data)
+
+
+def figure_pngs_isolated(ctx: JobContext | None, path: str, figures: list[Any], zoom: float = 1.0
+                         ) -> Iterator[tuple[int, bytes | None]]:
+    """Yield ``(figure index, PNG bytes or None)``, rendered in a child process."""
+    dicts = [f.to_dict() for f in figures]
+    target = "app.gui.pdf_jobs:figure_pngs"
+    for kind, value in iter_in_process(ensure_context(ctx), target, path, dicts, zoom):
+        if kind == "item":
+            yield value
