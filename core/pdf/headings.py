@@ -65,7 +65,11 @@ def is_references(title: str) -> bool:
 
 
 def is_appendix(title: str, number: str) -> bool:
-    return bool(_APPENDIX.match(title)) or bool(number and number[0].isalpha())
+    """"Appendix ...", "Supplementary ...", or a lettered heading ("A Details", "B.1 Data"),
+    but not a reference entry that starts with initials ("I. D. Melamed. 2001. ...")."""
+    if re.search(r"\b(?:19|20)\d\d\b", title):
+        return False
+    return bool(_APPENDIX.match(title)) or bool(re.fullmatch(r"[A-H](?:\.\d{1,2})*", number))
 
 
 def is_abstract_heading(text: str) -> bool:
@@ -174,13 +178,17 @@ def looks_like_heading(
 
 
 def _bold_then_plain(line: Line) -> bool:
+    """A bold title followed by plain running text on the same line (a run-in paragraph title).
+    A plain acronym inside a bold heading ("Type Checking with HMM-T") does not count."""
     seen_bold = False
+    plain: list[str] = []
     for a, b, bold, _italic in line.runs:
         if bold:
             seen_bold = True
-        elif seen_bold and sum(c.isalpha() for c in line.text[a:b]) >= 2:
-            return True
-    return False
+        elif seen_bold:
+            plain.append(line.text[a:b])
+    words = " ".join(plain).split()
+    return len(words) >= 2 and any(w[:1].islower() for w in words)
 
 
 def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Line | None,
@@ -194,7 +202,9 @@ def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Li
         return False
     if next_line.font != body_font or next_line.page != line.page or next_line.y0 < line.y1 - 1:
         return False
-    if next_line.y0 - line.y1 > 1.2 * line.size or abs(next_line.x0 - line.x0) > 12:
+    centered = (abs((line.x0 + line.x1) / 2 - (next_line.x0 + next_line.x1) / 2) < 15
+                and line.width < 0.6 * next_line.width)
+    if next_line.y0 - line.y1 > 1.2 * line.size or (abs(next_line.x0 - line.x0) > 12 and not centered):
         return False
     # no gap above: part of a paragraph (unless the line above is itself a heading)
     return not (prev_line is not None and prev_line.page == line.page
@@ -202,7 +212,7 @@ def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Li
                 and prev_line.bold < 0.7 and prev_line.size <= line.size * 1.1)
 
 
-def plausible_next(number: str, last: str | None) -> bool:
+def plausible_next(number: str, last: str | None, *, strict: bool = False) -> bool:
     """Whether a numbered heading can follow the previous one ("2.4" -> "2.5", "3", "3.1", "2.4.1")."""
     if not number or not number[0].isdigit():
         return True
@@ -213,7 +223,8 @@ def plausible_next(number: str, last: str | None) -> bool:
     if parts[: len(prev)] == prev and len(parts) == len(prev) + 1 and parts[-1] == 1:
         return True
     for k in range(min(len(parts), len(prev))):
-        if (parts[:k] == prev[:k] and parts[k] in (prev[k] + 1, prev[k] + 2)
+        steps = (prev[k] + 1,) if strict else (prev[k] + 1, prev[k] + 2)
+        if (parts[:k] == prev[:k] and parts[k] in steps
                 and all(p == 1 for p in parts[k + 1:])):
             return True
     return False
@@ -236,7 +247,11 @@ def run_in_heading(
     start = m.end()
     k = next((k for k, r in enumerate(line.runs) if r[0] <= start + 1 and r[1] > start and r[2]), None)
     if k is None:
-        return None
+        # the bold title may open with a short symbol in another font: "3.2. CN(1,2) of seeds ..."
+        k = next((k for k, r in enumerate(line.runs) if r[2] and start < r[0] <= start + 10), None)
+        if k is None or any(r[2] for r in line.runs if r[1] <= start) or \
+                any(c.islower() for c in line.text[start:line.runs[k][0]].split("(")[0][1:]):
+            return None
     end = line.runs[k][1]
     runs = line.runs
     while k + 1 < len(runs):  # bridge short math/digit runs inside a bold title: "CN(1,2) of seeds"

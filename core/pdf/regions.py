@@ -3,6 +3,7 @@ labels next to a caption, or a fallback crop when nothing is found."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pymupdf
@@ -12,6 +13,7 @@ from core.pdf.layout import PageLayout
 from core.pdf.lines import Line
 
 Box = tuple[float, float, float, float]
+_NUMBER = re.compile(r"^[(\[]?[-+−±]?\d[\d.,%]*[)\]]?$")
 
 
 @dataclass
@@ -110,6 +112,8 @@ def find_region(
         if ln.size >= 1.15 * body_size and sum(c.isalpha() for c in ln.text) >= 4 \
                 and any(abs(ln.x0 - edge) < 4 for edge in column_edges):
             return True  # a section heading at the column's left edge
+        if ln.gaps and any(_NUMBER.match(t) for t in ln.text.split()):
+            return False  # a table row: cells apart, with numbers
         return ln.size >= 0.9 * body_size and ln.width >= prose_width and len(ln.text) >= 30
 
     def band(direction: int) -> tuple[float, float]:

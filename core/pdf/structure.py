@@ -44,6 +44,7 @@ _STRUCTURED_LABELS = re.compile(
     r"|participants|measurements|main outcome measures?|limitations|implications)$",
     re.IGNORECASE,
 )
+_NUMBERED_NOTE = re.compile(r"^\d{1,2}\s+\S")
 _FOOTNOTE = re.compile(r"^(?:[∗*†‡§¶⋆]\s*\S|\d{1,2}[A-Z][a-z])")
 _BACK_MATTER = re.compile(
     r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
@@ -167,7 +168,7 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dic
         nxt = lines[i + 1] if i + 1 < len(lines) else None
         prv = lines[i - 1] if i else None
         hm = looks_like_heading(ln, body_size, next_line=nxt, prev_line=prv, body_font=body_font)
-        if hm is not None:
+        if hm is not None and not _beside_other_text(ln, body_size, prv, nxt):
             out[i] = hm
     # in papers with numbered sections, unnumbered body-size bold lines are paragraph titles
     numbered = sum(1 for hm in out.values() if hm.number)
@@ -182,6 +183,18 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dic
                 continue
             del out[i]
     return out
+
+
+def _beside_other_text(ln: Line, body_size: float, *others: Line | None) -> bool:
+    """Text on the same row next to it (equation parts, table cells): not a heading."""
+    for other in others:
+        if other is None or other.page != ln.page or _is_small(other, body_size):
+            continue
+        overlap = min(ln.y1, other.y1) - max(ln.y0, other.y0)
+        if overlap > 0.3 * ln.height and (other.x0 >= ln.x1 - 1 or other.x1 <= ln.x0 + 1) \
+                and min(abs(other.x0 - ln.x1), abs(ln.x0 - other.x1)) < 120:
+            return True
+    return False
 
 
 def _starts_body(hm: HeadingMatch) -> bool:
@@ -310,7 +323,8 @@ def build_structure(
         if front_end is not None and ln.page == front_end[0] and ln.y1 <= front_end[1] + 1:
             i += 1  # front matter above the abstract heading (authors side by side, affiliations)
             continue
-        if _FOOTNOTE.match(text) and ln.y0 > 0.7 * page_heights[ln.page]:
+        if ln.y0 > 0.65 * page_heights[ln.page] and (_FOOTNOTE.match(text) or (
+                _NUMBERED_NOTE.match(text) and ln.size < 0.97 * body_size and ln.first_in_block)):
             skip_block = (ln.page, ln.block)  # a footnote set at body size
             i += 1
             continue
@@ -330,7 +344,11 @@ def build_structure(
         hm = heads.get(i)
         if in_refs:
             styled = hm is not None or ln.bold >= 0.7 or ln.size > body_size * 1.08
-            if styled and not _is_small(ln, body_size):
+            if _BACK_MATTER.match(bare) and ln.first_in_block and len(ln.runs) == 1 \
+                    and not _is_small(ln, body_size):
+                in_refs = False  # acknowledgements after the references
+                builder.open_section(clean_text(bare), SectionKind.OTHER, 1, "", ln.page, ln.size)
+            elif styled and not _is_small(ln, body_size):
                 number, title = split_number(bare, allow_letters=True)
                 if is_appendix(title, number) and len(title) < 100 and title[:1].isupper():
                     in_refs = False
@@ -380,7 +398,9 @@ def build_structure(
                 i += used
                 continue
         if hm is not None and hm.number:
-            if hm.styled or plausible_next(hm.number, last_number):
+            if plausible_next(hm.number, last_number, strict=not hm.styled) or (
+                    hm.styled and plausible_next(hm.number, last_number) is False and ln.bold >= 0.7
+                    and ln.size >= body_size):
                 last_number = hm.number
             else:
                 hm = None  # a numbered list item, not the next section
