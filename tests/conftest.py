@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# Qt tests run without a display (pytest-qt); set before anything imports Qt.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 

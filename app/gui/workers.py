@@ -92,8 +92,6 @@ class Worker(QObject):
         return self.ctx.cancelled
 
     def _release(self) -> None:
-        self.is_running = False
-        self.is_finished = True
         _LIVE.discard(self)
 
     # -- pool thread ---------------------------------------------------------------------
@@ -126,6 +124,8 @@ class Worker(QObject):
         else:
             self.result.emit(value)
         finally:
+            self.is_running = False
+            self.is_finished = True
             self.finished.emit()
 
 

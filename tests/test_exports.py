@@ -1,0 +1,62 @@
+"""core.exports: JSON, CSV and Markdown carry every sentence's role and probabilities."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from core.exports import CSV_COLUMNS, export_csv, export_json, export_markdown
+from models.roles import ROLES
+from tests.paper_factory import LABELS, make_analysis, make_paper
+
+
+def test_json_export(tmp_path: Path) -> None:
+    paper = make_paper()
+    analysis = make_analysis(paper)
+    out = export_json(paper, analysis, tmp_path / "a.json")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["model_id"] == analysis.model_id
+    assert data["paper"]["title"] == paper.title
+    assert [s["role"] for s in data["sentences"]] == LABELS
+    assert data["sentences"][1]["text"] == paper.sentences[1].text
+    assert data["sentences"][0]["page"] == 1
+    assert set(data["role_counts"]) == set(ROLES)
+    assert sum(data["role_counts"].values()) == len(paper.sentences)
+    method = data["sections"][1]
+    assert method["heading"] == "Method" and method["roles"]["method"] == 2
+    for row in data["sentences"]:
+        assert abs(sum(row[f"p_{r}"] for r in ROLES) - 1.0) < 1e-3
+
+
+def test_csv_export_round_trips_awkward_text(tmp_path: Path) -> None:
+    paper = make_paper()
+    out = export_csv(paper, make_analysis(paper), tmp_path / "a.csv")
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0].keys()) == CSV_COLUMNS
+    assert len(rows) == len(paper.sentences)
+    assert [r["text"] for r in rows] == [s.text for s in paper.sentences]  # quotes, commas, pipes survive
+    assert [r["role"] for r in rows] == LABELS
+    assert rows[3]["section_heading"] == "Method" and rows[3]["section_kind"] == "method"
+
+
+def test_markdown_export(tmp_path: Path) -> None:
+    paper = make_paper()
+    text = export_markdown(paper, make_analysis(paper), tmp_path / "a.md").read_text(encoding="utf-8")
+    assert text.startswith("# A \\| Test \\*Paper\\*")
+    assert "| Section | Sentences |" in text
+    assert "| 2 Method | 2 | 0% | 0% | 100% | 0% | 0% | 0% |" in text
+    assert "## 5 Conclusion" in text
+    assert "- **objective** (0.90): We propose SPECTER, a document encoder." in text
+    assert text.count("\n- **") == len(paper.sentences)
+
+
+def test_mismatched_analysis_is_refused(tmp_path: Path) -> None:
+    paper = make_paper()
+    analysis = make_analysis(paper)
+    analysis.roles = analysis.roles[:2]
+    with pytest.raises(ValueError):
+        export_json(paper, analysis, tmp_path / "x.json")
