@@ -43,7 +43,8 @@ def test_typed_sentences_are_labelled_and_saved(qtbot, bundle: Path, home: Path)
         assert [c.selectedText().replace("\u2029", "\n") for c, _ in editor.labels] == [
             "Previous work has studied citation recommendation.", "Our goal is to improve accuracy.",
             "We propose a new method based on e.g. graph embeddings (Fig. 2).",
-            "Experiments on two datasets show large gains.", "In conclusion, the approach is simple and fast."]
+            "Experiments on two datasets show large gains.",
+            "In conclusion, the approach is simple and fast."]
         assert all(p.label in ROLES for _, p in editor.labels)
         assert len(editor.extraSelections()) == 5
         # the label under the cursor of the 4th sentence is that sentence's
