@@ -238,3 +238,15 @@ def test_real_papers_and_latency_probe(qtbot, window, name: str) -> None:  # typ
     pos = window.page_view.mapFromScene(center)
     qtbot.mouseClick(window.page_view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pos))
     assert window.panels["inspector"].index == sentence.index
+
+
+def test_cancel_then_resume(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.session.cancelled, timeout=60_000) as stopped:
+        window.open_path(sample_paper_path())
+        window.act_cancel.trigger()  # Esc: stops parsing
+    assert stopped.args[0] == "parse"
+    assert window.banner.isVisible() and "cancelled" in window.banner.text
+    assert window.page_view.page_count > 0  # the pages stay
+    with qtbot.waitSignal(window.analysisShown, timeout=TIMEOUT_MS):
+        window.banner.actions_box.itemAt(0).widget().click()  # Resume
+    assert len(window.page_view.overlay_items) == len(window.session.paper.sentences)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -33,7 +33,7 @@ def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
 
 
 def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft_text: str | None = None,
-            settle_ms: int = 400) -> None:
+            settle_ms: int = 400, select: int | None = None) -> None:
     """Save a screenshot of ``window`` once it has settled (analysis shown, error shown, or timeout)."""
     app = application()
     state = {"paper": False, "draft": draft_text is None, "done": False}
@@ -56,6 +56,8 @@ def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft
 
     def on_settled() -> None:
         state["paper"] = True
+        if select is not None and window.session.paper is not None:
+            window.session.jump_to_sentence(select)
         QTimer.singleShot(settle_ms, maybe_shoot)
 
     window.settled.connect(on_settled)
@@ -65,6 +67,7 @@ def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft
     if draft_text is not None:
         draft = window.panels["draft"]
         window.docks["draft"].show()
+        window.resizeDocks([window.docks["draft"]], [250], Qt.Orientation.Vertical)
 
         def on_labelled(_n: int) -> None:
             state["draft"] = True
@@ -94,7 +97,8 @@ def _on_first_paint(window: MainWindow, callback: Callable[[], None]) -> None:
 
 
 def run(pdf: str | None = None, model: str | None = None, screenshot: str | None = None,
-        draft_file: str | None = None, size: tuple[int, int] | None = None, shown_probe: bool = False,
+        draft_file: str | None = None, select: int | None = None, panels: list[str] | None = None,
+        size: tuple[int, int] | None = None, shown_probe: bool = False,
         use_cache: bool = True) -> int:
     app = application()
     window = MainWindow(model_path=model, use_cache=use_cache)
@@ -102,6 +106,14 @@ def run(pdf: str | None = None, model: str | None = None, screenshot: str | None
         window.resize(*size)
     elif screenshot:
         window.resize(1500, 950)
+    for panel in panels or []:
+        dock = window.docks.get(panel)
+        if dock is None:
+            from core.errors import RhetoricaError
+
+            raise RhetoricaError(f"no panel {panel!r}; panels: {', '.join(window.docks)}")
+        dock.show()
+        dock.raise_()
     window.show()
     if shown_probe:
         # bench: report the moment the window has been painted once, then quit
@@ -114,7 +126,7 @@ def run(pdf: str | None = None, model: str | None = None, screenshot: str | None
         window.open_path(pdf)
     if screenshot:
         draft_text = Path(draft_file).read_text(encoding="utf-8") if draft_file else None
-        capture(window, screenshot, draft_text=draft_text)
+        capture(window, screenshot, draft_text=draft_text, select=select)
     code = app.exec()
     shutdown(window)
     return int(code)

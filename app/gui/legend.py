@@ -35,6 +35,7 @@ class Legend(QWidget):
         self.opacity.setToolTip("Overlay opacity")
         self.opacity.valueChanged.connect(lambda v: palette.set_opacity(v / 100))
         layout.addWidget(self.opacity)
+        layout.addStretch(1)
         palette.changed.connect(self.refresh)
         self.refresh()
 

@@ -160,12 +160,15 @@ class MainWindow(QMainWindow):
         if "profile" in self.docks:
             self.docks["profile"].raise_()
         if "outline" in self.docks:
-            self.resizeDocks([self.docks["outline"]], [260], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.docks["outline"]], [300], Qt.Orientation.Horizontal)
         right = [self.docks[i] for i in ("inspector", "profile") if i in self.docks]
         if right:
-            self.resizeDocks(right[:1], [380], Qt.Orientation.Horizontal)
+            self.resizeDocks(right[:1], [400], Qt.Orientation.Horizontal)
+        if len(right) == 2:
+            self.resizeDocks(right, [330, 470], Qt.Orientation.Vertical)
         if "draft" in self.docks:
             self.docks["draft"].setVisible(self.settings.flag("draft_visible", False))
+            self.resizeDocks([self.docks["draft"]], [230], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -240,6 +243,7 @@ class MainWindow(QMainWindow):
         s.paperReady.connect(self._on_paper_ready)
         s.analysisReady.connect(self._on_analysis_ready)
         s.failed.connect(self._on_failed)
+        s.cancelled.connect(self._on_cancelled)
         s.sentenceSelected.connect(self._on_sentence_selected)
         s.jumpRequested.connect(self.page_view.show_rect)
         self.models.ready.connect(lambda _m: self._update_actions())
@@ -384,6 +388,15 @@ class MainWindow(QMainWindow):
         self.errorShown.emit(message)
         self.settled.emit()
         self._update_actions()
+
+    def _on_cancelled(self, stage: str) -> None:
+        what = "Reading the paper" if stage == "parse" else "Labelling the roles"
+        self.banner.show_message("info", f"{what} was cancelled.", [("Resume", self._resume)])
+        self.settled.emit()
+
+    def _resume(self) -> None:
+        self.banner.dismiss()
+        self.session.resume()
 
     def _on_model_failed(self, error: Exception) -> None:
         self._show_model_error(error)

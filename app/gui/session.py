@@ -82,6 +82,7 @@ class Session(QObject):
     failed = Signal(str, object)  # stage ("open" | "parse" | "model" | "analysis"), exception
     sentenceSelected = Signal(int)  # -1: none
     jumpRequested = Signal(int, object)  # page, (x0, y0, x1, y1) in points or None
+    cancelled = Signal(str)  # stage ("parse" | "analysis") stopped by the user
 
     def __init__(self, tracker: JobTracker, models: ModelHolder, palette: RolePalette,
                  cache: AnalysisCache | None = None) -> None:
@@ -125,6 +126,7 @@ class Session(QObject):
         worker = Worker(_parse_job, path, self.cache, name="parse")
         worker.result.connect(lambda r, g=generation: self._on_parsed(g, r))
         worker.error.connect(lambda e, g=generation: self._on_failed(g, "parse", e))
+        worker.cancelled.connect(lambda g=generation: self._on_cancelled(g, "parse"))
         self._jobs.append(worker)
         self.tracker.start(worker, "Reading the paper")
         self.models.request()
@@ -180,6 +182,7 @@ class Session(QObject):
         worker = Worker(_analysis_job, self.paper, model, self.document.sha256, self.cache, name="analyse")
         worker.result.connect(lambda r, g=generation: self._on_analyzed(g, r))
         worker.error.connect(lambda e, g=generation: self._on_failed(g, "analysis", e))
+        worker.cancelled.connect(lambda g=generation: self._on_cancelled(g, "analysis"))
         worker.finished.connect(lambda w=worker: self._analysis_done(w))
         self._analysis_worker = worker
         self._jobs.append(worker)
@@ -200,6 +203,17 @@ class Session(QObject):
     def _on_failed(self, generation: int, stage: str, error: Exception) -> None:
         if generation == self._generation:
             self.failed.emit(stage, error)
+
+    def _on_cancelled(self, generation: int, stage: str) -> None:
+        if generation == self._generation:
+            self.cancelled.emit(stage)
+
+    def resume(self) -> None:
+        """Start again what the user cancelled (parsing: reopen; labelling: label again)."""
+        if self.document is not None and self.paper is None:
+            self.open(self.document.path)
+        elif self.paper is not None and self.analysis is None:
+            self.reanalyze()
 
     def _on_model_failed(self, error: Exception) -> None:
         if self.paper is not None:

@@ -148,32 +148,32 @@ class DraftEditor(QPlainTextEdit):
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.75))
         font.setBold(True)
         painter.setFont(font)
-        offset = self.contentOffset()
-        used: dict[int, int] = {}
+        lines: dict[int, tuple[int, list[str]]] = {}  # line top -> (height, roles starting there)
         for cursor, prediction in self.labels:
-            start = QTextCursor(self.document())
-            start.setPosition(cursor.selectionStart())
             if cursor.selectionStart() == cursor.selectionEnd():
                 continue
-            block = start.block()
-            if not block.isVisible():
+            start = QTextCursor(self.document())
+            start.setPosition(cursor.selectionStart())
+            if not start.block().isVisible():
                 continue
             line_rect = self.cursorRect(start)
             top = int(line_rect.top())
             if top > rect.bottom() or top + line_rect.height() < rect.top():
                 continue
-            slot = used.get(top, 0)
-            used[top] = slot + 1
-            if slot > 0:
-                continue  # one chip per line; the tooltip tells the rest
-            color = self.palette_.color(prediction.label)
-            chip = QRect(3, top + 1, MARGIN_W - 6, max(12, line_rect.height() - 2))
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            painter.drawRoundedRect(chip, 3, 3)
-            painter.setPen(RolePalette.text_color_on(color))
-            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, ABBREVIATIONS.get(prediction.label, "?"))
-        del offset
+            lines.setdefault(top, (line_rect.height(), []))[1].append(prediction.label)
+        for top, (height, roles) in lines.items():
+            shown = roles[:3]
+            gap = 2
+            width = (MARGIN_W - 6 - gap * (len(shown) - 1)) / len(shown)
+            for k, role in enumerate(shown):
+                color = self.palette_.color(role)
+                chip = QRect(int(3 + k * (width + gap)), top + 1, int(width), max(12, height - 2))
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(color)
+                painter.drawRoundedRect(chip, 3, 3)
+                painter.setPen(RolePalette.text_color_on(color))
+                text = ABBREVIATIONS.get(role, "?")
+                painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text if len(shown) == 1 else text[0])
         painter.end()
 
 

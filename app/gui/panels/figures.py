@@ -6,6 +6,7 @@ one thumbnail per step, shown as it arrives); clicking one jumps to the figure o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.gui.workers import Worker
 from core.jobs import JobContext
 
 THUMB = QSize(200, 150)
+_LEADING_LABEL = re.compile(r"^(fig(ure)?|tab(le)?)\.?\s*[A-Z]?\d+[a-z]?\s*[:.|]\s*", re.IGNORECASE)
 FIGURE_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -80,6 +82,7 @@ class FiguresPanel(QWidget):
         for i, figure in enumerate(paper.figures):
             kind = "Table" if figure.kind == "table" else "Figure"
             caption = " ".join(figure.caption.split())
+            caption = _LEADING_LABEL.sub("", caption) or caption
             short = caption if len(caption) <= 90 else caption[:88] + "…"
             item = QListWidgetItem(QIcon(placeholder), f"{kind} {figure.number}: {short}")
             item.setToolTip(f"<b>{kind} {figure.number}</b> (page {figure.page + 1})<br>{caption}")
