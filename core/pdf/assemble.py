@@ -17,9 +17,9 @@ from core.pdf.layout import PageLayout, analyse_layout, reading_order
 from core.pdf.lines import Line, extract_lines
 from core.pdf.mentions import mentioned_ids
 from core.pdf.opening import file_sha256, open_pdf
-from core.pdf.regions import find_region, inside, page_graphics
+from core.pdf.regions import assign_regions, inside, page_graphics, region_options
 from core.pdf.splitting import get_splitter
-from core.pdf.structure import build_structure
+from core.pdf.structure import build_structure, is_tabular
 from core.pdf.textmap import clean_text, join_lines
 
 PARSER_VERSION = "pdf-1"
@@ -82,11 +82,15 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
             if "furniture" in nxt.tags or caption_label(nxt, body_size, _starts_block(nxt, last)):
                 break
             same_block = nxt.block == last.block and nxt.page == last.page
+            aligned = abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
             close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
-                     and abs(nxt.size - last.size) < 0.6
+                     and abs(nxt.size - last.size) < 0.6 and aligned
+                     and not last.text.rstrip().endswith(".")
                      and min(nxt.x1, last.x1) - max(nxt.x0, last.x0) > 0)
             if not (same_block and nxt.y0 >= last.y0 - 1) and not close:
                 break
+            if is_tabular(nxt) or (nxt.gaps and any(ch.isdigit() for ch in nxt.text)):
+                break  # a table row right under its caption
             cap.lines.append(nxt)
             j += 1
         captions.append(cap)
@@ -167,13 +171,23 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
         flow: list[Line] = []
         layouts: list[PageLayout] = []
         raw_figures: list[tuple[Caption, tuple[float, float, float, float], bool]] = []
+        caption_sizes: dict[str, float] = {}
         for i in range(n):
             ctx.progress(n + i, 2 * n, f"laying out page {i + 1} of {n}")
             lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
             layout = analyse_layout(lines, unrotated[i][0], body_size)
             layouts.append(layout)
             ordered = reading_order(lines, layout)
-            captions = _find_captions(ordered, body_size)
+            captions = []
+            for cap in _find_captions(ordered, body_size):
+                # "Table 4. On average, ..." opening a column at body size, when Table 4 already
+                # has a caption set apart: a sentence, not a second caption
+                earlier = caption_sizes.get(cap.fig_id)
+                size = cap.lines[0].size
+                if earlier is not None and abs(size - body_size) < 0.3 and abs(earlier - body_size) >= 0.3:
+                    continue
+                caption_sizes.setdefault(cap.fig_id, size)
+                captions.append(cap)
             rotated_captions = _find_rotated_captions(rotated_pages[i], body_size)
             for cap in rotated_captions:
                 graphics = page_graphics(doc.load_page(i))
@@ -189,12 +203,12 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
             if captions:
                 graphics = page_graphics(doc.load_page(i))
                 cap_boxes = [c.bbox for c in captions]
-                claimed: list[tuple[float, float, float, float]] = []
-                for cap in captions:
-                    bbox, found = find_region(cap, graphics, ordered, layout, unrotated[i], body_size,
-                                              [b for b in cap_boxes if b != cap.bbox], claimed)
-                    if found:
-                        claimed.append(bbox)
+                options = [
+                    region_options(cap, graphics, ordered, layout, unrotated[i], body_size,
+                                   [b for b in cap_boxes if b != cap.bbox])
+                    for cap in captions
+                ]
+                for cap, (bbox, found) in zip(captions, assign_regions(options)):
                     for ln in cap.lines:
                         ln.tags.add("caption")
                     if found:

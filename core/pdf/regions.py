@@ -73,7 +73,15 @@ def _union(boxes: list[Box]) -> Box:
             max(b[3] for b in boxes))
 
 
-def find_region(
+@dataclass
+class RegionOptions:
+    """Where the graphic of one caption may be: scored candidates (lower is better) and a fallback."""
+
+    candidates: list[tuple[float, float, Box]]  # (score, gap to the caption, box)
+    fallback: Box
+
+
+def region_options(
     caption: Caption,
     graphics: PageGraphics,
     page_lines: list[Line],
@@ -81,9 +89,9 @@ def find_region(
     page_size: tuple[float, float],
     body_size: float,
     caption_boxes: list[Box],
-    claimed: list[Box],
-) -> tuple[Box, bool]:
-    """(bbox, found) of the figure or table that ``caption`` describes."""
+) -> RegionOptions:
+    """Candidate regions above and below ``caption`` (graphics and their labels between the
+    caption and the nearest running text), scored by their distance to the caption."""
     cx0, cy0, cx1, cy1 = caption.bbox
     pw, ph = page_size
     # horizontal window: the caption's column, or the full text width for wide captions
@@ -148,12 +156,15 @@ def find_region(
                 found = []
         if not found and caption.kind == "table":
             # a table without rules: its text lines in the band
-            texts = [
-                (ln.x0, ln.y0, ln.x1, ln.y1) for ln in page_lines
+            texts_lines = [
+                ln for ln in page_lines
                 if id(ln) not in caption_ids and ln.y0 >= top - 1 and ln.y1 <= bottom + 1
                 and _overlap_x(ln.x0, ln.x1, wx0, wx1) > 0 and "furniture" not in ln.tags
             ]
-            if len(texts) >= 3 and bottom - top < 0.7 * ph:
+            texts = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in texts_lines]
+            cells = [t for t in texts_lines if t.gaps or t.width < 0.5 * col_width
+                     or any(_NUMBER.match(w) for w in t.text.split())]
+            if len(texts) >= 3 and len(cells) >= max(3, len(texts) // 2) and bottom - top < 0.7 * ph:
                 found = texts
         if not found:
             return None
@@ -169,22 +180,15 @@ def find_region(
         y0, y1 = max(y0, 0.0), min(y1, ph)
         if (x1 - x0) <= 10 or (y1 - y0) <= 8:
             return None
-        box = (x0, y0, x1, y1)
-        for c in claimed:
-            inter = _overlap_x(box[0], box[2], c[0], c[2]) * (min(box[3], c[3]) - max(box[1], c[1]))
-            if inter > 0.5 * (x1 - x0) * (y1 - y0):
-                return None
-        return box
+        return (x0, y0, x1, y1)
 
     order = (-1, 1) if caption.kind == "figure" else (1, -1)
-    options: list[tuple[float, int, Box]] = []
+    options: list[tuple[float, float, Box]] = []
     for rank, direction in enumerate(order):
         box = candidate(direction)
         if box is not None:
-            gap = (cy0 - box[3]) if direction < 0 else (box[1] - cy1)
-            options.append((max(gap, 0.0) + (0.0 if rank == 0 else 8.0), rank, box))
-    if options:
-        return min(options)[2], True
+            gap = max((cy0 - box[3]) if direction < 0 else (box[1] - cy1), 0.0)
+            options.append((gap + (0.0 if rank == 0 else 8.0), gap, box))
     # fallback: a crop beside the caption, limited by the nearest prose
     direction = order[0]
     top, bottom = band(direction)
@@ -194,7 +198,33 @@ def find_region(
         bottom = min(bottom, cy1 + 250)
     if bottom - top < 20:
         top, bottom = (max(0.0, cy0 - 150), cy0) if direction < 0 else (cy1, min(ph, cy1 + 150))
-    return (wx0, top, wx1, bottom), False
+    return RegionOptions(options, (wx0, top, wx1, bottom))
+
+
+def assign_regions(options: list[RegionOptions]) -> list[tuple[Box, bool]]:
+    """One region per caption of a page: the closest candidates first, each graphic to one caption."""
+    chosen: dict[int, Box] = {}
+    claimed: list[Box] = []
+    ranked = sorted((score, k, box) for k, opt in enumerate(options) for score, _gap, box in opt.candidates)
+    # a graphic between two captions belongs to the nearer one
+    nearest: dict[Box, float] = {}
+    for opt in options:
+        for _score, gap, box in opt.candidates:
+            nearest[box] = min(nearest.get(box, gap), gap)
+    ranked = [
+        (score, k, box) for score, k, box in ranked
+        if next(g for _s, g, b in options[k].candidates if b == box) <= nearest[box] + 0.5
+    ]
+    for _score, k, box in ranked:
+        if k in chosen:
+            continue
+        area = (box[2] - box[0]) * (box[3] - box[1])
+        if any(_overlap_x(box[0], box[2], c[0], c[2]) * (min(box[3], c[3]) - max(box[1], c[1])) > 0.5 * area
+               for c in claimed):
+            continue
+        chosen[k] = box
+        claimed.append(box)
+    return [(chosen[k], True) if k in chosen else (opt.fallback, False) for k, opt in enumerate(options)]
 
 
 def _right_column_x0(lines: list[Line], layout: PageLayout) -> float | None:
