@@ -120,7 +120,8 @@ def region_options(
         if ln.size >= 1.15 * body_size and sum(c.isalpha() for c in ln.text) >= 4 \
                 and any(abs(ln.x0 - edge) < 4 for edge in column_edges):
             return True  # a section heading at the column's left edge
-        if ln.gaps and any(_NUMBER.match(t) for t in ln.text.split()):
+        if len(ln.gaps) >= 2 or (ln.gaps and (any(_NUMBER.match(t) for t in ln.text.split())
+                        or sum(c.isdigit() for c in ln.text) >= 0.2 * len(ln.text.replace(" ", "")))):
             return False  # a table row: cells apart, with numbers
         return ln.size >= 0.9 * body_size and ln.width >= prose_width and len(ln.text) >= 30
 
