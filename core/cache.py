@@ -14,16 +14,17 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from core.document import Paper
+from core.document import Paper, Sentence
 from core.fileio import atomic_write_text, file_sha256
 from core.paths import user_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.analysis import PaperAnalysis
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # JSON Lines: a header line, then chunks of sentences/roles
+CHUNK = 100  # small lines: each json.loads is short, so a reading thread never holds the GIL long
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -43,20 +44,24 @@ class AnalysisCache:
         return file_sha256(path)
 
     def paper_path(self, sha256: str, parser_version: str) -> Path:
-        return self.root / "papers" / f"{sha256}__{_safe(parser_version)}.json"
+        return self.root / "papers" / f"{sha256}__{_safe(parser_version)}.jsonl"
 
     def analysis_path(self, sha256: str, parser_version: str, model_id: str) -> Path:
-        name = f"{sha256}__{_safe(parser_version)}__{_safe(model_id)}.json"
+        name = f"{sha256}__{_safe(parser_version)}__{_safe(model_id)}.jsonl"
         return self.root / "analyses" / name
 
     # -- papers -------------------------------------------------------------------------
     def load_paper(self, sha256: str, parser_version: str) -> Paper | None:
         path = self.paper_path(sha256, parser_version)
-        data = self._read(path)
-        if data is None:
+        lines = self._read(path, "paper")
+        if lines is None:
             return None
+        header, chunks = lines
         try:
-            paper = Paper.from_dict(data["paper"])
+            data = dict(header["paper"])
+            data["sentences"] = []
+            paper = Paper.from_dict(data)
+            paper.sentences = [Sentence.from_dict(s) for chunk in chunks for s in chunk["sentences"]]
         except (KeyError, TypeError, ValueError):
             self._drop(path)
             return None
@@ -68,22 +73,29 @@ class AnalysisCache:
     def save_paper(self, paper: Paper, sha256: str | None = None) -> Path:
         sha = sha256 or paper.sha256
         path = self.paper_path(sha, paper.parser_version)
-        payload = {"format": CACHE_FORMAT, "sha256": sha, "parser_version": paper.parser_version,
-                   "paper": paper.to_dict()}
-        atomic_write_text(path, json.dumps(payload, ensure_ascii=False))
+        data = paper.to_dict()
+        sentences = data.pop("sentences")
+        header = {"format": CACHE_FORMAT, "kind": "paper", "sha256": sha,
+                  "parser_version": paper.parser_version, "paper": data}
+        self._write(path, header, "sentences", sentences)
         return path
 
     # -- analyses -----------------------------------------------------------------------
     def load_analysis(self, paper: Paper, model_id: str, sha256: str | None = None) -> PaperAnalysis | None:
         from core.analysis import PaperAnalysis
+        from models.roles import RolePrediction
 
         sha = sha256 or paper.sha256
         path = self.analysis_path(sha, paper.parser_version, model_id)
-        data = self._read(path)
-        if data is None:
+        lines = self._read(path, "analysis")
+        if lines is None:
             return None
+        header, chunks = lines
         try:
-            analysis = PaperAnalysis.from_dict(data["analysis"])
+            data = dict(header["analysis"])
+            data["roles"] = []
+            analysis = PaperAnalysis.from_dict(data)
+            analysis.roles = [RolePrediction.from_dict(r) for chunk in chunks for r in chunk["roles"]]
         except (KeyError, TypeError, ValueError):
             self._drop(path)
             return None
@@ -95,9 +107,11 @@ class AnalysisCache:
     def save_analysis(self, paper: Paper, analysis: PaperAnalysis, sha256: str | None = None) -> Path:
         sha = sha256 or paper.sha256
         path = self.analysis_path(sha, paper.parser_version, analysis.model_id)
-        payload = {"format": CACHE_FORMAT, "sha256": sha, "parser_version": paper.parser_version,
-                   "model_id": analysis.model_id, "analysis": analysis.to_dict()}
-        atomic_write_text(path, json.dumps(payload, ensure_ascii=False))
+        data = analysis.to_dict()
+        roles = data.pop("roles")
+        header = {"format": CACHE_FORMAT, "kind": "analysis", "sha256": sha,
+                  "parser_version": paper.parser_version, "model_id": analysis.model_id, "analysis": data}
+        self._write(path, header, "roles", roles)
         return path
 
     # -- housekeeping -------------------------------------------------------------------
@@ -108,7 +122,7 @@ class AnalysisCache:
             keep.add(self.analysis_path(sha256, parser_version, model_id).name)
         removed = 0
         for folder in ("papers", "analyses"):
-            for path in (self.root / folder).glob(f"{sha256}__*.json"):
+            for path in (self.root / folder).glob(f"{sha256}__*.jsonl"):
                 if path.name in keep or (model_id is None and folder == "analyses"
                                          and path.name.startswith(f"{sha256}__{_safe(parser_version)}__")):
                     continue
@@ -118,21 +132,30 @@ class AnalysisCache:
 
     def clear(self) -> None:
         for folder in ("papers", "analyses"):
-            for path in (self.root / folder).glob("*.json"):
+            for path in (self.root / folder).glob("*.jsonl"):
                 self._drop(path)
 
-    def _read(self, path: Path) -> dict | None:
+    @staticmethod
+    def _write(path: Path, header: dict[str, Any], key: str, items: list[Any]) -> None:
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines += [json.dumps({key: items[i:i + CHUNK]}, ensure_ascii=False)
+                  for i in range(0, len(items), CHUNK)]
+        atomic_write_text(path, "\n".join(lines) + "\n")
+
+    def _read(self, path: Path, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            with open(path, encoding="utf-8") as handle:
+                header = json.loads(handle.readline())
+                if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT \
+                        or header.get("kind") != kind:
+                    raise ValueError("not a cache entry of this format")
+                chunks = [json.loads(line) for line in handle if line.strip()]
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
             self._drop(path)
             return None
-        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-            self._drop(path)
-            return None
-        return data
+        return header, chunks
 
     @staticmethod
     def _drop(path: Path) -> None:

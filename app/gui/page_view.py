@@ -185,6 +185,7 @@ class PageView(QGraphicsView):
         self._render_timer.setInterval(0)
         self._render_timer.timeout.connect(self._render_next)
         self._overlays: list[SentenceItem] = []
+        self._overlay_paper: Any = None
         self._overlay_timer = QTimer(self)
         self._overlay_timer.setInterval(0)
         self._overlay_timer.timeout.connect(self._build_overlay_chunk)
@@ -243,6 +244,7 @@ class PageView(QGraphicsView):
         self._token += 1
         self._lru.clear()
         self._overlays = []
+        self._overlay_paper = None
         self._pages = []
         self._selection_item = None
         self._selected = -1
@@ -481,11 +483,17 @@ class PageView(QGraphicsView):
         self.set_overlays(paper, None)
 
     def set_overlays(self, paper: Any, analysis: Any) -> None:
-        """(Re)build one item per sentence, a chunk per event-loop turn; ``overlaysBuilt`` at the end."""
+        """One item per sentence, a chunk per event-loop turn; ``overlaysBuilt`` at the end.
+
+        Items already built for the same paper (unlabelled, while the analysis ran) are reused and
+        only get their roles, so labelling never removes and re-adds hundreds of scene items.
+        """
         self._overlay_timer.stop()
-        for item in self._overlays:
-            self.scene().removeItem(item)
-        self._overlays = []
+        if self._overlay_paper is not paper or len(self._overlays) > len(paper.sentences):
+            for item in self._overlays:
+                self.scene().removeItem(item)
+            self._overlays = []
+        self._overlay_paper = paper
         self._pending_overlay = (paper, analysis, 0)
         self._overlay_timer.start()
 
@@ -509,7 +517,13 @@ class PageView(QGraphicsView):
         end = min(len(sentences), start + OVERLAY_CHUNK)
         scene = self.scene()
         for sentence in sentences[start:end]:
-            item = SentenceItem(sentence.index, self._sentence_path(sentence), self._palette)
+            if sentence.index < len(self._overlays):
+                item = self._overlays[sentence.index]
+            else:
+                item = SentenceItem(sentence.index, self._sentence_path(sentence), self._palette)
+                item.selected = sentence.index == self._selected
+                scene.addItem(item)
+                self._overlays.append(item)
             if analysis is not None:
                 prediction = analysis.roles[sentence.index]
                 section = paper.section_of(sentence)
@@ -518,11 +532,9 @@ class PageView(QGraphicsView):
                        f"<br><i>{_escape(heading)}</i>")
                 item.set_role(prediction.label, prediction.confidence, tip)
                 item.setVisible(self._palette.is_visible(prediction.label))
-            item.selected = sentence.index == self._selected
-            scene.addItem(item)
-            self._overlays.append(item)
         if end >= len(sentences):
             self._overlay_timer.stop()
+            del self._overlays[len(sentences):]
             self._pending_overlay = None
             self.overlaysBuilt.emit(len(self._overlays))
         else:

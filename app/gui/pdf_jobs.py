@@ -10,13 +10,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.jobs import JobContext, ensure_context
-from core.procjobs import BackgroundProcessError, iter_in_process, run_in_process
+from core.procjobs import BackgroundProcessError, iter_in_process
+
+CHUNK = 100  # sentences per message: small pickles keep the GUI's receiving thread off the GIL
 
 
-def parse_to_dict(ctx: JobContext, path: str) -> dict[str, Any]:  # child side
+def parse_to_dict(ctx: JobContext, path: str) -> Iterator[tuple[str, Any]]:  # child side
+    """Parse and stream the paper back in small pieces: the header, then sentence chunks."""
     from core.pdf import parse_pdf
 
-    return parse_pdf(path, ctx).to_dict()
+    data = parse_pdf(path, ctx).to_dict()
+    sentences = data.pop("sentences")
+    yield "paper", data
+    for start in range(0, len(sentences), CHUNK):
+        yield "sentences", sentences[start:start + CHUNK]
 
 
 def figure_pngs(ctx: JobContext, path: str, figures: list[dict[str, Any]], zoom: float
@@ -35,14 +42,25 @@ def figure_pngs(ctx: JobContext, path: str, figures: list[dict[str, Any]], zoom:
 
 def parse_isolated(ctx: JobContext | None, path: str) -> Any:
     """``core.pdf.parse_pdf(path)`` run in a child process; returns the :class:`Paper`."""
-    from core.document import Paper
+    from core.document import Paper, Sentence
     from core.errors import CorruptPdfError
 
+    data: dict[str, Any] = {}
+    sentences: list[Any] = []
     try:
-        data = run_in_process(ensure_context(ctx), "app.gui.pdf_jobs:parse_to_dict", path)
+        for kind, value in iter_in_process(ensure_context(ctx), "app.gui.pdf_jobs:parse_to_dict", path):
+            if kind == "item":
+                what, payload = value
+                if what == "paper":
+                    data = payload
+                else:
+                    sentences.extend(Sentence.from_dict(s) for s in payload)
     except BackgroundProcessError as error:
         raise CorruptPdfError(path, f"the PDF reader failed on this file ({error})") from error
-    return Paper.from_dict(data)
+    data["sentences"] = []
+    paper = Paper.from_dict(data)
+    paper.sentences = sentences
+    return paper
 
 
 def figure_pngs_isolated(ctx: JobContext | None, path: str, figures: list[Any], zoom: float = 1.0
