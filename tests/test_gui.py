@@ -250,3 +250,28 @@ def test_cancel_then_resume(qtbot, window) -> None:  # type: ignore[no-untyped-d
     with qtbot.waitSignal(window.analysisShown, timeout=TIMEOUT_MS):
         window.banner.actions_box.itemAt(0).widget().click()  # Resume
     assert len(window.page_view.overlay_items) == len(window.session.paper.sentences)
+
+
+def test_settings_recent_shortcuts_persist(qtbot, window, bundle: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.gui.help import ShortcutsDialog
+    from app.gui.settings_dialog import SettingsDialog, SettingsValues
+
+    with qtbot.waitSignal(window.firstPageShown, timeout=60_000):
+        window.open_path(sample_paper_path())
+    recent = [a.toolTip() for a in window.recent_menu.actions() if a.toolTip()]
+    assert str(sample_paper_path().resolve()) in recent
+    values = SettingsValues(model_path=str(bundle), device="cpu", threads=1,
+                            colors={"result": "#112233"}, opacity=0.5)
+    dialog = SettingsDialog(values, window)
+    assert dialog.values().colors["result"] == "#112233" and dialog.values().device == "cpu"
+    window.apply_settings(dialog.values())
+    assert window.palette_.color("result").name() == "#112233"
+    saved = AppSettings()
+    assert saved.role_colors["result"] == "#112233" and saved.device == "cpu" and saved.threads == 1
+    assert saved.model_path == str(bundle) and saved.opacity == pytest.approx(0.5)
+    table = ShortcutsDialog(window.shortcut_actions(), window).table
+    shortcuts = {table.item(i, 1).text() for i in range(table.rowCount())}
+    assert {"Ctrl+O", "Ctrl+E", "Esc"} <= shortcuts
+    window.page_view.set_zoom(1.5)
+    window.close()
+    assert AppSettings().geometry is not None and AppSettings().zoom == pytest.approx(1.5)
