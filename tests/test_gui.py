@@ -158,14 +158,17 @@ def test_bad_input_shows_error_in_window(qtbot, window, tmp_path: Path, kind: st
     with qtbot.waitSignal(window.errorShown, timeout=60_000) as error:
         window.open_path(path)
     message = error.args[0]
-    assert window.banner.isVisible() and window.banner.kind == "error"
     assert path.name in message
-    if kind in ("not-a-pdf", "corrupt", "encrypted"):
+    if kind in ("not-a-pdf", "corrupt", "encrypted"):  # nothing to show: the empty state explains
         assert window.stack.currentWidget() is window.empty and window.empty.error.isVisible()
+        assert window.empty.error.text() == message
+    else:  # the pages are shown; the banner explains
+        assert window.stack.currentWidget() is window.page_view
+        assert window.banner.isVisible() and window.banner.kind == "error" and window.banner.text == message
     assert {"encrypted": "password", "scanned": "scan"}.get(kind, "") in message.lower()
     # the window keeps working
     open_and_wait(qtbot, window, sample_paper_path())
-    assert not window.banner.isVisible()
+    assert not window.banner.isVisible() and not window.empty.error.isVisible()
 
 
 def test_missing_model_bundle_is_explained(qtbot, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -33,7 +33,7 @@ def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
 
 
 def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft_text: str | None = None,
-            settle_ms: int = 400, select: int | None = None) -> None:
+            settle_ms: int = 400, select: int | None = None, opening: bool = True) -> None:
     """Save a screenshot of ``window`` once it has settled (analysis shown, error shown, or timeout)."""
     app = application()
     state = {"paper": False, "draft": draft_text is None, "done": False}
@@ -61,8 +61,7 @@ def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft
         QTimer.singleShot(settle_ms, maybe_shoot)
 
     window.settled.connect(on_settled)
-    if window.session.document is None and not window.banner.isVisible():
-        # nothing to open: the empty state is the final state
+    if not opening:  # nothing to open: the empty state is the final state
         QTimer.singleShot(settle_ms, on_settled)
     if draft_text is not None:
         draft = window.panels["draft"]
@@ -122,11 +121,11 @@ def run(pdf: str | None = None, model: str | None = None, screenshot: str | None
             window.close()
 
         _on_first_paint(window, report)
-    if pdf:
-        window.open_path(pdf)
     if screenshot:
         draft_text = Path(draft_file).read_text(encoding="utf-8") if draft_file else None
-        capture(window, screenshot, draft_text=draft_text, select=select)
+        capture(window, screenshot, draft_text=draft_text, select=select, opening=bool(pdf))
+    if pdf:
+        window.open_path(pdf)
     code = app.exec()
     shutdown(window)
     return int(code)

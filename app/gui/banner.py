@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStyle, QWidget
 
-STYLES = {
-    "error": ("#fdecea", "#b3261e", "⛔"),
-    "warning": ("#fff4e5", "#8a5300", "⚠"),
-    "info": ("#e8f1fb", "#0b4f8a", "ℹ"),
+STYLES = {  # background, text, standard icon
+    "error": ("#fdecea", "#b3261e", QStyle.StandardPixmap.SP_MessageBoxCritical),
+    "warning": ("#fff4e5", "#8a5300", QStyle.StandardPixmap.SP_MessageBoxWarning),
+    "info": ("#e8f1fb", "#0b4f8a", QStyle.StandardPixmap.SP_MessageBoxInformation),
 }
 
 
@@ -45,7 +45,7 @@ class Banner(QFrame):
         self.kind = kind
         self.setStyleSheet(f"#banner {{ background: {background}; border-bottom: 1px solid {foreground}; }}"
                            f"#banner QLabel {{ color: {foreground}; }}")
-        self.icon.setText(icon)
+        self.icon.setPixmap(self.style().standardIcon(icon).pixmap(20, 20))
         self.message.setText(text)
         while self.actions_box.count():
             widget = self.actions_box.takeAt(0).widget()

@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
         self.zoom_box.addItems([f"{int(z * 100)}%" for z in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)])
         self.zoom_box.setFixedWidth(80)
         self.zoom_box.setToolTip("Zoom")
+        self.zoom_box.setEditText("")
         self.zoom_box.textActivated.connect(self._zoom_from_text)
         toolbar.addWidget(self.zoom_box)
         toolbar.addAction(self.act_zoom_in)
@@ -382,9 +383,11 @@ class MainWindow(QMainWindow):
                   "analysis": "Labelling failed"}
         message = f"{titles.get(stage, 'Error')}: {error}"
         if stage == "open" and self.session.document is None:
-            self.stack.setCurrentWidget(self.empty)
+            self.stack.setCurrentWidget(self.empty)  # no paper: the message goes in the empty state
             self.empty.show_error(message)
-        self.banner.show_message("error", message, [("Open another…", self.open_dialog)])
+            self.banner.dismiss()
+        else:
+            self.banner.show_message("error", message, [("Open another…", self.open_dialog)])
         self.errorShown.emit(message)
         self.settled.emit()
         self._update_actions()
@@ -403,6 +406,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _show_model_error(self, error: Exception) -> None:
+        if self.banner.isVisible() and self.banner.kind == "error":
+            return  # a file error is more urgent; the model warning comes back with the next paper
         message = (f"No usable model bundle: {error}. Pages and sections are shown without roles; "
                    "choose a bundle in Settings.")
         self.banner.show_message("warning", message, [("Settings…", self.settings_dialog),

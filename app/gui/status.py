@@ -42,4 +42,5 @@ class JobStatus:
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
-        self.label.setText(f"{label}: {message}" if message else label)
+        same = message.lower().rstrip(".…") in label.lower()
+        self.label.setText(f"{label}: {message}" if message and not same else label)

@@ -60,6 +60,8 @@ class FiguresPanel(QWidget):
         self.worker: Worker | None = None
         self.thumbnails_done = 0
         session.paperReady.connect(self._on_paper)
+        session.failed.connect(
+            lambda stage, _e: stage == "parse" and self._reset("No figures: the paper could not be read."))
         session.documentOpened.connect(lambda _d: self._reset("Looking for figures…"))
         session.documentClosed.connect(
             lambda: self._reset("Figures and tables appear here when a paper is open."))

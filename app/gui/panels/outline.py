@@ -74,6 +74,7 @@ class OutlinePanel(QWidget):
         session.documentClosed.connect(self._clear)
         session.documentOpened.connect(lambda _d: self._clear("Reading the paper…"))
         session.palette.changed.connect(self.tree.viewport().update)
+        session.failed.connect(self._on_failed)
         if session.paper is not None:
             self._on_paper(session.paper)
 
@@ -81,6 +82,12 @@ class OutlinePanel(QWidget):
         self.tree.clear()
         self.empty.setText(message)
         self.stack.setCurrentWidget(self.empty)
+
+    def _on_failed(self, stage: str, _error: object) -> None:
+        if stage == "parse":
+            self._clear("No sections: the paper could not be read.")
+        elif stage == "open" and self.session.document is None:
+            self._clear()
 
     def _on_paper(self, paper: Any) -> None:
         self.tree.clear()
