@@ -120,7 +120,7 @@ def test_figure_png_rendering(figures):
     png = render_figure_png(path, fig, zoom=2.0)
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     pix = pymupdf.Pixmap(png)
-    width = fig.bbox[2] - fig.bbox[0] + 6  # 3 pt margin each side
+    width = fig.bbox[2] - fig.bbox[0] + 2  # 1 pt margin each side
     assert abs(pix.width - 2 * width) <= 4
     # the crop is mostly the grey fill
     samples = pix.samples

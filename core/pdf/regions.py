@@ -178,7 +178,8 @@ def region_options(
                     and (ln.y1 >= y0 - 12 and ln.y0 <= y1 + 12):
                 x0, y0, x1, y1 = min(x0, ln.x0), min(y0, ln.y0), max(x1, ln.x1), max(y1, ln.y1)
         x0, x1 = max(x0, 0.0), min(x1, pw)
-        y0, y1 = max(y0, 0.0), min(y1, ph)
+        # never over the caption or the running text that bounds the band
+        y0, y1 = max(y0, 0.0, top + 1.0), min(y1, ph, bottom - 1.0)
         if (x1 - x0) <= 10 or (y1 - y0) <= 8:
             return None
         return (x0, y0, x1, y1)

@@ -16,7 +16,7 @@ def render_figure_png(path: str | os.PathLike[str], figure: Figure, zoom: float 
     try:
         page = doc.load_page(figure.page)
         x0, y0, x1, y1 = figure.bbox
-        clip = pymupdf.Rect(x0 - 3, y0 - 3, x1 + 3, y1 + 3) & page.rect  # small margin
+        clip = pymupdf.Rect(x0 - 1, y0 - 1, x1 + 1, y1 + 1) & page.rect  # a hairline margin
         if clip.is_empty or clip.width < 1 or clip.height < 1:
             clip = page.rect
         pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False)

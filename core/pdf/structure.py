@@ -324,7 +324,8 @@ def build_structure(
             i += 1  # front matter above the abstract heading (authors side by side, affiliations)
             continue
         if ln.y0 > 0.65 * page_heights[ln.page] and (_FOOTNOTE.match(text) or (
-                _NUMBERED_NOTE.match(text) and ln.size < 0.97 * body_size and ln.first_in_block)):
+                _NUMBERED_NOTE.match(text) and ln.size < 0.97 * body_size
+                and (ln.first_in_block or (i > 0 and lines[i - 1].size < 0.97 * body_size)))):
             skip_block = (ln.page, ln.block)  # a footnote set at body size
             i += 1
             continue
