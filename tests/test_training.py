@@ -101,6 +101,7 @@ def test_export_quantise_parity_and_reload(tiny_run, tmp_path):
     bundle = tmp_path / "bundle"
     # A 4-step head is near-uniform, so int8 may flip labels: record parity without enforcing it.
     options = ExportOptions(name="tiny", max_length=32, parity_sentences=20, enforce_parity=False,
+                            fp32_plans=(("layer.0/output/dense/",),),
                             trained_section_kinds=meta["trained_section_kinds"], training={"steps": 4})
     manifest = export_bundle(net, base_dir, bundle, options, documents)
 
@@ -113,6 +114,7 @@ def test_export_quantise_parity_and_reload(tiny_run, tmp_path):
     assert parity["fp32"]["mean_cosine"] > 0.9999 and parity["fp32"]["role_agreement"] == 1.0
     assert parity["int8"]["mean_cosine"] > 0.97
     assert "introduction" in manifest.context["section_kinds_tied_to_unknown"]
+    assert manifest.context["quantization"]["fp32_nodes"] == ["/encoder/encoder/layer.0/output/dense/MatMul"]
     assert (bundle / "model.onnx").stat().st_size < 30e6
     tok = json.loads((bundle / "tokenizer.json").read_text())
     assert tok["truncation"]["max_length"] == 32 and tok["padding"] is None

@@ -41,6 +41,14 @@ class ExportOptions:
     min_cosine: float = 0.99  # mean cosine, torch fp32 vs the shipped ONNX graph
     min_agreement: float = 0.97  # role-label agreement, torch fp32 vs the shipped ONNX graph
     enforce_parity: bool = True  # False only for an untrained head (its near-uniform logits flip)
+    # MatMuls kept in fp32, tried in order (substrings of node names). The FFN output projections
+    # of the first layers see GELU outputs with large outliers: per-tensor uint8 activations hurt
+    # them most (measured: role agreement 0.973 -> 0.977 for layers 0-1, 0.987 for all six).
+    fp32_plans: tuple[tuple[str, ...], ...] = (
+        ("layer.0/output/dense/", "layer.1/output/dense/"),
+        ("layer.0/output/dense/", "layer.1/output/dense/", "layer.2/output/dense/"),
+    )
+    max_model_mb: float = 29.4  # model.onnx; the bundle (with tokenizer.json) stays under 30 MB
     trained_section_kinds: list[str] | None = None  # others are tied to "unknown" before export
     training: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -68,6 +76,18 @@ def export_onnx(net: RhetoricaNet, path: Path) -> None:
                           do_constant_folding=True, dynamo=False)
 
 
+def matmul_nodes(path: Path, patterns: tuple[str, ...]) -> list[str]:
+    """Names of the MatMul nodes of an ONNX graph whose name contains one of ``patterns``."""
+    import onnx
+
+    graph = onnx.load(str(path), load_external_data=False).graph
+    return [n.name for n in graph.node if n.op_type == "MatMul" and any(p in n.name for p in patterns)]
+
+
+def _passes(figures: dict[str, float], options: ExportOptions) -> bool:
+    return figures["mean_cosine"] >= options.min_cosine and figures["role_agreement"] >= options.min_agreement
+
+
 def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, options: ExportOptions,
                   parity_sentences: list[list[str]] | None = None,
                   ctx: JobContext | None = None) -> Manifest:
@@ -91,26 +111,37 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         fp32 = work / "model-fp32.onnx"
         ctx.progress(1, 5, "exporting ONNX (fp32)")
         export_onnx(net, fp32)
-        shipped = fp32
-        if options.quantize:
-            ctx.progress(2, 5, "quantising (int8 dynamic, per channel)")
-            shipped = work / "model-int8.onnx"
-            quantize_int8(fp32, shipped)
         tokenizer_text = tokenizer_json(base_dir, options.max_length)
         (work / "tokenizer.json").write_text(tokenizer_text, encoding="utf-8")
-        ctx.progress(3, 5, "parity check (torch fp32 vs ONNX)")
-        parity = parity_check(net, work / "tokenizer.json", {"fp32": fp32, **({"int8": shipped}
-                              if options.quantize else {})}, parity_sentences or [],
+        documents = parity_sentences or []
+        ctx.progress(2, 5, "parity check of the fp32 graph")
+        parity = parity_check(net, work / "tokenizer.json", {"fp32": fp32}, documents,
                               min_sentences=options.parity_sentences)
-        key = "int8" if options.quantize else "fp32"
+        shipped, key, fp32_nodes = fp32, "fp32", []
+        if options.quantize:
+            # Plans from smallest to largest: int8 everywhere except the listed MatMuls; the first
+            # plan within the size limit that passes parity is shipped.
+            for number, patterns in enumerate(options.fp32_plans):
+                nodes = matmul_nodes(fp32, patterns)
+                candidate = work / f"model-int8-{number}.onnx"
+                ctx.progress(3, 5, f"quantising (int8 dynamic, per channel; {len(nodes)} MatMuls kept fp32)")
+                quantize_int8(fp32, candidate, exclude=nodes)
+                if candidate.stat().st_size > options.max_model_mb * 1e6:
+                    continue
+                result = parity_check(net, work / "tokenizer.json", {"int8": candidate}, documents,
+                                      min_sentences=options.parity_sentences)
+                shipped, key, fp32_nodes, parity["int8"] = candidate, "int8", nodes, result["int8"]
+                if _passes(result["int8"], options):
+                    break
+            if key != "int8":
+                raise ModelError(f"no quantisation plan fits in {options.max_model_mb} MB")
         shipped_parity = parity[key]
         parity_record = {
             "data": options.parity_data, "sentences": parity["sentences"], "documents": parity["documents"],
             "thresholds": {"mean_cosine": options.min_cosine, "role_agreement": options.min_agreement},
             **{k: v for k, v in parity.items() if k in ("fp32", "int8")},
         }
-        failed = (shipped_parity["mean_cosine"] < options.min_cosine
-                  or shipped_parity["role_agreement"] < options.min_agreement)
+        failed = not _passes(shipped_parity, options)
         parity_record["passed"] = not failed
         if failed and options.enforce_parity:
             raise ModelError(
@@ -137,6 +168,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
             "section_kinds_tied_to_unknown": tied,
             "parity": parity_record,
+            "quantization": ({"method": "onnxruntime quantize_dynamic", "weight_type": "QInt8",
+                              "per_channel": True, "fp32_nodes": fp32_nodes} if options.quantize else None),
         },
         quantization="int8-dynamic-per-channel" if options.quantize else "none",
         metrics=dict(options.metrics),

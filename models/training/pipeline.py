@@ -26,7 +26,7 @@ def training_record(meta: dict[str, Any], command: str | None) -> dict[str, Any]
         "dev_f1_macro": meta.get("dev_macro", {}),
         "config": config,
     }
-    for key in ("steps", "seconds", "checkpoint"):
+    for key in ("steps", "seconds", "checkpoint", "history"):
         if key in meta:
             record[key] = meta[key]
     return record

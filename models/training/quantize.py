@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 
 
-def quantize_int8(source: Path, target: Path) -> None:
+def quantize_int8(source: Path, target: Path, exclude: list[str] | None = None) -> None:
     """``onnxruntime.quantization.quantize_dynamic`` with per-channel int8 weights.
 
     It runs inside a temporary working directory: onnxruntime's pre-processing writes a large
     ``*-infer.onnx`` file into the current directory (and fails shape inference on this graph,
-    which is not fatal).  The directory is removed afterwards.
+    which is not fatal).  The directory is removed afterwards.  ``exclude``: node names kept fp32.
     """
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -22,7 +22,8 @@ def quantize_int8(source: Path, target: Path) -> None:
     work = tempfile.mkdtemp(prefix="rhetorica-quant-")
     try:
         os.chdir(work)
-        quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8,
+                         nodes_to_exclude=list(exclude or []))
     finally:
         os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)
