@@ -37,11 +37,14 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from app.gui.bench import run_bench
 
+    load_before = os.getloadavg()[0]
     results = run_bench(str(pdf), model=args.model, cold_runs=max(1, args.cold_runs))
     results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "qpa": os.environ.get("QT_QPA_PLATFORM", "")}
+                          "qpa": os.environ.get("QT_QPA_PLATFORM", ""),
+                          "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
     cold = results["cold_start_s"]
-    print(f"PDF: {pdf.name}   model: {results['model_id']}")
+    print(f"PDF: {pdf.name}   model: {results['model_id']}   "
+          f"(machine load average {load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     print(f"cold start to painted window: median {statistics.median(cold):.2f} s "
           f"(runs: {', '.join(f'{c:.2f}' for c in cold)})")
     print(f"model load (background): {results['model_load_s']:.2f} s")
