@@ -40,6 +40,7 @@ from core.cache import AnalysisCache
 from core.paths import sample_paper_path
 from models.roles import ROLES
 
+MODEL_LOAD_DELAY_MS = 150
 EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
 
 
@@ -92,7 +93,8 @@ class MainWindow(QMainWindow):
         self._restore()
         self._update_actions()
         if load_model_at_start:
-            QTimer.singleShot(0, self.models.request)
+            # after the first paint: importing onnxruntime holds the GIL for a moment
+            QTimer.singleShot(MODEL_LOAD_DELAY_MS, self.models.request)
 
     # -- construction -------------------------------------------------------------------
     def _model_options(self) -> ModelOptions:
