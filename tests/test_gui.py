@@ -26,10 +26,26 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return model_bundle(tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One analysis cache for the module: each paper is labelled once, later tests reopen it."""
+    return tmp_path_factory.mktemp("gui-cache")
+
+
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_cache: Path) -> Path:
+    """A fresh user folder (settings, drafts) per test, sharing the module's analysis cache."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "cache").symlink_to(shared_cache, target_is_directory=True)
+    monkeypatch.setenv("RHETORICA_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "fresh"))
+    return tmp_path / "fresh"
 
 
 @pytest.fixture
@@ -122,7 +138,12 @@ def test_export_json_csv_markdown(qtbot, window, tmp_path: Path) -> None:  # typ
     assert markdown.startswith("# ") and markdown.count("\n- **") == n
 
 
-def test_reopen_uses_cache(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+def test_reopen_uses_cache(qtbot, bundle: Path, fresh_home: Path) -> None:  # type: ignore[no-untyped-def]
+    for window in open_window(qtbot, bundle):
+        _reopen_uses_cache(qtbot, window)
+
+
+def _reopen_uses_cache(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     open_and_wait(qtbot, window, sample_paper_path())
     assert window.session.from_cache == {"paper": False, "analysis": False}
     first = [p.label for p in window.session.analysis.roles]
@@ -243,7 +264,12 @@ def test_real_papers_and_latency_probe(qtbot, window, name: str) -> None:  # typ
     assert window.panels["inspector"].index == sentence.index
 
 
-def test_cancel_then_resume(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_then_resume(qtbot, bundle: Path, fresh_home: Path) -> None:  # type: ignore[no-untyped-def]
+    for window in open_window(qtbot, bundle):  # no cache: parsing takes long enough to cancel
+        _cancel_then_resume(qtbot, window)
+
+
+def _cancel_then_resume(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.session.cancelled, timeout=60_000) as stopped:
         window.open_path(sample_paper_path())
         window.act_cancel.trigger()  # Esc: stops parsing
