@@ -374,7 +374,7 @@ def build_structure(
             builder.add_body(ln)  # back matter set small (BMC): competing interests, contributions
             i += 1
             continue
-        if _is_small(ln, body_size):
+        if _is_small(ln, body_size) and not (hm is not None and hm.number and ln.bold >= 0.7):
             abstract_text = in_abstract and ln.size >= 0.75 * body_size and (
                 prev is None or (continues and abs(prev.size - ln.size) < 0.6))
             if not abstract_text:
@@ -451,6 +451,10 @@ def _finish(
             b.level = 2
     if not top_sizes:
         _levels_by_style(built)
+    else:
+        for b in built:
+            if not b.number and _BACK_MATTER.match(b.heading):
+                b.level = 1  # numbered papers: acknowledgements etc. are top level whatever their type
     # subsections inherit their parent's kind when their own is "other"
     stack: list[BuiltSection] = []
     for b in built:
