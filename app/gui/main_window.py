@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -257,6 +257,7 @@ class MainWindow(QMainWindow):
         self.page_view.pageChanged.connect(self._on_page_changed)
         self.page_view.zoomChanged.connect(self._on_zoom_changed)
         self.page_view.textSelected.connect(self._on_text_selected)
+        self.page_view.contextMenuRequested.connect(self._page_menu)
         self.palette_.changed.connect(self._save_palette)
 
     def _restore(self) -> None:
@@ -444,6 +445,20 @@ class MainWindow(QMainWindow):
             return
         self.page_view.set_zoom(value)
 
+    def _page_menu(self, index: int, global_pos: Any) -> None:
+        menu = QMenu(self)
+        if self.page_view.selected_text:
+            menu.addAction("Copy selected text", self.copy)
+        if index >= 0:
+            self.session.select_sentence(index)
+            menu.addAction("Copy sentence", lambda i=index: self.copy_sentence(i))
+            if self.session.role_of(index) is not None:
+                menu.addAction(self.act_next_same)
+                menu.addAction(self.act_prev_same)
+        menu.addSeparator()
+        menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_fit])
+        menu.popup(global_pos)
+
     def _on_text_selected(self, text: str) -> None:
         if text:
             self.statusBar().showMessage(f"{len(text)} characters selected — Ctrl+C copies them", 5000)
@@ -474,6 +489,14 @@ class MainWindow(QMainWindow):
         if paper is not None and 0 <= self.session.selected < len(paper.sentences):
             fallback = paper.sentences[self.session.selected].text
         return self.page_view.copy_selection(fallback)
+
+    def copy_sentence(self, index: int) -> str:
+        paper = self.session.paper
+        if paper is None or not (0 <= index < len(paper.sentences)):
+            return ""
+        text = paper.sentences[index].text
+        QGuiApplication.clipboard().setText(text)
+        return text
 
     def find_role(self, role: str | None, step: int = 1) -> int:
         """Select the next (step=1) or previous sentence with ``role`` (None: the selected one's)."""

@@ -152,6 +152,7 @@ class PageView(QGraphicsView):
     firstPageShown = Signal()
     overlaysBuilt = Signal(int)  # number of sentence items
     textSelected = Signal(str)
+    contextMenuRequested = Signal(int, QPoint)  # sentence index under the mouse (-1: none), global pos
 
     def __init__(self, palette: RolePalette, renderer: RenderClient | None = None,
                  parent: QWidget | None = None) -> None:
@@ -589,6 +590,10 @@ class PageView(QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event: Any) -> None:
+        self.contextMenuRequested.emit(self.sentence_at(event.pos()), event.globalPos())
+        event.accept()
 
     def sentence_at(self, pos: QPoint) -> int:
         for item in self.items(pos):
