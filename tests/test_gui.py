@@ -71,7 +71,16 @@ def test_empty_state_then_sample_paper(qtbot, window) -> None:  # type: ignore[n
     # panels filled
     assert window.panels["outline"].tree.topLevelItemCount() > 0
     assert window.panels["profile"].chart.rows
-    assert window.panels["figures"].list.count() == len(paper.figures)
+    figures = window.panels["figures"]
+    assert figures.list.count() == len(paper.figures) > 0
+    qtbot.waitUntil(lambda: figures.thumbnails_done == len(paper.figures), timeout=60_000)
+    last = paper.figures[-1]
+    figures._on_clicked(figures.list.item(len(paper.figures) - 1))  # click → jump to the figure
+    view = window.page_view
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    origin = view.page_origin(last.page)
+    top_middle = QPointF(origin.x() + (last.bbox[0] + last.bbox[2]) / 2, origin.y() + last.bbox[1])
+    assert visible.contains(top_middle)
     assert window.windowTitle().endswith("Rhetorica")
 
 
