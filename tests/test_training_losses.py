@@ -166,3 +166,20 @@ def test_budget_batches_cover_every_item_once_within_budget():
         assert flat == list(range(len(sizes)))
         for b in batches:
             assert sum(sizes[i] for i in b) <= 16 or len(b) == 1
+
+
+def test_dev_bias_calibration_recovers_a_shifted_prior():
+    import numpy as np
+
+    from models.training.calibrate import DevLogits, fit_bias
+
+    rng = np.random.default_rng(0)
+    n = 400
+    gold_roles = rng.integers(0, 6, n)
+    logits = rng.normal(0, 1, (n, 6))
+    logits[np.arange(n), gold_roles] += 2.0  # informative...
+    logits[:, 5] -= 1.5  # ...but class 5 is under-predicted (as after subsampling it)
+    item = DevLogits("x:dev", logits, gold_roles, np.arange(6))
+    calibration = fit_bias([item])
+    assert calibration.after["x:dev"] > calibration.before["x:dev"] + 0.02
+    assert calibration.bias[5] > 0.5  # the bias pushes the under-predicted class back up

@@ -22,6 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
     parser.add_argument("--parity-data", default="csabstruct:dev", metavar="SPEC",
                         help="documents for the parity check (default csabstruct:dev)")
+    parser.add_argument("--calibrate", action="append", default=[], metavar="SPEC",
+                        help="fit a per-role logit bias on this dev set before export (repeatable)")
     parser.add_argument("--training-command", default=None, metavar="TEXT",
                         help="the command that trained the checkpoint (recorded in the manifest)")
     parser.add_argument("--name", default="rhetorica-roles")
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     manifest = export_checkpoint(
         args.checkpoint, args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
         name=args.name, version=args.version, command=args.training_command,
-        extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])},
+        extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])}, calibrate=args.calibrate,
         ctx=JobContext(lambda p: print(p.message, flush=True)))
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "size_mb": round(bundle_size_bytes(args.out) / 1e6, 2),

@@ -58,6 +58,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
+    parser.add_argument("--no-calibrate", action="store_true",
+                        help="do not fit the per-role logit bias on the dev sets before export")
     parser.add_argument("--name", default="rhetorica-roles")
     parser.add_argument("--version", default="0.1.0")
     parser.set_defaults(func=run)
@@ -88,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{time.strftime('%H:%M:%S')} +{time.time() - start:6.0f}s] {p.message}", flush=True)
 
     result, manifest = train_bundle(cfg, args.out, quantize=not args.no_quantize, name=args.name,
-                                    version=args.version, command=command, ctx=JobContext(show))
+                                    version=args.version, command=command,
+                                    calibrate=not args.no_calibrate, ctx=JobContext(show))
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "checkpoint": str(result.checkpoint),
                       "best_dev_f1_micro": result.best_dev, "best_step": result.best_step,

@@ -35,16 +35,29 @@ def training_record(meta: dict[str, Any], command: str | None) -> dict[str, Any]
 def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantize: bool = True,
                       parity_data: str = "csabstruct:dev", name: str = "rhetorica-roles",
                       version: str = "0.1.0", command: str | None = None,
-                      extra_training: dict[str, Any] | None = None,
+                      extra_training: dict[str, Any] | None = None, calibrate: list[str] | None = None,
                       ctx: JobContext | None = None) -> Manifest:
-    """Export a checkpoint to a bundle (quantised unless told otherwise, parity-checked)."""
+    """Export a checkpoint to a bundle (quantised unless told otherwise, parity-checked).
+
+    ``calibrate``: dev specs on which a per-role logit bias is fitted and folded into the
+    classifier before export (see :mod:`models.training.calibrate`); None or [] = no bias.
+    """
     ctx = ensure_context(ctx)
     net, base_dir, meta = load_checkpoint(checkpoint)
     config = meta.get("config", {})
+    max_length = int(config.get("max_length", 64))
     parity_docs = [d.sentences for d in load_spec(parity_data)]
     record = training_record(meta, command)
     record.update(extra_training or {})
-    options = ExportOptions(name=name, version=version, max_length=int(config.get("max_length", 64)),
+    if calibrate:
+        from models.training.calibrate import apply_bias, dev_logits, fit_bias
+
+        ctx.progress(0, 5, f"fitting per-role logit bias on {', '.join(calibrate)}")
+        calibration = fit_bias(dev_logits(net.eval(), calibrate, base_dir, max_length))
+        apply_bias(net, calibration.bias)
+        record["calibration"] = {"dev": list(calibrate), **calibration.to_dict()}
+        ctx.progress(0, 5, f"dev F1-micro {calibration.before} -> {calibration.after}")
+    options = ExportOptions(name=name, version=version, max_length=max_length,
                             quantize=quantize, parity_data=parity_data,
                             trained_section_kinds=meta.get("trained_section_kinds"), training=record)
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
@@ -52,7 +65,7 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
 
 def train_bundle(cfg: TrainConfig, bundle_dir: str | Path, *, quantize: bool = True,
                  name: str = "rhetorica-roles", version: str = "0.1.0", command: str | None = None,
-                 ctx: JobContext | None = None) -> tuple[TrainResult, Manifest]:
+                 calibrate: bool = True, ctx: JobContext | None = None) -> tuple[TrainResult, Manifest]:
     """Train with ``cfg`` (checkpoints under ``cfg.out``), then export the best checkpoint."""
     ctx = ensure_context(ctx)
     result = train(cfg, ctx.child(0.0, 0.95))
@@ -61,5 +74,5 @@ def train_bundle(cfg: TrainConfig, bundle_dir: str | Path, *, quantize: bool = T
              "history": result.history}
     manifest = export_checkpoint(result.checkpoint, bundle_dir, quantize=quantize, parity_data=parity_data,
                                  name=name, version=version, command=command, extra_training=extra,
-                                 ctx=ctx.child(0.95, 1.0))
+                                 calibrate=list(cfg.dev) if calibrate else None, ctx=ctx.child(0.95, 1.0))
     return result, manifest
