@@ -50,6 +50,10 @@ def test_typed_sentences_are_labelled_and_saved(qtbot, bundle: Path, home: Path)
         # the label under the cursor of the 4th sentence is that sentence's
         position = TEXT.index("Experiments") + 3
         assert editor.label_at(position) is editor.labels[3][1]
+        cursor = editor.textCursor()
+        cursor.setPosition(position)
+        tip = editor.tooltip_at(editor.cursorRect(cursor).center())
+        assert tip.startswith(f"<b>{editor.labels[3][1].label}</b>")
         qtbot.waitUntil(lambda: DraftStore().load() == TEXT, timeout=10_000)  # autosaved, debounced
         # editing drops stale labels' meaning: typing more triggers a new round
         with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as again:

@@ -125,21 +125,24 @@ class DraftEditor(QPlainTextEdit):
                 return prediction
         return None
 
-    def event(self, event: QEvent) -> bool:
+    def tooltip_at(self, pos: QPoint) -> str:
+        """Tooltip text for a point in viewport coordinates ("" outside labelled sentences)."""
+        prediction = self.label_at(self.cursorForPosition(pos).position())
+        if prediction is None:
+            return ""
+        top = sorted(prediction.probabilities.items(), key=lambda kv: -kv[1])[:3]
+        probs = "<br>".join(f"{r}: {p:.0%}" for r, p in top)
+        return f"<b>{prediction.label}</b> ({prediction.confidence:.0%})<br>{probs}"
+
+    def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip:
-            pos = event.pos() - QPoint(MARGIN_W, 0) if event.pos().x() >= MARGIN_W else None
-            prediction = None
-            if pos is not None:
-                prediction = self.label_at(self.cursorForPosition(pos).position())
-            if prediction is not None:
-                probs = "<br>".join(f"{r}: {p:.0%}" for r, p in
-                                    sorted(prediction.probabilities.items(), key=lambda kv: -kv[1])[:3])
-                QToolTip.showText(event.globalPos(),
-                                  f"<b>{prediction.label}</b> ({prediction.confidence:.0%})<br>{probs}", self)
+            text = self.tooltip_at(event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.viewport())
             else:
                 QToolTip.hideText()
             return True
-        return super().event(event)
+        return super().viewportEvent(event)
 
     def paint_margin(self, margin: QWidget, rect: QRect) -> None:
         painter = QPainter(margin)
