@@ -39,6 +39,11 @@ class Legend(QWidget):
         palette.changed.connect(self.refresh)
         self.refresh()
 
+    def set_counts(self, counts: dict[str, int] | None) -> None:
+        """Show how many sentences have each role (None: just the role names)."""
+        for role, button in self.buttons.items():
+            button.setText(f"{role} {counts.get(role, 0)}" if counts is not None else role)
+
     def refresh(self) -> None:
         for role, button in self.buttons.items():
             color = self.palette_.color(role)

@@ -345,6 +345,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_document_closed(self) -> None:
+        self.legend.set_counts(None)
         self.page_view.clear()
         self.stack.setCurrentWidget(self.empty)
         self.page_box.setRange(0, 0)
@@ -365,6 +366,10 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_analysis_ready(self, analysis: Any) -> None:
+        counts: dict[str, int] = {}
+        for prediction in analysis.roles:
+            counts[prediction.label] = counts.get(prediction.label, 0) + 1
+        self.legend.set_counts(counts)
         if self.session.paper is not None:
             self.page_view.set_overlays(self.session.paper, analysis)
 

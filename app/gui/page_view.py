@@ -126,6 +126,11 @@ class SentenceItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         if self.role is None:
+            if self.hovered or self.selected:  # not labelled yet: a thin outline shows what a click picks
+                pen = QPen(QColor("#555555"), 0)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.drawPath(self._path)
             return
         opacity = self._palette.opacity
         if self.hovered or self.selected:
