@@ -208,6 +208,11 @@ class MainWindow(QMainWindow):
         self._refresh_recent()
 
     def _build_toolbar(self) -> None:
+        for action, short in ((self.act_zoom_out, "−"), (self.act_zoom_in, "+"), (self.act_fit, "Fit"),
+                              (self.act_prev_page, "▲"), (self.act_next_page, "▼")):
+            action.setIconText(short)  # compact toolbar buttons; menus keep the full text
+            keys = ", ".join(k.toString() for k in action.shortcuts())
+            action.setToolTip(f"{action.text().replace('&', '')} ({keys})")
         toolbar = QToolBar("Main")
         toolbar.setObjectName("toolbar-main")
         toolbar.setMovable(False)

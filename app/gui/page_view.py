@@ -178,6 +178,8 @@ class PageView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.setDragMode(QGraphicsView.DragMode.NoDrag)
+        # a vertical bar that comes and goes would change the width "fit width" was computed for
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setMouseTracking(True)
         self._doc: Any = None
         self._pages: list[PageItem] = []
