@@ -203,6 +203,8 @@ def test_bad_input_shows_error_in_window(qtbot, window, tmp_path: Path, kind: st
 
 def test_missing_model_bundle_is_explained(qtbot, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for window in open_window(qtbot, tmp_path / "no-such-bundle"):
+        qtbot.waitUntil(lambda w=window: w.models.state == "failed", timeout=60_000)
+        assert window.empty.notice.isVisible() and "Settings" in window.empty.notice.text()
         with qtbot.waitSignal(window.settled, timeout=TIMEOUT_MS):
             window.open_path(sample_paper_path())
         assert window.banner.kind == "warning" and "model" in window.banner.text.lower()

@@ -40,6 +40,11 @@ class EmptyState(QWidget):
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #b3261e; font-size: 11pt; padding: 12px;")
         self.error.hide()
+        self.notice = QLabel("")
+        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("color: #8a5300; padding: 4px;")
+        self.notice.hide()
         box = QWidget()
         box.setObjectName("emptyBox")
         box.setStyleSheet("#emptyBox { border: 2px dashed #bbb; border-radius: 12px; background: #fafafa; }")
@@ -51,6 +56,7 @@ class EmptyState(QWidget):
         inner.addLayout(buttons)
         inner.addWidget(drop)
         inner.addWidget(self.error)
+        inner.addWidget(self.notice)
         box.setMaximumWidth(720)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
@@ -60,6 +66,11 @@ class EmptyState(QWidget):
         row.addStretch(1)
         layout.addLayout(row)
         layout.addStretch(2)
+
+    def show_notice(self, text: str) -> None:
+        """A secondary hint (e.g. no model bundle: papers open without roles)."""
+        self.notice.setText(text)
+        self.notice.setVisible(bool(text))
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)

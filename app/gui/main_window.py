@@ -254,7 +254,7 @@ class MainWindow(QMainWindow):
         s.cancelled.connect(self._on_cancelled)
         s.sentenceSelected.connect(self._on_sentence_selected)
         s.jumpRequested.connect(self.page_view.show_rect)
-        self.models.ready.connect(lambda _m: self._update_actions())
+        self.models.ready.connect(lambda _m: (self.empty.show_notice(""), self._update_actions()))
         self.models.failed.connect(self._on_model_failed)
         self.page_view.sentenceClicked.connect(s.select_sentence)
         self.page_view.firstPageShown.connect(self.firstPageShown)
@@ -415,6 +415,8 @@ class MainWindow(QMainWindow):
         self.session.resume()
 
     def _on_model_failed(self, error: Exception) -> None:
+        self.empty.show_notice(f"No model bundle could be loaded ({error}). Papers still open, "
+                               "without roles: choose a bundle in File > Settings.")
         self._show_model_error(error)
         self._update_actions()
 
