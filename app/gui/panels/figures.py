@@ -21,7 +21,7 @@ from app.gui.workers import Worker
 from core.jobs import JobContext
 
 THUMB = QSize(200, 150)
-_LEADING_LABEL = re.compile(r"^(fig(ure)?|tab(le)?)\.?\s*[A-Z]?\d+[a-z]?\s*[:.|]\s*", re.IGNORECASE)
+_LEADING_LABEL = re.compile(r"^(fig(ure)?|tab(le)?)\.?\s*[A-Z]?\d+[a-z]?(\s*[:.|]\s*|\s+)", re.IGNORECASE)
 FIGURE_ROLE = Qt.ItemDataRole.UserRole
 
 
