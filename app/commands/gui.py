@@ -19,7 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--select", type=int, metavar="N",
                         help="with --screenshot: select sentence N (0-based) once the analysis is shown")
     parser.add_argument("--show-panel", action="append", default=[], metavar="ID",
-                        help="show and raise a panel (outline, inspector, profile, figures, draft); repeatable")
+                        help="show and raise a panel (outline, inspector, profile, figures, draft); "
+                        "repeatable")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1500x950")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the analysis cache")
     parser.add_argument("--exit-when-shown", action="store_true", help=argparse.SUPPRESS)  # for bench gui
@@ -38,5 +39,6 @@ def run(args: argparse.Namespace) -> int:
             raise RhetoricaError(f"--size {args.size!r}: use WIDTHxHEIGHT, e.g. 1500x950") from None
     from app.gui.app import run as run_gui  # Qt is imported only here
 
-    return run_gui(pdf=args.pdf, model=args.model, screenshot=args.screenshot, draft_file=args.draft, select=args.select, panels=args.show_panel,
-                   size=size, shown_probe=args.exit_when_shown, use_cache=not args.no_cache)
+    return run_gui(pdf=args.pdf, model=args.model, screenshot=args.screenshot, draft_file=args.draft,
+                   select=args.select, panels=args.show_panel, size=size, shown_probe=args.exit_when_shown,
+                   use_cache=not args.no_cache)
