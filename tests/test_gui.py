@@ -315,3 +315,16 @@ def test_settings_recent_shortcuts_persist(qtbot, window, bundle: Path) -> None:
     window.page_view.set_zoom(1.5)
     window.close()
     assert AppSettings().geometry is not None and AppSettings().zoom == pytest.approx(1.5)
+
+
+@pytest.mark.shared
+def test_opening_another_paper_mid_analysis(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    big = shared_path("pdfs", "arxiv-2203.00130v1_PaperPlain.pdf")
+    with qtbot.waitSignal(window.firstPageShown, timeout=60_000):
+        window.open_path(big)
+    open_and_wait(qtbot, window, sample_paper_path())  # the first paper's jobs are cancelled
+    paper = window.session.paper
+    assert paper.source_path == str(sample_paper_path())
+    assert len(window.page_view.overlay_items) == len(paper.sentences) == len(window.session.analysis.roles)
+    qtbot.waitUntil(lambda: not window.tracker.busy, timeout=TIMEOUT_MS)
+    assert window.session.paper is paper  # nothing from the first paper arrived late
