@@ -134,6 +134,9 @@ def test_role_toggle_opacity_and_find(qtbot, window) -> None:  # type: ignore[no
     assert window.session.selected == found
     again = window.find_role(None)  # F3: next of the same role
     assert labels[again] == target
+    window.act_next_sentence.trigger()  # Ctrl+]
+    assert window.session.selected == (again + 1) % len(labels) or again == len(labels) - 1
+    assert window.panels["inspector"].index == window.session.selected
 
 
 def test_export_json_csv_markdown(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -133,6 +133,8 @@ class MainWindow(QMainWindow):
         self.act_fit = a("&Fit width", self.page_view.fit_width, "Ctrl+0")
         self.act_next_page = a("&Next page", self.page_view.next_page, ["Ctrl+PgDown", "Alt+Down"])
         self.act_prev_page = a("&Previous page", self.page_view.prev_page, ["Ctrl+PgUp", "Alt+Up"])
+        self.act_next_sentence = a("Next sentence", lambda: self.step_sentence(1), "Ctrl+]")
+        self.act_prev_sentence = a("Previous sentence", lambda: self.step_sentence(-1), "Ctrl+[")
         self.act_next_same = a("Next sentence of the same role", lambda: self.find_role(None, 1), "F3")
         self.act_prev_same = a("Previous sentence of the same role", lambda: self.find_role(None, -1),
                                "Shift+F3")
@@ -190,7 +192,8 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addAction(self.act_copy)
         edit_menu.addSeparator()
-        edit_menu.addActions([self.act_next_same, self.act_prev_same])
+        edit_menu.addActions([self.act_next_sentence, self.act_prev_sentence, self.act_next_same,
+                              self.act_prev_same])
         find_menu = edit_menu.addMenu("Find next sentence of role")
         find_menu.addActions(list(self.act_next_role.values()))
         view_menu = bar.addMenu("&View")
@@ -481,8 +484,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         has_doc = self.session.document is not None
-        for action in (self.act_close, self.act_zoom_in, self.act_zoom_out, self.act_fit,
-                       self.act_next_page, self.act_prev_page):
+        for action in (self.act_close, self.act_zoom_in, self.act_zoom_out, self.act_fit, self.act_next_page,
+                       self.act_prev_page, self.act_next_sentence, self.act_prev_sentence):
             action.setEnabled(has_doc)
         labelled = self.session.analysis is not None
         for action in (self.act_export, *self.act_export_fmt.values(), self.act_next_same,
@@ -501,6 +504,16 @@ class MainWindow(QMainWindow):
         if paper is not None and 0 <= self.session.selected < len(paper.sentences):
             fallback = paper.sentences[self.session.selected].text
         return self.page_view.copy_selection(fallback)
+
+    def step_sentence(self, step: int) -> int:
+        """Select the next/previous sentence (the first one when none is selected)."""
+        paper = self.session.paper
+        if paper is None or not paper.sentences:
+            return -1
+        current = self.session.selected
+        index = 0 if current < 0 else max(0, min(len(paper.sentences) - 1, current + step))
+        self.session.jump_to_sentence(index)
+        return index
 
     def copy_sentence(self, index: int) -> str:
         paper = self.session.paper
