@@ -130,10 +130,14 @@ class AnalysisCache:
                 removed += 1
         return removed
 
-    def clear(self) -> None:
+    def clear(self) -> int:
+        """Remove every entry; returns how many files were removed."""
+        removed = 0
         for folder in ("papers", "analyses"):
             for path in (self.root / folder).glob("*.jsonl"):
                 self._drop(path)
+                removed += 1
+        return removed
 
     @staticmethod
     def _write(path: Path, header: dict[str, Any], key: str, items: list[Any]) -> None:

@@ -79,3 +79,12 @@ def test_file_sha256(tmp_path: Path) -> None:
     path = tmp_path / "f.bin"
     path.write_bytes(b"abc")
     assert file_sha256(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_clear(tmp_path: Path) -> None:
+    cache = AnalysisCache(tmp_path)
+    paper = make_paper()
+    cache.save_paper(paper)
+    cache.save_analysis(paper, make_analysis(paper))
+    assert cache.clear() == 2
+    assert cache.load_paper(paper.sha256, paper.parser_version) is None

@@ -590,7 +590,8 @@ class MainWindow(QMainWindow):
         values = SettingsValues(model_path=self.settings.model_path, device=self.settings.device,
                                 threads=self.settings.threads, colors=self.palette_.colors(),
                                 opacity=self.palette_.opacity)
-        dialog = SettingsDialog(values, self)
+        cache = self.session.cache
+        dialog = SettingsDialog(values, self, clear_cache=cache.clear if cache is not None else None)
         if dialog.exec():
             self.apply_settings(dialog.values())
 

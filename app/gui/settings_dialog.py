@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtGui import QColor
@@ -36,7 +37,8 @@ class SettingsValues:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, values: SettingsValues, parent: QWidget | None = None) -> None:
+    def __init__(self, values: SettingsValues, parent: QWidget | None = None,
+                 clear_cache: Callable[[], int] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Rhetorica settings")
         self.colors = dict(DEFAULT_ROLE_COLORS) | dict(values.colors)
@@ -72,6 +74,11 @@ class SettingsDialog(QDialog):
         self.opacity.setRange(0, 100)
         self.opacity.setValue(round(values.opacity * 100))
         form.addRow("Overlay opacity", self.opacity)
+        if clear_cache is not None:
+            clear = QPushButton("Clear the analysis cache")
+            clear.setToolTip("Forget every cached parse and analysis (papers are read and labelled again)")
+            clear.clicked.connect(lambda: clear.setText(f"Cleared {clear_cache()} cached files"))
+            form.addRow("Cache", clear)
         form.addRow(QLabel("<small>Model changes apply at once; the paper is labelled again.</small>"))
         ok_cancel = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         buttons = QDialogButtonBox(ok_cancel)

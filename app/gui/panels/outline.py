@@ -75,6 +75,7 @@ class OutlinePanel(QWidget):
         session.documentOpened.connect(lambda _d: self._clear("Reading the paper…"))
         session.palette.changed.connect(self.tree.viewport().update)
         session.failed.connect(self._on_failed)
+        session.sentenceSelected.connect(self._follow_selection)
         if session.paper is not None:
             self._on_paper(session.paper)
 
@@ -82,6 +83,23 @@ class OutlinePanel(QWidget):
         self.tree.clear()
         self.empty.setText(message)
         self.stack.setCurrentWidget(self.empty)
+
+    def _follow_selection(self, index: int) -> None:
+        """Highlight the section of the selected sentence (without jumping anywhere)."""
+        paper = self.session.paper
+        if paper is None or not (0 <= index < len(paper.sentences)):
+            return
+        wanted = paper.sentences[index].section_index
+        items = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
+        while items:
+            item = items.pop()
+            if item.data(0, SECTION_ROLE) == wanted:
+                self.tree.blockSignals(True)
+                self.tree.setCurrentItem(item)
+                self.tree.blockSignals(False)
+                self.tree.scrollToItem(item)
+                return
+            items.extend(item.child(i) for i in range(item.childCount()))
 
     def _on_failed(self, stage: str, _error: object) -> None:
         if stage == "parse":
