@@ -134,3 +134,14 @@ def test_numbering():
     assert plausible_next("3.1", "2.4")  # the section heading "3" was missed
     assert not plausible_next("1", "8") and not plausible_next("1", "A")
     assert is_references("REFERENCES") and is_references("Bibliography") and not is_references("Refer")
+
+
+def test_line_end_hyphen_kept_for_compounds_written_elsewhere_in_the_paper():
+    from core.pdf.textmap import inner_compounds
+
+    compounds = inner_compounds(["we use predicate-argument structures", "a cross-", "word"])
+    assert compounds == frozenset({"predicate-argument"})
+    m = MappedText(compounds=compounds)
+    for k, text in enumerate(("the predicate-", "argument model and the repre-", "sentation")):
+        m.add_line(make_line(text, index=k, y0=50.0 + 12 * k))
+    assert m.text == "the predicate-argument model and the representation"

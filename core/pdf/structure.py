@@ -27,7 +27,7 @@ from core.pdf.headings import (
 )
 from core.pdf.layout import PageLayout
 from core.pdf.lines import MATH_FONT, Line, tail
-from core.pdf.textmap import MappedText, clean_text
+from core.pdf.textmap import MappedText, clean_text, inner_compounds
 
 SKIP_TAGS = {"furniture", "stray", "equation-number", "caption", "figure", "title", "equation"}
 SMALL = 0.86  # lines under this share of the body font size are footnotes, figure text, side notes
@@ -108,8 +108,10 @@ def _is_small(line: Line, body_size: float) -> bool:
 
 
 class _Builder:
-    def __init__(self, layouts: list[PageLayout], body_size: float) -> None:
+    def __init__(self, layouts: list[PageLayout], body_size: float,
+                 compounds: frozenset[str] = frozenset()) -> None:
         self.layouts = layouts
+        self.compounds = compounds
         self.body_size = body_size
         self.sections: list[BuiltSection] = []
         self.prev: Line | None = None
@@ -129,7 +131,7 @@ class _Builder:
             if not line.text:
                 return
         if bullet or not section.paragraphs or self._new_paragraph(self.prev, line):
-            section.paragraphs.append(MappedText())
+            section.paragraphs.append(MappedText(compounds=self.compounds))
         section.paragraphs[-1].add_line(line)
         self.prev = line
 
@@ -241,7 +243,7 @@ def build_structure(
             ln.tags.add("equation")
     lines = [ln for ln in lines if "equation" not in ln.tags]
     heads = _heading_matches(lines, body_size, body_font)
-    builder = _Builder(layouts, body_size)
+    builder = _Builder(layouts, body_size, inner_compounds(ln.text for ln in lines))
 
     # --- where the body starts: the abstract, or the first real heading -------------
     start = None

@@ -67,6 +67,9 @@ class MappedText:
     line_ids: array = field(default_factory=lambda: array("i"))
     xs0: array = field(default_factory=lambda: array("f"))
     xs1: array = field(default_factory=lambda: array("f"))
+    # hyphenated words seen inside lines of the same document ("predicate-argument"): a line-end
+    # hyphen between the same two halves is kept
+    compounds: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -117,6 +120,7 @@ class MappedText:
                 compound = (
                     "-" in before
                     or after.lower() in COMPOUND_TAILS
+                    or f"{before.lower()}-{after.lower()}" in self.compounds
                     or any(c.isdigit() for c in before)
                     or (len(before) >= 2 and before[:2].isupper())
                 )
@@ -212,6 +216,19 @@ def fix_surrogates(text: str) -> str:
         return text
     paired = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
     return "".join(c for c in paired if not 0xD800 <= ord(c) <= 0xDFFF)
+
+
+_INNER_COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([a-z]{2,})\b")
+
+
+def inner_compounds(texts) -> frozenset[str]:  # type: ignore[no-untyped-def]
+    """Lower-cased "left-right" compounds written inside lines (not split at a line end)."""
+    found: set[str] = set()
+    for text in texts:
+        if "-" in text:
+            for m in _INNER_COMPOUND.finditer(text[:-1] if text.endswith("-") else text):
+                found.add(f"{m.group(1).lower()}-{m.group(2)}")
+    return frozenset(found)
 
 
 def clean_text(text: str) -> str:
