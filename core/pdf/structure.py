@@ -213,13 +213,20 @@ def _is_prose_block(block: list[Line]) -> bool:
 
 
 def _blocks(lines: list[Line]) -> list[list[Line]]:
-    """Runs of lines that read as one block: same page and size, small vertical steps."""
+    """Runs of lines that read as one block: one pymupdf block, or tightly set lines, or
+    one-line blocks in a row at one size and font (double-spaced manuscripts)."""
+    per_block: dict[tuple[int, int], int] = {}
+    for ln in lines:
+        per_block[(ln.page, ln.block)] = per_block.get((ln.page, ln.block), 0) + 1
     blocks: list[list[Line]] = []
     for ln in lines:
         if blocks:
             last = blocks[-1][-1]
-            if last.page == ln.page and (last.block == ln.block or (
-                    abs(last.size - ln.size) < 0.3 and 0 <= ln.y0 - last.y1 < 0.8 * ln.size)):
+            gap = ln.y0 - last.y1
+            alike = last.page == ln.page and abs(last.size - ln.size) < 0.3 and last.font == ln.font
+            single = per_block[(last.page, last.block)] == 1 and per_block[(ln.page, ln.block)] == 1
+            if last.page == ln.page and (last.block == ln.block or (alike and 0 <= gap < 0.8 * ln.size)
+                                         or (alike and single and 0 <= gap < 1.6 * ln.size)):
                 blocks[-1].append(ln)
                 continue
         blocks.append([ln])
