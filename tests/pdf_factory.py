@@ -100,3 +100,25 @@ def many_pages_pdf(path: Path, pages: int) -> Path:
         doc.fullcopy_page(0)
     doc.save(path)
     return path
+
+
+def wide_figure_pdf(path: Path) -> Path:
+    """Two columns of text above and below a figure (and caption) that spans both columns."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Page With A Wide Figure", fontsize=18, fontname="hebo")
+    page.insert_text((LEFT[0], 100), "1 Introduction", fontsize=12, fontname="hebo")
+
+    def column(rect: pymupdf.Rect, name: str) -> None:
+        text = " ".join(f"{name} sentence number {k} is in this part of the page." for k in range(1, 5))
+        page.insert_textbox(rect, text, fontsize=10, fontname="helv")
+
+    column(pymupdf.Rect(LEFT[0], 108, LEFT[1], 300), "Upper left")
+    column(pymupdf.Rect(RIGHT[0], 108, RIGHT[1], 300), "Upper right")
+    page.draw_rect(pymupdf.Rect(100, 310, 512, 440), color=(0, 0, 0), fill=(0.8, 0.8, 0.8))
+    page.insert_text((150, 458), "Figure 1: A wide figure that spans both columns of the page.", fontsize=9,
+                     fontname="helv")
+    column(pymupdf.Rect(LEFT[0], 480, LEFT[1], 720), "Lower left")
+    column(pymupdf.Rect(RIGHT[0], 480, RIGHT[1], 720), "Lower right")
+    doc.save(path)
+    return path

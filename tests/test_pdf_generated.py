@@ -9,7 +9,7 @@ import pytest
 
 from core.document import Paper, SectionKind
 from core.pdf import PARSER_VERSION, parse_pdf, render_figure_png
-from tests.pdf_factory import LEFT, RIGHT, figure_pdf, hyphen_pdf, two_column_pdf
+from tests.pdf_factory import LEFT, RIGHT, figure_pdf, hyphen_pdf, two_column_pdf, wide_figure_pdf
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +134,24 @@ def test_json_round_trip(figures, tmp_path):
     assert again.to_dict() == paper.to_dict()
     paper.save(tmp_path / "paper.json")
     assert Paper.load(tmp_path / "paper.json").to_dict() == paper.to_dict()
+
+
+def test_full_width_figure_between_column_text(tmp_path):
+    paper = parse_pdf(wide_figure_pdf(tmp_path / "wide.pdf"))
+    order = [" ".join(s.text.split()[:2]) for s in paper.sentences]
+    assert order == ["Upper left"] * 4 + ["Upper right"] * 4 + ["Lower left"] * 4 + ["Lower right"] * 4
+    (fig,) = paper.figures
+    assert fig.region_found and fig.bbox[0] < 105 and fig.bbox[2] > 507
+    assert "wide figure that spans" not in paper.body_text()
+
+
+def test_cancel_stops_parsing(two_column):
+    from core.errors import Cancelled
+    from core.jobs import JobContext
+
+    path, _paper = two_column
+    seen = []
+    ctx = JobContext(lambda p: (seen.append(p), ctx.cancel()))
+    with pytest.raises(Cancelled):
+        parse_pdf(path, ctx)
+    assert seen and seen[0].total > 0
