@@ -288,3 +288,23 @@ def run_in_heading(
         return None
     body = end + 1 if text[end: end + 1] == "." else end
     return m.group(1), title, 1, body
+
+
+def run_in_title_end(line: Line) -> int | None:
+    """Offset of the running text after an unnumbered bold run-in title at the start of a line
+    ("Document Representation Our goal is ...", "Papers. We obtain ..."), or None."""
+    runs = line.runs
+    if len(runs) < 2 or not runs[0][2] or runs[0][0] > 1:
+        return None
+    end = runs[0][1]
+    title = line.text[:end].strip()
+    rest = line.text[end:].lstrip(" .:—–-")
+    words = title.split()
+    if not 1 <= len(words) <= 8 or not title[:1].isupper() or not rest:
+        return None
+    if _RUN_IN_NUMBER.match(title):
+        return None
+    ends = title.endswith((".", ":")) or line.text[end:end + 1] in ".:"
+    if not ends and not rest[:1].isupper():
+        return None  # bold words inside a sentence
+    return len(line.text) - len(rest)

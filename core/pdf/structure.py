@@ -22,6 +22,7 @@ from core.pdf.headings import (
     looks_like_heading,
     plausible_next,
     run_in_heading,
+    run_in_title_end,
     section_kind,
     split_number,
 )
@@ -438,6 +439,11 @@ def build_structure(
                                  ln.size)
             i = j
             continue
+        prev_text = builder.prev.text.rstrip() if builder.prev is not None else ""
+        if ln.first_in_block or not prev_text or prev_text.endswith(_TERMINAL):
+            cut = run_in_title_end(ln)
+            if cut is not None:  # a run-in paragraph title is a label, not part of the sentence
+                ln = tail(ln, cut)
         builder.add_body(ln)
         i += 1
 
