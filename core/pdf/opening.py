@@ -69,8 +69,12 @@ def _tail_has_eof(path: Path) -> bool:
         return b"%%EOF" in handle.read()
 
 
-def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None) -> pymupdf.Document:
-    """Open ``path`` as a readable PDF with a text layer, or raise a typed error."""
+def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None,
+             check_text: bool = True) -> pymupdf.Document:
+    """Open ``path`` as a readable PDF with a text layer, or raise a typed error.
+
+    ``check_text=False`` skips the scan check (for rendering a file that was parsed before).
+    """
     path = Path(path)
     name = str(path)
     _check_header(path)
@@ -87,7 +91,8 @@ def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None) -> p
             raise CorruptPdfError(name, "is truncated or damaged (file ends early): download it again")
         if max_pages is not None and doc.page_count > max_pages:
             raise TooLargeError(name, f"has {doc.page_count} pages, more than the limit of {max_pages}")
-        _check_text_layer(doc, name)
+        if check_text:
+            _check_text_layer(doc, name)
     except BaseException:
         doc.close()
         raise

@@ -12,7 +12,7 @@ from core.pdf.opening import open_pdf
 
 def render_figure_png(path: str | os.PathLike[str], figure: Figure, zoom: float = 2.0) -> bytes:
     """PNG bytes of ``figure.bbox`` on its page at ``zoom`` x 72 dpi."""
-    doc = open_pdf(path)
+    doc = open_pdf(path, check_text=False)
     try:
         page = doc.load_page(figure.page)
         x0, y0, x1, y1 = figure.bbox
