@@ -162,3 +162,35 @@ def test_cli_summary_json_and_figures(tmp_path, capsys):
     assert [f.id for f in paper.figures] == ["fig1", "tab1"]
     assert sorted(p.name for p in figs.iterdir()) == ["fig1.png", "tab1.png"]
     assert (figs / "fig1.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_damaged_files_give_typed_errors_or_parse(tmp_path, capfd):
+    """Bytes flipped or cut inside a real file: a typed error or a parse, never a raw exception,
+    and no MuPDF chatter on the terminal."""
+    import random
+
+    from tests.pdf_factory import two_column_pdf
+
+    good = two_column_pdf(tmp_path / "good.pdf").read_bytes()
+    rng = random.Random(7)
+    outcomes = set()
+    for k in range(12):
+        data = bytearray(good)
+        if k % 2:
+            for _ in range(50):
+                data[rng.randrange(200, len(data))] = rng.randrange(256)
+        else:
+            start = rng.randrange(200, len(data) // 2)
+            del data[start:start + rng.randrange(50, 2000)]
+        path = tmp_path / f"damaged{k}.pdf"
+        path.write_bytes(bytes(data))
+        try:
+            parse_pdf(path)
+            outcomes.add("parsed")
+        except RhetoricaError as error:
+            assert "\n" not in str(error)
+            outcomes.add(type(error).__name__)
+        assert main(["parse", str(path), "--quiet"]) in (0, 2)
+    captured = capfd.readouterr()
+    assert "MuPDF error" not in captured.err and "Traceback" not in captured.err
+    assert outcomes

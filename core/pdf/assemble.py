@@ -8,6 +8,7 @@ from pathlib import Path
 import pymupdf
 
 from core.document import Figure, PageRect, Paper
+from core.errors import CorruptPdfError, RhetoricaError
 from core.jobs import JobContext, ensure_context
 from core.pdf.captions import CAPTION_START, Caption, caption_label
 from core.pdf.frontmatter import find_authors, find_title, title_text
@@ -144,81 +145,89 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
     path = Path(path)
     doc = open_pdf(path, max_pages=max_pages)
     try:
-        sha = file_sha256(path)
-        n = doc.page_count
-        pages: list[list[Line]] = []
-        sizes: list[tuple[float, float]] = []
-        all_lines: list[Line] = []
-        unrotated: list[tuple[float, float]] = []  # the coordinate space of the extracted text
-        rotations: list[pymupdf.Matrix | None] = []  # pages with /Rotate: text comes unrotated
-        rotated_pages: list[list[Line]] = []  # vertical lines, kept only on pages with a vertical caption
-        for i in range(n):
-            ctx.progress(i, 2 * n, f"reading page {i + 1} of {n}")
-            page = doc.load_page(i)
-            sizes.append((page.rect.width, page.rect.height))
-            unrotated.append((page.cropbox.width, page.cropbox.height) if page.rotation else sizes[-1])
-            rotations.append(page.rotation_matrix if page.rotation else None)
-            vertical: list[Line] = []
-            lines = extract_lines(page, i, vertical)
-            for ln in lines:
-                ln.index = len(all_lines)
-                all_lines.append(ln)
-            pages.append(lines)
-            rotated_pages.append([ln for ln in vertical if CAPTION_START.match(ln.text.strip())] and vertical)
-        body_size = body_font_size(pages)
-        mark_furniture(pages, [h for _w, h in unrotated])
-
-        flow: list[Line] = []
-        layouts: list[PageLayout] = []
-        raw_figures: list[tuple[Caption, tuple[float, float, float, float], bool]] = []
-        caption_sizes: dict[str, float] = {}
-        for i in range(n):
-            ctx.progress(n + i, 2 * n, f"laying out page {i + 1} of {n}")
-            lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
-            layout = analyse_layout(lines, unrotated[i][0], body_size)
-            layouts.append(layout)
-            ordered = reading_order(lines, layout)
-            captions = []
-            for cap in _find_captions(ordered, body_size):
-                # "Table 4. On average, ..." opening a column at body size, when Table 4 already
-                # has a caption set apart: a sentence, not a second caption
-                earlier = caption_sizes.get(cap.fig_id)
-                size = cap.lines[0].size
-                if earlier is not None and abs(size - body_size) < 0.3 and abs(earlier - body_size) >= 0.3:
-                    continue
-                caption_sizes.setdefault(cap.fig_id, size)
-                captions.append(cap)
-            rotated_captions = _find_rotated_captions(rotated_pages[i], body_size)
-            for cap in rotated_captions:
-                graphics = page_graphics(doc.load_page(i))
-                others = [ln for ln in rotated_pages[i] if ln not in cap.lines]
-                boxes = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in others] + list(graphics.boxes)
-                if boxes:
-                    bbox = (min(b[0] for b in boxes), min(b[1] for b in boxes),
-                            max(b[2] for b in boxes), max(b[3] for b in boxes))
-                    raw_figures.append((cap, bbox, True))
-                else:
-                    raw_figures.append((cap, (layout.text_x0, 0.05 * unrotated[i][1], layout.text_x1,
-                                              0.95 * unrotated[i][1]), False))
-            if captions:
-                graphics = page_graphics(doc.load_page(i))
-                cap_boxes = [c.bbox for c in captions]
-                options = [
-                    region_options(cap, graphics, ordered, layout, unrotated[i], body_size,
-                                   [b for b in cap_boxes if b != cap.bbox])
-                    for cap in captions
-                ]
-                for cap, (bbox, found) in zip(captions, assign_regions(options)):
-                    for ln in cap.lines:
-                        ln.tags.add("caption")
-                    if found:
-                        for ln in ordered:
-                            if "caption" not in ln.tags and inside(ln, bbox):
-                                ln.tags.add("figure")
-                    raw_figures.append((cap, bbox, found))
-            flow.extend(ordered)
+        return _parse_open(doc, path, ctx)
+    except RhetoricaError:
+        raise
+    except (RuntimeError, ValueError) as error:  # pymupdf failing on a damaged page
+        raise CorruptPdfError(str(path), f"is damaged: {str(error).strip().splitlines()[0][:120]}") from None
     finally:
         doc.close()
+
+
+def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
+    sha = file_sha256(path)
+    n = doc.page_count
+    pages: list[list[Line]] = []
+    sizes: list[tuple[float, float]] = []
+    all_lines: list[Line] = []
+    unrotated: list[tuple[float, float]] = []  # the coordinate space of the extracted text
+    rotations: list[pymupdf.Matrix | None] = []  # pages with /Rotate: text comes unrotated
+    rotated_pages: list[list[Line]] = []  # vertical lines, kept only on pages with a vertical caption
+    for i in range(n):
+        ctx.progress(i, 2 * n, f"reading page {i + 1} of {n}")
+        page = doc.load_page(i)
+        sizes.append((page.rect.width, page.rect.height))
+        unrotated.append((page.cropbox.width, page.cropbox.height) if page.rotation else sizes[-1])
+        rotations.append(page.rotation_matrix if page.rotation else None)
+        vertical: list[Line] = []
+        lines = extract_lines(page, i, vertical)
+        for ln in lines:
+            ln.index = len(all_lines)
+            all_lines.append(ln)
+        pages.append(lines)
+        rotated_pages.append([ln for ln in vertical if CAPTION_START.match(ln.text.strip())] and vertical)
+    body_size = body_font_size(pages)
+    mark_furniture(pages, [h for _w, h in unrotated])
+
+    flow: list[Line] = []
+    layouts: list[PageLayout] = []
+    raw_figures: list[tuple[Caption, tuple[float, float, float, float], bool]] = []
+    caption_sizes: dict[str, float] = {}
+    for i in range(n):
+        ctx.progress(n + i, 2 * n, f"laying out page {i + 1} of {n}")
+        lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
+        layout = analyse_layout(lines, unrotated[i][0], body_size)
+        layouts.append(layout)
+        ordered = reading_order(lines, layout)
+        captions = []
+        for cap in _find_captions(ordered, body_size):
+            # "Table 4. On average, ..." opening a column at body size, when Table 4 already
+            # has a caption set apart: a sentence, not a second caption
+            earlier = caption_sizes.get(cap.fig_id)
+            size = cap.lines[0].size
+            if earlier is not None and abs(size - body_size) < 0.3 and abs(earlier - body_size) >= 0.3:
+                continue
+            caption_sizes.setdefault(cap.fig_id, size)
+            captions.append(cap)
+        rotated_captions = _find_rotated_captions(rotated_pages[i], body_size)
+        for cap in rotated_captions:
+            graphics = page_graphics(doc.load_page(i))
+            others = [ln for ln in rotated_pages[i] if ln not in cap.lines]
+            boxes = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in others] + list(graphics.boxes)
+            if boxes:
+                bbox = (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                        max(b[2] for b in boxes), max(b[3] for b in boxes))
+                raw_figures.append((cap, bbox, True))
+            else:
+                raw_figures.append((cap, (layout.text_x0, 0.05 * unrotated[i][1], layout.text_x1,
+                                          0.95 * unrotated[i][1]), False))
+        if captions:
+            graphics = page_graphics(doc.load_page(i))
+            cap_boxes = [c.bbox for c in captions]
+            options = [
+                region_options(cap, graphics, ordered, layout, unrotated[i], body_size,
+                               [b for b in cap_boxes if b != cap.bbox])
+                for cap in captions
+            ]
+            for cap, (bbox, found) in zip(captions, assign_regions(options)):
+                for ln in cap.lines:
+                    ln.tags.add("caption")
+                if found:
+                    for ln in ordered:
+                        if "caption" not in ln.tags and inside(ln, bbox):
+                            ln.tags.add("figure")
+                raw_figures.append((cap, bbox, found))
+        flow.extend(ordered)
 
     title_lines = find_title(pages[0], unrotated[0][1], body_size) if pages else []
     for ln in title_lines:

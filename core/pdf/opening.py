@@ -17,6 +17,11 @@ from core.errors import (
     TooLargeError,
 )
 
+# MuPDF prints repair messages ("MuPDF error: syntax error ...") on stderr; problems reach the
+# user as typed errors instead, so keep the terminal clean.
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
 SCAN_CHECK_PAGES = 5
 MIN_CHARS_PER_PAGE = 40  # fewer visible characters than this over the first pages: no text layer
 
@@ -113,6 +118,8 @@ def _check_text_layer(doc: pymupdf.Document, name: str) -> None:
             raise CorruptPdfError(name, reason) from None
         chars += sum(1 for c in text if not c.isspace())
     if chars < MIN_CHARS_PER_PAGE * n:
+        if doc.is_repaired:
+            raise CorruptPdfError(name, "is damaged: its pages could not be read (repair failed)")
         if images:
             raise ScannedPdfError(name, "has no text layer (scanned pages): run OCR on it first")
         raise ScannedPdfError(name, "has no extractable text (blank pages?): run OCR on it first")
