@@ -7,11 +7,15 @@ Modules, one job each:
 - ``furniture``   running headers/footers, page and line numbers
 - ``layout``      columns and reading order
 - ``textmap``     text clean-up with a map back to page positions
-- ``headings``    section headings, numbering levels, canonical section kinds
+- ``headings``    heading tests, numbering, run-in headings, canonical section kinds
 - ``frontmatter`` title and authors
 - ``captions``    figure/table caption starts
 - ``regions``     figure/table regions (images, drawings) and fallback crops
-- ``structure``   abstract, sections, references cut-off, paragraphs, sentences and rects
+- ``linekinds``   table rows, pseudo-code and display equations inside the flow
+- ``structure``   front matter, abstract, section headings, references cut-off, footnotes
+- ``paragraphs``  sections under construction, paragraph breaks, sentences with rectangles
+- ``outline``     heading levels and kinds inherited by subsections
+- ``splitting``   the sentence splitter (core.text.sentences)
 - ``mentions``    "Figure 3", "Figs. 2 and 3", "Tables 1-3" in body sentences
 - ``assemble``    ``parse_pdf``: the steps in order
 - ``render``      ``render_figure_png``: a figure crop as PNG bytes

@@ -15,12 +15,13 @@ from core.pdf.frontmatter import find_authors, find_title, title_text
 from core.pdf.furniture import mark_furniture
 from core.pdf.headings import is_references, split_number
 from core.pdf.layout import PageLayout, analyse_layout, reading_order
+from core.pdf.linekinds import is_tabular
 from core.pdf.lines import Line, extract_lines
 from core.pdf.mentions import mentioned_ids
 from core.pdf.opening import file_sha256, open_pdf
 from core.pdf.regions import assign_regions, inside, page_graphics, region_options
 from core.pdf.splitting import get_splitter
-from core.pdf.structure import build_structure, is_tabular
+from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
 
 PARSER_VERSION = "pdf-1"

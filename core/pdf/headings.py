@@ -47,6 +47,20 @@ _OTHER = re.compile(r"\b(?:acknowledge?ments?|funding|author contributions|compe
                     r"|additional information|supplementary|appendix)\b")
 
 
+BACK_MATTER = re.compile(
+    r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
+    r"|acknowledge?ments?|author details|authors? information|additional files?|abbreviations|funding"
+    r"|availability of (?:data|supporting data).*|ethics approval.*|consent for publication"
+    r"|declarations?|pre-publication history|endnotes|supplementary (?:material|information))$",
+    re.IGNORECASE,
+)
+
+
+def is_other_heading(heading: str) -> bool:
+    """Back matter and similar headings that stay "other" (never inherit a parent's kind)."""
+    return bool(_OTHER.search(heading.lower()))
+
+
 def section_kind(title: str) -> SectionKind:
     """Canonical kind of a heading (without its number)."""
     text = title.lower().strip()

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from core.document import PageRect, Section, SectionKind, Sentence
+from core.document import Section, SectionKind, Sentence
 from core.pdf.headings import (
+    BACK_MATTER,
     HeadingMatch,
     is_abstract_heading,
     is_appendix,
+    is_other_heading,
     is_references,
     level_of,
     looks_like_heading,
@@ -27,8 +29,11 @@ from core.pdf.headings import (
     split_number,
 )
 from core.pdf.layout import PageLayout
-from core.pdf.lines import MATH_FONT, Line, tail
-from core.pdf.textmap import MappedText, clean_text, inner_compounds
+from core.pdf.linekinds import is_equation, is_tabular
+from core.pdf.lines import Line, tail
+from core.pdf.outline import settle_levels_and_kinds
+from core.pdf.paragraphs import TERMINAL, SectionBuilder, to_sentences
+from core.pdf.textmap import clean_text, inner_compounds
 
 SKIP_TAGS = {"furniture", "stray", "equation-number", "caption", "figure", "title", "equation"}
 SMALL = 0.86  # lines under this share of the body font size are footnotes, figure text, side notes
@@ -47,31 +52,7 @@ _STRUCTURED_LABELS = re.compile(
 )
 _NUMBERED_NOTE = re.compile(r"^\d{1,2}\s+\S")
 _FOOTNOTE = re.compile(r"^(?:[∗*†‡§¶⋆]\s*\S|\d{1,2}[A-Z][a-z])")
-_BACK_MATTER = re.compile(
-    r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
-    r"|acknowledge?ments?|author details|authors? information|additional files?|abbreviations|funding"
-    r"|availability of (?:data|supporting data).*|ethics approval.*|consent for publication"
-    r"|declarations?|pre-publication history|endnotes|supplementary (?:material|information))$",
-    re.IGNORECASE,
-)
-_PSEUDO_CODE = re.compile(r"^\d{1,3}:\s")
-_NUMBER_TOKEN = re.compile(r"^[(\[]?[-+−±~<>≈]?\d[\d.,:/%×x]*[)\]*†‡]?[,;]?$")
 _TOC_LINE = re.compile(r"\s\d{1,3}$")
-_BULLET = re.compile(r"^[•◦▪●∙·\x0f\x07\uf0b7]\s*")
-_MATH_FONT = MATH_FONT
-_MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
-_TERMINAL = (".", "?", "!", ":", ".”", ".\"", ".)", "?”", "!”", ".’")
-
-
-@dataclass
-class BuiltSection:
-    heading: str
-    kind: SectionKind
-    level: int
-    number: str
-    page: int
-    size: float = 0.0
-    paragraphs: list[MappedText] = field(default_factory=list)
 
 
 @dataclass
@@ -81,88 +62,8 @@ class Structure:
     authors_stop: tuple[int, float]  # (page, y) where the abstract/body starts (authors lie above)
 
 
-def is_tabular(line: Line) -> bool:
-    """A row of numbers (a table that no caption claimed) or a line of pseudo-code."""
-    text = line.text
-    if _PSEUDO_CODE.match(text):
-        return True
-    tokens = text.split()
-    numeric = sum(1 for t in tokens if _NUMBER_TOKEN.match(t))
-    return numeric >= 3 and numeric >= 0.4 * len(tokens)
-
-
-def is_equation(line: Line) -> bool:
-    text = line.text
-    if sum(1 for c in text[1:] if ord(c) < 32 or 0x80 <= ord(c) < 0xA0) >= 1 and len(text) < 60:
-        return True  # glyphs without unicode (math fonts with broken encodings)
-    if line.math >= 0.3 or _MATH_FONT.search(line.font):
-        words = re.findall(r"[A-Za-z]{4,}", text)
-        if len(words) <= 2 or (line.math >= 0.5 and len(words) <= 4):
-            return True
-    math = sum(1 for c in text if c in _MATH_CHARS)
-    words = re.findall(r"[A-Za-z]{3,}", text)
-    return math >= 2 and len(words) <= 2 and len(text) < 120
-
-
 def _is_small(line: Line, body_size: float) -> bool:
     return line.size < SMALL * body_size
-
-
-class _Builder:
-    def __init__(self, layouts: list[PageLayout], body_size: float,
-                 compounds: frozenset[str] = frozenset()) -> None:
-        self.layouts = layouts
-        self.compounds = compounds
-        self.body_size = body_size
-        self.sections: list[BuiltSection] = []
-        self.prev: Line | None = None
-
-    def open_section(self, heading: str, kind: SectionKind, level: int, number: str, page: int,
-                     size: float = 0.0) -> None:
-        self.sections.append(BuiltSection(heading, kind, level, number, page, size))
-        self.prev = None
-
-    def add_body(self, line: Line) -> None:
-        if not self.sections:
-            self.open_section("", SectionKind.OTHER, 1, "", line.page)
-        section = self.sections[-1]
-        bullet = _BULLET.match(line.text)
-        if bullet:
-            line = tail(line, bullet.end())
-            if not line.text:
-                return
-        if bullet or not section.paragraphs or self._new_paragraph(self.prev, line):
-            section.paragraphs.append(MappedText(compounds=self.compounds))
-        section.paragraphs[-1].add_line(line)
-        self.prev = line
-
-    def _new_paragraph(self, prev: Line | None, line: Line) -> bool:
-        if prev is None:
-            return True
-        text = prev.text.rstrip()
-        terminal = text.endswith(_TERMINAL)
-        layout = self.layouts[line.page]
-        col_prev = self.layouts[prev.page].column_of(prev)
-        col = layout.column_of(line)
-        size = max(line.size, 1.0)
-        indent = line.x0 - prev.x0 > 0.8 * size if col_prev == col else False
-        same_flow = prev.page == line.page and col_prev == col and line.y0 > prev.y0
-        if same_flow:
-            gap = line.y0 - prev.y1
-            if gap > 2.2 * size:
-                return True
-            if not terminal:
-                return False
-            if gap > 0.55 * (line.y1 - line.y0):
-                return True
-            _x0, x1 = layout.column_bounds(col)
-            return indent or prev.x1 < x1 - 0.12 * (x1 - _x0)
-        if not terminal:
-            return False
-        x0, _x1 = layout.column_bounds(col)
-        pl = self.layouts[prev.page]
-        px0, px1 = pl.column_bounds(col_prev)
-        return line.x0 > x0 + 0.8 * size or prev.x1 < px1 - 0.12 * (px1 - px0)
 
 
 def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dict[int, HeadingMatch]:
@@ -181,7 +82,7 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dic
             ln = lines[i]
             if hm.number or ln.size > body_size * 1.05 or (hm.title.upper() == hm.title):
                 continue
-            if section_kind(hm.title) is not SectionKind.OTHER or _is_other_heading(hm.title) \
+            if section_kind(hm.title) is not SectionKind.OTHER or is_other_heading(hm.title) \
                     or is_references(hm.title) or is_abstract_heading(hm.title) or is_appendix(hm.title, ""):
                 continue
             del out[i]
@@ -251,7 +152,7 @@ def build_structure(
             ln.tags.add("equation")
     lines = [ln for ln in lines if "equation" not in ln.tags]
     heads = _heading_matches(lines, body_size, body_font)
-    builder = _Builder(layouts, body_size, inner_compounds(ln.text for ln in lines))
+    builder = SectionBuilder(layouts, body_size, inner_compounds(ln.text for ln in lines))
 
     # --- where the body starts: the abstract, or the first real heading -------------
     start = None
@@ -355,7 +256,7 @@ def build_structure(
         hm = heads.get(i)
         if in_refs:
             styled = hm is not None or ln.bold >= 0.7 or ln.size > body_size * 1.08
-            if _BACK_MATTER.match(bare) and ln.first_in_block and len(ln.runs) == 1 \
+            if BACK_MATTER.match(bare) and ln.first_in_block and len(ln.runs) == 1 \
                     and not _is_small(ln, body_size):
                 in_refs = False  # acknowledgements after the references
                 builder.open_section(clean_text(bare), SectionKind.OTHER, 1, "", ln.page, ln.size)
@@ -373,7 +274,7 @@ def build_structure(
             and layouts[ln.page].column_of(prev) == layouts[ln.page].column_of(ln)
             and 0 <= ln.y0 - prev.y1 < 1.5 * ln.size
         )
-        if _is_small(ln, body_size) and ln.size >= 0.65 * body_size and _BACK_MATTER.match(bare) \
+        if _is_small(ln, body_size) and ln.size >= 0.65 * body_size and BACK_MATTER.match(bare) \
                 and (ln.first_in_block or ln.bold >= 0.7) and len(bare) < 60:
             builder.open_section(clean_text(bare), SectionKind.OTHER, 1, "", ln.page, ln.size)
             back_matter_size = ln.size
@@ -440,103 +341,15 @@ def build_structure(
             i = j
             continue
         prev_text = builder.prev.text.rstrip() if builder.prev is not None else ""
-        if ln.first_in_block or not prev_text or prev_text.endswith(_TERMINAL):
+        if ln.first_in_block or not prev_text or prev_text.endswith(TERMINAL):
             cut = run_in_title_end(ln)
             if cut is not None:  # a run-in paragraph title is a label, not part of the sentence
                 ln = tail(ln, cut)
         builder.add_body(ln)
         i += 1
 
-    sections, sentences = _finish(builder.sections, split, all_lines, body_size)
+    settle_levels_and_kinds(builder.sections)
+    sections, sentences = to_sentences(builder.sections, split, all_lines)
     return Structure(sections, sentences, stop)
 
 
-def _finish(
-    built: list[BuiltSection],
-    split: Callable[[str], list[tuple[int, int]]],
-    all_lines: list[Line],
-    body_size: float,
-) -> tuple[list[Section], list[Sentence]]:
-    # levels for unnumbered headings: by font size against numbered top-level headings
-    top_sizes = [b.size for b in built if b.number and b.level == 1 and b.size]
-    top_size = sorted(top_sizes)[len(top_sizes) // 2] if top_sizes else 0.0
-    for b in built:
-        if (not b.number and top_size and b.size and b.size < top_size - 0.6
-                and b.kind is not SectionKind.ABSTRACT and not _BACK_MATTER.match(b.heading)):
-            b.level = 2
-    if not top_sizes:
-        _levels_by_style(built)
-    else:
-        for b in built:
-            if not b.number and _BACK_MATTER.match(b.heading):
-                b.level = 1  # numbered papers: acknowledgements etc. are top level whatever their type
-    # subsections inherit their parent's kind when their own is "other"
-    stack: list[BuiltSection] = []
-    for b in built:
-        while stack and stack[-1].level >= b.level:
-            stack.pop()
-        if b.kind is SectionKind.OTHER and stack and b.level > 1 and not _is_other_heading(b.heading):
-            b.kind = stack[-1].kind
-        stack.append(b)
-
-    sections: list[Section] = []
-    sentences: list[Sentence] = []
-    offset = 0
-    for si, b in enumerate(built):
-        first = len(sentences)
-        for para in b.paragraphs:
-            text = para.text
-            for a, e in split(text):
-                piece = text[a:e]
-                stripped = piece.strip()
-                if sum(c.isalpha() for c in stripped) < 2:
-                    continue
-                a += len(piece) - len(piece.lstrip())
-                e = a + len(stripped)
-                rects: list[PageRect] = []
-                pages: list[int] = []
-                for lid, x0, x1 in para.slice_lines(a, e):
-                    ln = all_lines[lid]
-                    rects.append(PageRect(ln.page, x0, ln.y0, x1, ln.y1))
-                    if ln.page not in pages:
-                        pages.append(ln.page)
-                index = len(sentences)
-                sentences.append(Sentence(
-                    id=f"s{index}", text=stripped, section_index=si, index=index, pages=pages,
-                    rects=rects, char_start=offset, char_end=offset + len(stripped),
-                ))
-                offset += len(stripped) + 1
-        sections.append(Section(
-            heading=b.heading, kind=b.kind, level=b.level, number=b.number, page=b.page,
-            first_sentence=first, sentence_count=len(sentences) - first,
-        ))
-    return sections, sentences
-
-
-_MAIN_KINDS = {SectionKind.INTRODUCTION, SectionKind.METHOD, SectionKind.RESULT, SectionKind.DISCUSSION,
-               SectionKind.CONCLUSION, SectionKind.RELATED_WORK}
-
-
-def _levels_by_style(built: list[BuiltSection]) -> None:
-    """Unnumbered papers: headings set smaller than the main ones ("Introduction", "Methods"),
-    or in mixed case where the main ones are in capitals, are subsections."""
-    main = [b for b in built if b.kind in _MAIN_KINDS and not b.number and b.size]
-    if not main:
-        return
-    sizes = sorted(b.size for b in main)
-    top_size = sizes[len(sizes) // 2]
-    top_caps = sum(1 for b in main if b.heading.isupper()) > len(main) / 2
-    for b in built:
-        if b.number or b.kind is SectionKind.ABSTRACT or not b.size:
-            continue
-        smaller = b.size < top_size - 0.5 and not _BACK_MATTER.match(b.heading)
-        if smaller or (top_caps and not b.heading.isupper() and b.size <= top_size + 0.3):
-            b.level = max(b.level, 2)
-        elif b.size >= top_size - 0.5 and b.level > 1 and (b.heading.isupper() or not top_caps):
-            b.level = 1
-
-
-def _is_other_heading(heading: str) -> bool:
-    from core.pdf.headings import _OTHER
-
-    return bool(_OTHER.search(heading.lower()))
