@@ -32,7 +32,6 @@ def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.paths import shared_dir
     from core.pdf import PARSER_VERSION, parse_pdf
-    from core.pdf.splitting import splitter_name
 
     folder = Path(args.pdfs) if args.pdfs else shared_dir() / "pdfs"
     files = sorted(folder.glob("*.pdf"))
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         "peak_rss_mb": round(peak_rss_mb, 1),
         "traced_peak_mb": round(traced_peak_mb, 1) if traced_peak_mb is not None else None,
         "parser_version": PARSER_VERSION,
-        "sentence_splitter": splitter_name(),
+        "sentence_splitter": "core.text.sentences",
         "python": platform.python_version(),
         "machine": platform.machine(),
         "threads": 1,

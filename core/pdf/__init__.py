@@ -13,9 +13,9 @@ Modules, one job each:
 - ``regions``     figure/table regions (images, drawings) and fallback crops
 - ``linekinds``   table rows, pseudo-code and display equations inside the flow
 - ``structure``   front matter, abstract, section headings, references cut-off, footnotes
-- ``paragraphs``  sections under construction, paragraph breaks, sentences with rectangles
+- ``paragraphs``  sections under construction, paragraph breaks, sentences (split by
+                  ``core.text.sentences.split_sentences``) with rectangles
 - ``outline``     heading levels and kinds inherited by subsections
-- ``splitting``   the sentence splitter (core.text.sentences)
 - ``mentions``    "Figure 3", "Figs. 2 and 3", "Tables 1-3" in body sentences
 - ``assemble``    ``parse_pdf``: the steps in order
 - ``render``      ``render_figure_png``: a figure crop as PNG bytes

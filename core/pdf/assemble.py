@@ -20,9 +20,9 @@ from core.pdf.lines import Line, extract_lines
 from core.pdf.mentions import mentioned_ids
 from core.pdf.opening import file_sha256, open_pdf
 from core.pdf.regions import assign_regions, inside, page_graphics, region_options
-from core.pdf.splitting import get_splitter
 from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
+from core.text.sentences import split_sentences
 
 PARSER_VERSION = "pdf-1"
 
@@ -233,7 +233,7 @@ def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
     title_lines = find_title(pages[0], unrotated[0][1], body_size) if pages else []
     for ln in title_lines:
         ln.tags.add("title")
-    structure = build_structure(flow, layouts, body_size, get_splitter(), all_lines,
+    structure = build_structure(flow, layouts, body_size, split_sentences, all_lines,
                                 body_font_name(pages, body_size), [h for _w, h in unrotated])
     title = title_text(title_lines)
     stop_page, stop_y = structure.authors_stop
