@@ -122,3 +122,28 @@ def wide_figure_pdf(path: Path) -> Path:
     column(pymupdf.Rect(RIGHT[0], 480, RIGHT[1], 720), "Lower right")
     doc.save(path)
     return path
+
+
+def furniture_pdf(path: Path, pages: int = 3) -> Path:
+    """Running head, page numbers, review line numbers, a grey watermark and a rotated side stamp
+    around one column of body text on every page."""
+    doc = pymupdf.open()
+    for k in range(pages):
+        page = doc.new_page(width=W, height=H)
+        page.insert_text((72, 40), "Journal of Generated Tests, Volume 7", fontsize=8, fontname="helv")
+        page.insert_text((300, 770), str(k + 1), fontsize=9, fontname="helv")
+        page.insert_text((20, 500), "arXiv:2401.00001v1 [cs.CL] 1 Jan 2024", fontsize=14, fontname="helv",
+                         rotate=90, color=(0.5, 0.5, 0.5))
+        page.insert_text((150, 420), "DRAFT COPY", fontsize=60, fontname="hebo", color=(0.85, 0.85, 0.85))
+        y = 90.0
+        if k == 0:
+            page.insert_text((72, y), "Furniture Test Paper", fontsize=18, fontname="hebo")
+            page.insert_text((72, y + 30), "1 Introduction", fontsize=12, fontname="hebo")
+            y += 50
+        for n in range(30):
+            page.insert_text((40, y), str(k * 30 + n + 1), fontsize=7, fontname="helv")
+            page.insert_text((72, y), f"Body line {n + 1} of page {k + 1} says something plain here and",
+                             fontsize=10, fontname="helv")
+            y += 13
+    doc.save(path)
+    return path

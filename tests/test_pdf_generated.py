@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pymupdf
@@ -9,7 +10,15 @@ import pytest
 
 from core.document import Paper, SectionKind
 from core.pdf import PARSER_VERSION, parse_pdf, render_figure_png
-from tests.pdf_factory import LEFT, RIGHT, figure_pdf, hyphen_pdf, two_column_pdf, wide_figure_pdf
+from tests.pdf_factory import (
+    LEFT,
+    RIGHT,
+    figure_pdf,
+    furniture_pdf,
+    hyphen_pdf,
+    two_column_pdf,
+    wide_figure_pdf,
+)
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +164,14 @@ def test_cancel_stops_parsing(two_column):
     with pytest.raises(Cancelled):
         parse_pdf(path, ctx)
     assert seen and seen[0].total > 0
+
+
+def test_page_furniture_is_not_body_text(tmp_path):
+    paper = parse_pdf(furniture_pdf(tmp_path / "furniture.pdf"))
+    body = paper.body_text()
+    assert "Body line 1 of page 1" in body and "Body line 30 of page 3" in body
+    for junk in ("Journal of Generated Tests", "arXiv:2401", "DRAFT", "COPY"):
+        assert junk not in body, junk
+    # no line numbers or page numbers glued into the text
+    assert re.search(r"\d Body line", body) is None  # margin line numbers are gone
+    assert paper.title == "Furniture Test Paper"

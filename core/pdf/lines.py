@@ -95,8 +95,17 @@ class _Frag:
         self.bold_lead = True
 
 
+def _is_faint(color: int, alpha: int) -> bool:
+    """Light grey (watermarks) or nearly transparent text.  White is kept: it is often a heading
+    set on a coloured box (PeerJ's "ABSTRACT")."""
+    r, g, b = (color >> 16) & 255, (color >> 8) & 255, color & 255
+    light_grey = min(r, g, b) >= 200 and max(r, g, b) < 250 and max(r, g, b) - min(r, g, b) <= 20
+    return light_grey or alpha < 60
+
+
 def _line_frag(line: dict) -> tuple[_Frag, float] | None:
-    spans = line["spans"]
+    # very light text is a watermark ("DRAFT", "Preprint") or a hidden layer, not content
+    spans = [s for s in line["spans"] if not _is_faint(s.get("color", 0), s.get("alpha", 255))]
     if not spans:
         return None
     sizes = [s["size"] for s in spans if any(not c["c"].isspace() for c in s["chars"])]
@@ -288,14 +297,41 @@ def extract_lines(page: pymupdf.Page, page_index: int, rotated: list[Line] | Non
             else:
                 rows.append((baseline, height, [frag]))
         first = True
-        for _baseline, _height, frags in sorted(rows, key=lambda r: r[0]):
-            built = _build_line(page_index, block_no, frags)
-            if built is None:
-                continue
-            built.first_in_block = first
-            first = False
-            out.append(built)
+        for _baseline, height, frags in sorted(rows, key=lambda r: r[0]):
+            for part in _split_margin_numbers(frags, height):
+                built = _build_line(page_index, block_no, part)
+                if built is None:
+                    continue
+                built.first_in_block = first
+                first = False
+                out.append(built)
     return out
+
+
+def _frag_text(frag: _Frag) -> str:
+    return "".join(frag.chars).strip()
+
+
+def _split_margin_numbers(frags: list[_Frag], height: float) -> list[list[_Frag]]:
+    """Keep a line number printed in the margin (review copies) apart from the text beside it."""
+    if len(frags) < 2:
+        return [frags]
+    frags = sorted(frags, key=lambda f: f.bbox[0])
+    parts: list[list[_Frag]] = []
+    first, last = frags[0], frags[-1]
+    head = _frag_text(first)
+    gap = frags[1].bbox[0] - first.bbox[2]
+    smaller = first.fonts[0][0] < 0.85 * max(size for size, *_rest in frags[1].fonts)
+    # a section number ("3   SCIDOCS ...") sits closer and in the heading's own size
+    if head.isdigit() and len(head) <= 4 and (gap > 2 * height or (smaller and gap > height)):
+        parts.append([first])
+        frags = frags[1:]
+    tail_part: list[list[_Frag]] = []
+    if len(frags) >= 2 and _frag_text(last).isdigit() and len(_frag_text(last)) <= 4 \
+            and last.bbox[0] - frags[-2].bbox[2] > 2 * height:
+        tail_part.append([last])
+        frags = frags[:-1]
+    return [*parts, frags, *tail_part]
 
 
 def tail(line: Line, start: int) -> Line:

@@ -105,6 +105,16 @@ def _starts_body(hm: HeadingMatch) -> bool:
     return bool(hm.number) or section_kind(hm.title) is not SectionKind.OTHER or is_references(hm.title)
 
 
+def _add_body(builder: SectionBuilder, ln: Line) -> None:
+    """Add a body line; a bold run-in paragraph title opening it is a label, not sentence text."""
+    prev_text = builder.prev.text.rstrip() if builder.prev is not None else ""
+    if ln.first_in_block or not prev_text or prev_text.endswith(TERMINAL):
+        cut = run_in_title_end(ln)
+        if cut is not None:
+            ln = tail(ln, cut)
+    builder.add_body(ln)
+
+
 def _is_prose_block(block: list[Line]) -> bool:
     """Running text (an abstract without its heading), not names, affiliations or a venue box."""
     if len(block) < 3 or sum(len(ln.text) for ln in block) < 200:
@@ -191,7 +201,7 @@ def build_structure(
             block = prose[-1]
             builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
             for ln in block:
-                builder.add_body(ln)
+                _add_body(builder, ln)
             pos = end
             stop = (block[0].page, block[0].y0)
         elif first_heading is not None:
@@ -340,12 +350,7 @@ def build_structure(
                                  ln.size)
             i = j
             continue
-        prev_text = builder.prev.text.rstrip() if builder.prev is not None else ""
-        if ln.first_in_block or not prev_text or prev_text.endswith(TERMINAL):
-            cut = run_in_title_end(ln)
-            if cut is not None:  # a run-in paragraph title is a label, not part of the sentence
-                ln = tail(ln, cut)
-        builder.add_body(ln)
+        _add_body(builder, ln)
         i += 1
 
     settle_levels_and_kinds(builder.sections)
