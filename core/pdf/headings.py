@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from core.document import SectionKind
 from core.pdf.lines import Line
 
-_NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
+# a title starts with a capital, a Greek letter or a one-letter symbol prefix ("k-shell", "β-multiplier")
+_NUMBERED = re.compile(
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>(?:[A-Z]|[\u0370-\u03ff]|[a-z]-)[^\n]{0,118})$"
+)
 _LETTERED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
 _ROMAN = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII))\.\s+(?P<title>[A-Z][^\n]{0,118})$")
 _REFERENCES = re.compile(
@@ -155,7 +158,8 @@ def looks_like_heading(
         return None  # a table-of-contents entry with its page number
     if re.search(r"\.{4,}|(?:\.\s){4,}", title):  # dotted leaders
         return None
-    if len(words) > 14 or (not title[:1].isupper() and not title[:1].isdigit()):
+    if len(words) > 14 or (not title[:1].isupper() and not title[:1].isdigit()
+                           and not (number and re.match(r"[\u0370-\u03ff]|[a-z]-", title))):
         return None
     if _letters(title) < 3:
         return None
