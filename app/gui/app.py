@@ -115,12 +115,24 @@ def run(pdf: str | None = None, model: str | None = None, screenshot: str | None
         dock.raise_()
     window.show()
     if shown_probe:
-        # bench: report the moment the window has been painted once, then quit
-        def report() -> None:
+        # bench: report when the window is first painted (and the PDF's first page, if any), then quit
+        def report_shown() -> None:
             print(f"RHETORICA_SHOWN {time.time():.6f}", flush=True)
+            if not pdf:
+                window.close()
+
+        def report_first_page() -> None:
+            print(f"RHETORICA_FIRST_PAGE {time.time():.6f}", flush=True)
             window.close()
 
-        _on_first_paint(window, report)
+        _on_first_paint(window, report_shown)
+        window.firstPageShown.connect(report_first_page)
+        def report_error(stage: str, error: Exception) -> None:
+            if stage in ("open", "parse"):  # a missing model does not stop the pages from showing
+                print(f"RHETORICA_ERROR {error}", flush=True)
+                window.close()
+
+        window.session.failed.connect(report_error)
     if screenshot:
         draft_text = Path(draft_file).read_text(encoding="utf-8") if draft_file else None
         capture(window, screenshot, draft_text=draft_text, select=select, opening=bool(pdf))

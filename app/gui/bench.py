@@ -26,25 +26,33 @@ from app.gui.main_window import MainWindow
 TAIL_S = 0.5  # latency is also recorded for this long after both the first page and the roles are shown
 
 
-def cold_start(runs: int = 3, env: dict[str, str] | None = None, timeout: float = 60.0) -> list[float]:
-    """Seconds from spawning ``python -m app gui`` to its first painted window, per run."""
+def cold_start(runs: int = 3, env: dict[str, str] | None = None, timeout: float = 120.0,
+               pdf: str | None = None) -> list[dict[str, float]]:
+    """Per run, seconds from spawning ``python -m app gui [PDF]`` to its first painted window
+    (``window_s``) and, with a PDF, to the PDF's first page painted (``first_page_s``)."""
     results = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as home:
             child_env = dict(os.environ if env is None else env)
             child_env["RHETORICA_HOME"] = home
             child_env.setdefault("QT_QPA_PLATFORM", "offscreen")
+            command = [sys.executable, "-m", "app", "gui", "--exit-when-shown", *([pdf] if pdf else [])]
             start = time.time()
-            proc = subprocess.run([sys.executable, "-m", "app", "gui", "--exit-when-shown"], env=child_env,
-                                  capture_output=True, text=True, timeout=timeout)
-            shown = None
+            proc = subprocess.run(command, env=child_env, capture_output=True, text=True, timeout=timeout)
+            marks = {}
             for line in proc.stdout.splitlines():
-                if line.startswith("RHETORICA_SHOWN "):
-                    shown = float(line.split()[1])
-            if shown is None:
+                key, _, value = line.partition(" ")
+                if key in ("RHETORICA_SHOWN", "RHETORICA_FIRST_PAGE"):
+                    marks[key] = float(value) - start
+                elif key == "RHETORICA_ERROR":
+                    raise RuntimeError(f"the GUI reported an error: {value}")
+            if "RHETORICA_SHOWN" not in marks or (pdf and "RHETORICA_FIRST_PAGE" not in marks):
                 raise RuntimeError(f"the GUI did not report its first paint (exit {proc.returncode}): "
                                    f"{proc.stderr.strip()[-400:]}")
-            results.append(shown - start)
+            run = {"window_s": marks["RHETORICA_SHOWN"]}
+            if pdf:
+                run["first_page_s"] = marks["RHETORICA_FIRST_PAGE"]
+            results.append(run)
     return results
 
 
@@ -106,7 +114,8 @@ def open_and_measure(window: MainWindow, pdf: str, timeout_s: float = 600.0) -> 
 
 def run_bench(pdf: str, model: str | None = None, cold_runs: int = 3) -> dict[str, Any]:
     results: dict[str, Any] = {"pdf": str(pdf)}
-    results["cold_start_s"] = cold_start(cold_runs)
+    results["cold_start"] = cold_start(cold_runs)
+    results["cold_start_with_pdf"] = cold_start(cold_runs, pdf=pdf)
     app = application()
     with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as home:
         os.environ["RHETORICA_HOME"] = home  # empty cache and settings
