@@ -392,12 +392,14 @@ class PageView(QGraphicsView):
 
     @property
     def uses_render_server(self) -> bool:
-        return self._renderer is not None and self._renderer.available
+        """True once the render process is up; until then (and if it fails) pages render here."""
+        return self._renderer is not None and self._renderer.available and self._renderer.is_ready
 
     def _render_next(self) -> None:
         if self._doc is None:
             return
         if self.uses_render_server:
+            self._job = None
             self._request_renders()
             return
         # fallback (no render process): short steps on the UI thread, cheap ones batched
