@@ -105,7 +105,15 @@ def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> Pa
             side_by_side += 1
             if side_by_side >= 3:
                 break
-    two_columns = len(left) >= 3 and len(right) >= 3 and side_by_side >= 3
+    # or: shorter lines (equations, lists) side by side with an almost empty gap between them
+    short_pairs = 0
+    if side_by_side < 3 and min_n <= 0.05 * len(body):
+        mid_left = [ln for ln in left if ln.width >= 0.12 * width]
+        mid_right = [ln for ln in right if ln.width >= 0.12 * width]
+        for a in mid_left:
+            if any(b.y0 < a.y1 and a.y0 < b.y1 for b in mid_right):
+                short_pairs += 1
+    two_columns = len(left) >= 3 and len(right) >= 3 and (side_by_side >= 3 or short_pairs >= 6)
     return PageLayout(x0, x1, gx if two_columns else None)
 
 
