@@ -116,6 +116,15 @@ def _find_rotated_captions(vertical: list[Line], body_size: float) -> list[Capti
     return captions
 
 
+def _metadata_title(doc: pymupdf.Document) -> str:
+    """The title in the PDF's metadata when it looks like one (a fallback only)."""
+    title = clean_text((doc.metadata or {}).get("title") or "")
+    bad = (".dvi", ".doc", ".tex", ".pdf", "microsoft word", "untitled", "proceedings")
+    if len(title.split()) < 3 or any(b in title.lower() for b in bad):
+        return ""
+    return title
+
+
 def _rotate_box(box: tuple[float, float, float, float], matrix: pymupdf.Matrix) -> tuple[float, ...]:
     r = pymupdf.Rect(box) * matrix
     r.normalize()
@@ -157,6 +166,7 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
 
 def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
     sha = file_sha256(path)
+    metadata_title = _metadata_title(doc)
     n = doc.page_count
     pages: list[list[Line]] = []
     sizes: list[tuple[float, float]] = []
@@ -235,7 +245,7 @@ def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
         ln.tags.add("title")
     structure = build_structure(flow, layouts, body_size, split_sentences, all_lines,
                                 body_font_name(pages, body_size), [h for _w, h in unrotated])
-    title = title_text(title_lines)
+    title = title_text(title_lines) or metadata_title
     stop_page, stop_y = structure.authors_stop
     authors_stop = stop_y if stop_page == 0 else unrotated[0][1] * 0.6
     authors = find_authors(pages[0], title_lines, authors_stop, body_size) if pages else []
