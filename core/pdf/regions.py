@@ -167,6 +167,17 @@ def region_options(
                      or any(_NUMBER.match(w) for w in t.text.split())]
             if len(texts) >= 3 and len(cells) >= max(3, len(texts) // 2) and bottom - top < 0.7 * ph:
                 found = texts
+        if not found and caption.kind == "figure" and direction < 0:
+            # a figure made of text (pseudo-code, a formula, an example): the lines between the
+            # caption and the running text above it, when they are few and close to the caption
+            texts_lines = [
+                ln for ln in page_lines
+                if id(ln) not in caption_ids and ln.y0 >= top - 1 and ln.y1 <= bottom + 1
+                and _overlap_x(ln.x0, ln.x1, wx0, wx1) > 0 and "furniture" not in ln.tags
+            ]
+            if 2 <= len(texts_lines) <= 40 and bottom - top < 0.5 * ph \
+                    and bottom - max(ln.y1 for ln in texts_lines) < 3 * body_size:
+                found = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in texts_lines]
         if not found:
             return None
         x0, y0, x1, y1 = _union(found)
