@@ -9,6 +9,7 @@ from core.pdf.lines import MATH_FONT, Line
 
 _PSEUDO_CODE = re.compile(r"^\d{1,3}:\s")
 _NUMBER_TOKEN = re.compile(r"^[(\[]?[-+−±~<>≈]?\d[\d.,:/%×x]*[)\]*†‡]?[,;]?$")
+_EQUATION_NUMBER_AT_END = re.compile(r"\(\s*[A-Z]?\d{1,3}(?:\.\d{1,2})?[a-z]?\s*\)\s*$")
 _MATH_CHARS = set("=+−×∑∏∫≤≥∈∀∃→←⇒∂∇αβγδθλμσφψωΣΠΔΩ^_|‖{}")
 
 
@@ -30,6 +31,9 @@ def is_equation(line: Line) -> bool:
         words = re.findall(r"[A-Za-z]{4,}", text)
         if len(words) <= 2 or (line.math >= 0.5 and len(words) <= 4):
             return True
+    numbered = _EQUATION_NUMBER_AT_END.search(text) and ("=" in text or line.math >= 0.15)
+    if numbered and len(re.findall(r"[A-Za-z]{4,}", text)) <= 3:
+        return True  # "v = Transformer(input)[CLS], (1)"
     math = sum(1 for c in text if c in _MATH_CHARS)
     words = re.findall(r"[A-Za-z]{3,}", text)
     return math >= 2 and len(words) <= 2 and len(text) < 120
