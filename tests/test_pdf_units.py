@@ -78,6 +78,7 @@ def test_clean_text():
     ("Table 2, Figure S1 and FIGURE 5(a)", ["tab2", "figS1", "fig5"]),
     ("(Figures 1, 2, and 5)", ["fig1", "fig2", "fig5"]),
     ("no figure here, only a configuration", []),
+    ("as listed in TABLE IV and Table II", ["tabIV", "tabII"]),
 ])
 def test_mentions(text, ids):
     assert mentioned_ids(text) == ids

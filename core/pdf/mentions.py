@@ -10,13 +10,21 @@ _MENTION = re.compile(
     r"(?:\s*(?:[-–—]|to|and|&|,|,\s*and)\s*S?\d{1,3}[a-z]?(?:\s*\(\w\))?)*)"
 )
 _ITEM = re.compile(r"(S?)(\d{1,3})[a-z]?|([-–—]|to)")
+# IEEE style "TABLE IV", "Fig. II"
+_ROMAN_MENTION = re.compile(
+    r"\b(?P<label>Tables?|TABLES?|Figures?|Figs?\.|FIGURES?|FIG\.)\s+(?P<num>[IVX]{1,5})\b"
+)
+
+
+def _prefix(label: str) -> str:
+    return "tab" if label.lower().startswith("tab") else "fig"
 
 
 def mentioned_ids(text: str) -> list[str]:
-    """Figure ids ("fig3", "tab2", "figS1") mentioned in ``text``, in order, without duplicates."""
-    out: list[str] = []
+    """Figure ids ("fig3", "tab2", "figS1", "tabIV") mentioned in ``text``, in order, once each."""
+    found: list[tuple[int, str]] = []
     for m in _MENTION.finditer(text):
-        prefix = "tab" if m.group("label").lower().startswith("tab") else "fig"
+        prefix = _prefix(m.group("label"))
         numbers: list[tuple[str, int]] = []
         pending_range = False
         for item in _ITEM.finditer(m.group("list")):
@@ -30,8 +38,11 @@ def mentioned_ids(text: str) -> list[str]:
             else:
                 numbers.append((supp, num))
             pending_range = False
-        for supp, num in numbers:
-            fid = f"{prefix}{supp}{num}"
-            if fid not in out:
-                out.append(fid)
+        found.extend((m.start(), f"{prefix}{supp}{num}") for supp, num in numbers)
+    for m in _ROMAN_MENTION.finditer(text):
+        found.append((m.start(), _prefix(m.group("label")) + m.group("num")))
+    out: list[str] = []
+    for _pos, fid in sorted(found, key=lambda item: item[0]):
+        if fid not in out:
+            out.append(fid)
     return out
