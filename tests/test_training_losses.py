@@ -183,3 +183,18 @@ def test_dev_bias_calibration_recovers_a_shifted_prior():
     calibration = fit_bias([item])
     assert calibration.after["x:dev"] > calibration.before["x:dev"] + 0.02
     assert calibration.bias[5] > 0.5  # the bias pushes the under-predicted class back up
+
+
+def test_soft_targets_from_allowed_sets_and_soft_cross_entropy():
+    from models.training.batching import Batch, primary_role
+
+    allowed = torch.tensor([[0, 0, 0, 1, 1, 0], [1, 0, 0, 0, 0, 0]], dtype=torch.bool)
+    batch = Batch(None, None, None, [2], allowed, torch.tensor([3, 0]))  # type: ignore[arg-type]
+    targets = batch.soft_targets(0.7)
+    assert torch.allclose(targets, torch.tensor([[0, 0, 0, 0.7, 0.3, 0], [1.0, 0, 0, 0, 0, 0]]))
+    logits = torch.randn(2, 6)
+    expected = -(targets * logits.log_softmax(-1)).sum(-1).mean()
+    assert torch.allclose(make_loss("partial_ce")(logits, targets), expected)
+    assert primary_role("other", frozenset({"other", "conclusion"})) == "other"
+    assert primary_role("methods", frozenset({"method"})) == "method"
+    assert primary_role("outcome", frozenset({"result", "conclusion"})) == "result"

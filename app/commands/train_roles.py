@@ -46,6 +46,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-length", type=int, default=64, help="tokens per sentence")
     parser.add_argument("--lr-encoder", type=float, default=4e-5)
     parser.add_argument("--lr-head", type=float, default=1e-3)
+    parser.add_argument("--primary-weight", type=float, default=0.0,
+                        help="soft targets for ambiguous label sets: this weight on the label's own role "
+                        "(0 = pure partial-label loss)")
+    parser.add_argument("--init", default=None, metavar="CHECKPOINT",
+                        help="start from the weights of this checkpoint")
     parser.add_argument("--metric-loss", default="supcon",
                         help="loss on the sentence embedding: supcon, multi_similarity, triplet_all, "
                         "triplet_hard, arcface, or none")
@@ -78,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         data=args.data, dev=args.dev, out=str(work), base=args.base, seed=args.seed, epochs=args.epochs,
         max_steps=args.max_steps, max_minutes=args.max_minutes, batch_size=args.batch_size,
         max_length=args.max_length, lr_encoder=args.lr_encoder, lr_head=args.lr_head,
+        primary_weight=args.primary_weight, init=args.init,
         metric_loss="" if args.metric_loss == "none" else args.metric_loss, metric_weight=args.metric_weight,
         metric_kwargs={"temperature": 0.1} if args.metric_loss in ("supcon", "ntxent") else {},
         keep_fraction=keep, evals_per_epoch=args.evals_per_epoch, patience=args.patience,

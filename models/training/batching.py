@@ -22,6 +22,7 @@ class EncodedDocument:
     token_ids: list[list[int]]
     allowed: torch.Tensor  # [n, len(ROLES)] bool
     kinds: list[int]  # section-kind indices (unknown when not known)
+    primary: torch.Tensor  # [n] the role the dataset label names first (see primary_role)
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,31 @@ class Batch:
     section_kind: torch.Tensor  # [N]
     doc_lengths: list[int]
     allowed: torch.Tensor  # [N, C] bool
+    primary: torch.Tensor  # [N] long
 
     def to(self, device: torch.device) -> Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.section_kind.to(device),
-                     self.doc_lengths, self.allowed.to(device))
+                     self.doc_lengths, self.allowed.to(device), self.primary.to(device))
+
+    def soft_targets(self, primary_weight: float) -> torch.Tensor:
+        """Allowed sets as target distributions: ``primary_weight`` on the primary role, the rest
+        shared by the other allowed roles (a singleton set gets 1.0)."""
+        allowed = self.allowed.float()
+        others = (allowed.sum(-1, keepdim=True) - 1).clamp(min=1)
+        one_hot = torch.nn.functional.one_hot(self.primary, allowed.shape[-1]).float()
+        multi = (allowed.sum(-1, keepdim=True) > 1).float()
+        spread = (allowed - one_hot) * (1 - primary_weight) / others
+        return one_hot * (1 - multi * (1 - primary_weight)) + spread
+
+
+_ALIASES = {"methods": "method", "results": "result"}
+
+
+def primary_role(label: str, allowed: frozenset[str]) -> str:
+    """The role a dataset label names (e.g. CSAbstruct "result" -> result, PMC "other" -> other),
+    else the first allowed role in ROLES order."""
+    role = _ALIASES.get(label, label)
+    return role if role in allowed else min(allowed, key=ROLES.index)
 
 
 def allowed_tensor(allowed: list[frozenset[str]]) -> torch.Tensor:
@@ -68,7 +90,10 @@ def encode_documents(docs: list[LabelledDocument], tokenizer, source: str) -> li
     for d in docs:
         n = len(d.sentences)
         kinds = [section_index(k) for k in d.section_kinds] if d.section_kinds else [UNKNOWN_SECTION] * n
-        out.append(EncodedDocument(d, source, ids[cursor: cursor + n], allowed_tensor(d.allowed), kinds))
+        primary = torch.tensor([ROLES.index(primary_role(lab, a)) for lab, a in zip(d.labels, d.allowed)],
+                               dtype=torch.long)
+        out.append(EncodedDocument(d, source, ids[cursor: cursor + n], allowed_tensor(d.allowed), kinds,
+                                   primary))
         cursor += n
     return out
 
@@ -100,11 +125,13 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
     ids: list[list[int]] = []
     kinds: list[int] = []
     allowed = []
+    primary = []
     for p in pieces:
         doc = corpus[p.doc]
         ids.extend(doc.token_ids[p.start: p.end])
         kinds.extend([UNKNOWN_SECTION] * p.size if p.hide_section else doc.kinds[p.start: p.end])
         allowed.append(doc.allowed[p.start: p.end])
+        primary.append(doc.primary[p.start: p.end])
     length = max(len(x) for x in ids)
     input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), length), dtype=torch.long)
@@ -112,4 +139,4 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
         input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[row, : len(seq)] = 1
     return Batch(input_ids, mask, torch.tensor(kinds, dtype=torch.long), [p.size for p in pieces],
-                 torch.cat(allowed))
+                 torch.cat(allowed), torch.cat(primary))

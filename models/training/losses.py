@@ -8,7 +8,8 @@ allowed sets are disjoint; pairs that merely overlap are ignored.
 =================  ============  ===============================================================
 name               inputs        loss
 =================  ============  ===============================================================
-partial_ce         logits        -log sum_{r in allowed} softmax(logits)_r (plain CE for one-hot)
+partial_ce         logits        -log sum_{r in allowed} softmax(logits)_r (plain CE for one-hot;
+                                 soft CE when the targets are float distributions)
 triplet_all        embeddings    batch-all triplet, cosine distance, mean over active triplets
 triplet_hard       embeddings    batch-hard triplet (hardest positive and negative per anchor)
 arcface            embeddings    additive angular margin softmax (has its own class weights)
@@ -55,8 +56,10 @@ class PartialLabelCE(nn.Module):
         self.register_buffer("class_weights", class_weights if class_weights is not None else None)
 
     def forward(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        allowed = as_multi_hot(targets, logits.shape[-1])
         log_p = F.log_softmax(logits, dim=-1)
+        if targets.is_floating_point():  # soft targets (rows sum to 1): plain soft cross-entropy
+            return -(targets * log_p).sum(-1).mean()
+        allowed = as_multi_hot(targets, logits.shape[-1])
         picked = torch.logsumexp(log_p.masked_fill(~allowed, float("-inf")), dim=-1)
         loss = -picked
         if self.label_smoothing > 0:

@@ -25,7 +25,7 @@ from models.metrics import classification_report
 from models.roles import ROLES
 from models.training.base import base_model_name, load_tokenizer
 from models.training.batching import ContextDropout, EncodedDocument, Piece, collate, encode_documents
-from models.training.checkpoint import build_net, save_checkpoint
+from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
 from models.training.data import DATASET_LABELS, load_spec, parse_spec, to_dataset_label
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
@@ -51,6 +51,11 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup: float = 0.06  # fraction of the planned steps
     role_loss: str = "partial_ce"
+    # > 0: ambiguous allowed sets become soft targets with this weight on the label's primary role
+    # (e.g. CSAbstruct result -> 0.8 result + 0.2 conclusion); 0 = pure partial-label loss, which
+    # lets a role shared by many sets (conclusion) absorb probability mass.
+    primary_weight: float = 0.0
+    init: str | None = None  # start from this checkpoint's weights
     label_smoothing: float = 0.0
     metric_loss: str = "supcon"  # "" for none
     metric_weight: float = 0.2
@@ -214,7 +219,10 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     out.mkdir(parents=True, exist_ok=True)
 
     ctx.progress(0, 1, "loading base model and data")
-    net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head))
+    if cfg.init:
+        net, base_dir, _ = load_checkpoint(cfg.init, cfg.base)
+    else:
+        net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head))
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
     corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared).values() for d in docs]
     dev = load_corpora(cfg.dev, tokenizer, shared)
@@ -289,7 +297,8 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             batch = collate([pieces[i] for i in batch_pieces], corpus).to(device)
             emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
                                             batch.doc_lengths)
-            loss = role_loss(logits, batch.allowed)
+            targets = batch.soft_targets(cfg.primary_weight) if cfg.primary_weight > 0 else batch.allowed
+            loss = role_loss(logits, targets)
             if metric_loss is not None and cfg.metric_weight > 0:
                 loss = loss + cfg.metric_weight * metric_loss(emb, batch.allowed)
             optimizer.zero_grad(set_to_none=True)
