@@ -140,9 +140,10 @@ def test_numbering():
 def test_line_end_hyphen_kept_for_compounds_written_elsewhere_in_the_paper():
     from core.pdf.textmap import inner_compounds
 
-    compounds = inner_compounds(["we use predicate-argument structures", "a cross-", "word"])
-    assert compounds == frozenset({"predicate-argument"})
-    m = MappedText(compounds=compounds)
-    for k, text in enumerate(("the predicate-", "argument model and the repre-", "sentation")):
+    lexicon = inner_compounds(["we use predicate-argument structures and SciBERT", "a cross-", "word"])
+    assert "predicate-argument" in lexicon and "scibert" in lexicon and "cross-" not in lexicon
+    m = MappedText(compounds=lexicon)
+    lines = ("the predicate-", "argument model and the repre-", "sentation of SciB-", "ERT and COVID-", "19")
+    for k, text in enumerate(lines):
         m.add_line(make_line(text, index=k, y0=50.0 + 12 * k))
-    assert m.text == "the predicate-argument model and the representation"
+    assert m.text == "the predicate-argument model and the representation of SciBERT and COVID-19"

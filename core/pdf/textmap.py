@@ -116,6 +116,9 @@ class MappedText:
             before = m.group(1) if m else ""
             n = _WORD_AFTER.match(next_text)
             after = n.group(1) if n else ""
+            stem = before.rsplit("-", 1)[-1]
+            whole = f"{stem}{after}".lower()
+            written_whole = whole in self.compounds and f"{stem}-{after}".lower() not in self.compounds
             if after and after[0].islower():
                 compound = (
                     "-" in before
@@ -123,10 +126,13 @@ class MappedText:
                     or f"{before.lower()}-{after.lower()}" in self.compounds
                     or any(c.isdigit() for c in before)
                     or (len(before) >= 2 and before[:2].isupper())
-                )
+                ) and not written_whole
                 if not compound:
                     self._pop()  # drop the hyphen: "repre-" + "sentation"
                 return  # join without a space either way
+            if after and written_whole:
+                self._pop()  # "SciB-" + "ERT" where the paper writes "SciBERT" elsewhere
+                return
             if after or (next_text[:1].isdigit()):
                 return  # "COVID-" + "19", "Transformer-" + "XL": keep hyphen, no space
         if last == "/":
@@ -218,16 +224,20 @@ def fix_surrogates(text: str) -> str:
     return "".join(c for c in paired if not 0xD800 <= ord(c) <= 0xDFFF)
 
 
-_INNER_COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([a-z]{2,})\b")
+_INNER_COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([A-Za-z]{2,})\b")
+_WHOLE_WORD = re.compile(r"(?<![\w-])[A-Za-z]{4,}(?![\w-])")
 
 
 def inner_compounds(texts) -> frozenset[str]:  # type: ignore[no-untyped-def]
-    """Lower-cased "left-right" compounds written inside lines (not split at a line end)."""
+    """The paper's own spelling, lower-cased: "left-right" compounds and whole words (4+ letters)
+    written inside lines, used to decide line-end hyphens ("predicate-argument", "SciBERT")."""
     found: set[str] = set()
     for text in texts:
-        if "-" in text:
-            for m in _INNER_COMPOUND.finditer(text[:-1] if text.endswith("-") else text):
-                found.add(f"{m.group(1).lower()}-{m.group(2)}")
+        body = text[:-1] if text.endswith("-") else text
+        if "-" in body:
+            for m in _INNER_COMPOUND.finditer(body):
+                found.add(f"{m.group(1).lower()}-{m.group(2).lower()}")
+        found.update(w.lower() for w in _WHOLE_WORD.findall(body))
     return frozenset(found)
 
 
