@@ -71,6 +71,7 @@ def _analysis_job(ctx: JobContext, paper: Paper, model: Any, sha: str,
     if cache is not None:
         with contextlib.suppress(OSError):
             cache.save_analysis(paper, analysis, sha)
+            cache.prune(sha, paper.parser_version, model.model_id)  # entries of older parsers/models
     return analysis, False
 
 
