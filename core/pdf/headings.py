@@ -12,6 +12,8 @@ from core.pdf.lines import Line
 _NUMBERED = re.compile(
     r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>(?:[A-Z]|[\u0370-\u03ff]|[a-z]-)[^\n]{0,118})$"
 )
+# appendix subsections ("A.1 Accessing the data") are unambiguous even outside an appendix
+_LETTERED_DOTTED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){1,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
 _LETTERED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
 _ROMAN = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII))\.\s+(?P<title>[A-Z][^\n]{0,118})$")
 _REFERENCES = re.compile(
@@ -103,7 +105,7 @@ class HeadingMatch:
 
 def split_number(text: str, *, allow_letters: bool = False) -> tuple[str, str]:
     """("3.1", "Data") for "3.1 Data"; ("", text) when unnumbered."""
-    for pattern in (_NUMBERED, _ROMAN, *((_LETTERED,) if allow_letters else ())):
+    for pattern in (_NUMBERED, _ROMAN, _LETTERED_DOTTED, *((_LETTERED,) if allow_letters else ())):
         m = pattern.match(text)
         if m:
             num = m.group("num")

@@ -66,8 +66,12 @@ def _is_small(line: Line, body_size: float) -> bool:
     return line.size < SMALL * body_size
 
 
-def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dict[int, HeadingMatch]:
+def _heading_matches(lines: list[Line], body_size: float, body_font: str
+                     ) -> tuple[dict[int, HeadingMatch], set[int]]:
+    """Heading candidates by line index, and the stand-alone bold paragraph titles of numbered
+    papers (neither sections nor sentence text)."""
     out: dict[int, HeadingMatch] = {}
+    paragraph_titles: set[int] = set()
     for i, ln in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else None
         prv = lines[i - 1] if i else None
@@ -86,7 +90,9 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str) -> dic
                     or is_references(hm.title) or is_abstract_heading(hm.title) or is_appendix(hm.title, ""):
                 continue
             del out[i]
-    return out
+            if ln.bold >= 0.7 and not ln.text.rstrip().endswith((".", ",", ";")):
+                paragraph_titles.add(i)
+    return out, paragraph_titles
 
 
 def _beside_other_text(ln: Line, body_size: float, *others: Line | None) -> bool:
@@ -161,7 +167,7 @@ def build_structure(
         if is_equation(ln) or is_tabular(ln):
             ln.tags.add("equation")
     lines = [ln for ln in lines if "equation" not in ln.tags]
-    heads = _heading_matches(lines, body_size, body_font)
+    heads, paragraph_titles = _heading_matches(lines, body_size, body_font)
     builder = SectionBuilder(layouts, body_size, inner_compounds(ln.text for ln in lines))
 
     # --- where the body starts: the abstract, or the first real heading -------------
@@ -349,6 +355,10 @@ def build_structure(
             builder.open_section(clean_text(title), section_kind(title), hm.level, hm.number, ln.page,
                                  ln.size)
             i = j
+            continue
+        if i in paragraph_titles:
+            builder.prev = None  # the next line opens a paragraph
+            i += 1
             continue
         _add_body(builder, ln)
         i += 1
