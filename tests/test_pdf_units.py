@@ -46,8 +46,8 @@ def test_line_joining_and_hyphenation(lines, expected):
 
 
 def test_ligatures_spaces_and_accents_keep_the_map():
-    m = mapped("e\ufb03cient \ufb01elds\u00a0and\u2009caf\u00b4e nai\u0308ve")
-    assert m.text == "efficient fields and café naïve"
+    m = mapped("e\ufb03cient \ufb01elds\u00a0and\u2009caf\u00b4e nai\u0308ve As\u00b4\u0131n")
+    assert m.text == "efficient fields and café naïve Asín"
     assert len(m.chars) == len(m.line_ids) == len(m.xs0) == len(m.xs1)
     # the three letters of the ffi ligature share the glyph's box, in order
     assert m.xs0[1] < m.xs0[2] < m.xs0[3] and m.xs1[3] == pytest.approx(110.0)

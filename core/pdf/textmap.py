@@ -43,6 +43,8 @@ SPACING_ACCENTS = {
     "\u02dd": "\u030b",  # double acute
     "\u00af": "\u0304",  # macron
 }
+# TeX puts accents on dotless letters: "´ı" is "í"
+_DOTLESS = {"\u0131": "i", "\u0237": "j"}
 # second halves that make a line-end hyphen a real compound hyphen
 COMPOUND_TAILS = {
     "based", "level", "specific", "aware", "art", "the", "of", "and", "or", "to", "end", "like",
@@ -166,7 +168,7 @@ class MappedText:
                 self._push(c, lid, x0 + k * w, x0 + (k + 1) * w)
             return
         if unicodedata.combining(ch) and self.chars and self.chars[-1].isalpha():
-            composed = unicodedata.normalize("NFC", self.chars[-1] + ch)
+            composed = unicodedata.normalize("NFC", _DOTLESS.get(self.chars[-1], self.chars[-1]) + ch)
             if len(composed) == 1:
                 self.chars[-1] = composed
                 return
@@ -174,14 +176,14 @@ class MappedText:
         if accent is not None:
             # accent printed after its letter, overlapping it
             if self.chars and self.chars[-1].isalpha() and x0 < self.xs1[-1] - 0.5:
-                composed = unicodedata.normalize("NFC", self.chars[-1] + accent)
+                composed = unicodedata.normalize("NFC", _DOTLESS.get(self.chars[-1], self.chars[-1]) + accent)
                 if len(composed) == 1:
                     self.chars[-1] = composed
                     return
             self._push(ch, lid, x0, x1)  # maybe composed with the next letter
             return
         if self.chars and self.chars[-1] in SPACING_ACCENTS and ch.isalpha():
-            composed = unicodedata.normalize("NFC", ch + SPACING_ACCENTS[self.chars[-1]])
+            composed = unicodedata.normalize("NFC", _DOTLESS.get(ch, ch) + SPACING_ACCENTS[self.chars[-1]])
             if len(composed) == 1:
                 self._pop()
                 self._push(composed, lid, x0, x1)
