@@ -147,3 +147,25 @@ def furniture_pdf(path: Path, pages: int = 3) -> Path:
             y += 13
     doc.save(path)
     return path
+
+
+def references_pdf(path: Path) -> Path:
+    """Sections, acknowledgements, a references list and an appendix after it."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Paper With References", fontsize=18, fontname="hebo")
+    y = 110.0
+    blocks = [
+        ("1 Introduction", ["We introduce the problem in this first sentence.", "It matters a great deal."]),
+        ("2 Conclusion", ["We conclude that the method works well."]),
+        ("Acknowledgments", ["We thank the reviewers for their comments."]),
+        ("References", ["A. Author. 2020. A cited paper about things. In Proceedings of Things.",
+                        "B. Author. 2019. Another cited paper. Journal of Stuff."]),
+        ("A Appendix Details", ["The appendix gives more details about the data."]),
+    ]
+    for heading, lines in blocks:
+        page.insert_text((72, y), heading, fontsize=12, fontname="hebo")
+        y += 20
+        y = write_lines(page, 72, y, lines) + 12
+    doc.save(path)
+    return path

@@ -16,6 +16,7 @@ from tests.pdf_factory import (
     figure_pdf,
     furniture_pdf,
     hyphen_pdf,
+    references_pdf,
     two_column_pdf,
     wide_figure_pdf,
 )
@@ -175,3 +176,17 @@ def test_page_furniture_is_not_body_text(tmp_path):
     # no line numbers or page numbers glued into the text
     assert re.search(r"\d Body line", body) is None  # margin line numbers are gone
     assert paper.title == "Furniture Test Paper"
+
+
+def test_references_left_out_appendix_kept_as_other(tmp_path):
+    paper = parse_pdf(references_pdf(tmp_path / "refs.pdf"))
+    sections = [(s.number, s.heading, s.kind) for s in paper.sections]
+    assert sections == [
+        ("1", "Introduction", SectionKind.INTRODUCTION),
+        ("2", "Conclusion", SectionKind.CONCLUSION),
+        ("", "Acknowledgments", SectionKind.OTHER),
+        ("A", "Appendix Details", SectionKind.OTHER),
+    ]
+    body = paper.body_text()
+    assert "cited paper" not in body and "Proceedings of Things" not in body
+    assert paper.sentences[-1].text == "The appendix gives more details about the data."
