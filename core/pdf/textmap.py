@@ -186,6 +186,9 @@ class MappedText:
             composed = unicodedata.normalize("NFC", _DOTLESS.get(ch, ch) + SPACING_ACCENTS[self.chars[-1]])
             if len(composed) == 1:
                 self._pop()
+                # a space the extractor put before the accent glyph, not between words: "( ˇR"
+                if len(self.chars) >= 2 and self.chars[-1] == " " and x0 - self.xs1[-2] < 1.5:
+                    self._pop()
                 self._push(composed, lid, x0, x1)
                 return
         if 0xE000 <= ord(ch) <= 0xF8FF or ord(ch) < 32:  # private-use or control: glyphs without text
