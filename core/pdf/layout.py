@@ -136,9 +136,8 @@ def reading_order(lines: list[Line], layout: PageLayout) -> list[Line]:
         if layout.spans_columns(ln):
             flush()
             out.append(ln)
-        elif ln.x0 >= layout.gutter - 2 or (ln.x1 > layout.gutter + 2 and ln.cy > 0 and
-                                             (ln.x0 + ln.x1) / 2 > layout.gutter):
-            right.append(ln)
+        elif ln.x0 >= layout.gutter - 2 or (ln.x0 + ln.x1) / 2 > layout.gutter:
+            right.append(ln)  # in the right column, or mostly right of the gutter
         else:
             left.append(ln)
     flush()
