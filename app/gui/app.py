@@ -66,7 +66,8 @@ def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft
     if draft_text is not None:
         draft = window.panels["draft"]
         window.docks["draft"].show()
-        window.resizeDocks([window.docks["draft"]], [250], Qt.Orientation.Vertical)
+        dock = window.docks["draft"]
+        QTimer.singleShot(50, lambda: window.resizeDocks([dock], [230], Qt.Orientation.Vertical))
 
         def on_labelled(_n: int) -> None:
             state["draft"] = True
