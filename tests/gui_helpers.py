@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,10 @@ TIMEOUT_MS = 240_000  # labelling a paper on a busy 2-core machine
 
 
 def model_bundle(tmp_factory: pytest.TempPathFactory) -> Path:
-    """The shipped model when it is there, else the tiny test bundle."""
+    """``$RHETORICA_TEST_BUNDLE``, else the shipped model when it is there, else the tiny test bundle."""
+    override = os.environ.get("RHETORICA_TEST_BUNDLE")
+    if override:
+        return Path(override)
     shipped = resources_dir() / "models" / "default"
     if (shipped / "manifest.json").is_file():
         return shipped
