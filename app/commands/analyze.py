@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from app.commands._options import add_model_options
+
 EXAMPLES_PER_ROLE = 1
 
 
@@ -22,10 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("pdf", type=Path, metavar="PDF", help="a PDF file, or a paper .json")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="write {paper, analysis} JSON here")
-    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
-                        help="model bundle folder (default: resources/models/default)")
-    parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads (default: all cores)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    add_model_options(parser, default_threads=None)
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(func=run)
 

@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from app.commands._options import add_model_options
+
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
 
 
@@ -22,11 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
     parser.add_argument("--split", default="test", help="dataset split (default test)")
-    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
-                        help="model bundle folder (default: resources/models/default)")
+    add_model_options(parser)
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")
-    parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads (default 2)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
     parser.add_argument("--one-by-one", action="store_true",
                         help="ablation: classify every sentence alone (no document context)")
