@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
+from app.commands._evaluation import (
+    command_line,
+    load_model_and_documents,
+    record_figures,
+    test_dedup_indices,
+    write_json,
+)
 from app.commands._options import add_model_options
 
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
@@ -32,14 +38,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models.encoder import load_model
     from models.metrics import retrieval_report
-    from models.training.data import load_dataset
 
-    model = load_model(args.model, device=args.device, threads=args.threads)
-    docs = load_dataset(args.data, args.split)
-    if args.limit is not None:
-        docs = docs[: args.limit]
+    model, docs = load_model_and_documents(args)
     sentences = [s for d in docs for s in d.sentences]
     labels = [x for d in docs for x in d.labels]
     doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
@@ -57,25 +58,21 @@ def run(args: argparse.Namespace) -> int:
         "sentences": len(sentences),
         "limit": args.limit,
         "embed_seconds": round(seconds, 3),
-        "command": _command(args),
+        "command": command_line(args, "retrieval"),
         **report.to_dict(),
     }
     print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
           f"model {model.model_id} ({model.provider}); embedded in {seconds:.1f} s")
     print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
 
-    if args.data == "csabstruct" and args.split == "test":
-        # Match documents by their sentences (CSAbstruct's abstract_id is 0 for every row).
-        dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
-        keep = [i for i, d in enumerate(doc_of) if d in dedup]
+    keep = test_dedup_indices(args, doc_of)
+    if keep is not None:
         sub = retrieval_report(embeddings[keep], [labels[i] for i in keep])
         results["test_dedup"] = sub.to_dict()
         print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "
               f"MAP@R {sub.map_at_r:.4f}")
 
     if args.record and args.limit is None:
-        from models.bundle import record_metrics
-
         entries = {f"{args.data}-{args.split}-p@1": (report.precision_at_1, f"{args.data}:{args.split}"),
                    f"{args.data}-{args.split}-map@r": (report.map_at_r, f"{args.data}:{args.split}")}
         if "test_dedup" in results:
@@ -83,24 +80,10 @@ def run(args: argparse.Namespace) -> int:
                                                       f"{args.data}:test-dedup")
             entries[f"{args.data}-test-dedup-map@r"] = (results["test_dedup"]["map_at_r"],
                                                         f"{args.data}:test-dedup")
-        record_metrics(model.bundle_dir, {
-            name: {"value": round(value, 4), "data": data, "command": results["command"]}
-            for name, (value, data) in entries.items()})
-        print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
+        record_figures(model, entries, results["command"])
     elif args.record:
         print("not recorded: --record needs the whole split (no --limit)")
 
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_json(args, results)
     return 0
 
-
-def _command(args: argparse.Namespace) -> str:
-    """The command line that reproduces these figures."""
-    parts = ["rhetorica", "eval", "retrieval", "--data", args.data, "--split", args.split]
-    if args.model is not None:
-        parts += ["--model", str(args.model)]
-    if args.limit is not None:
-        parts += ["--limit", str(args.limit)]
-    return " ".join(parts)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
+from app.commands._evaluation import (
+    command_line,
+    load_model_and_documents,
+    record_figures,
+    test_dedup_indices,
+    write_json,
+)
 from app.commands._options import add_model_options
 
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
@@ -35,14 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models.encoder import load_model
     from models.metrics import classification_report
-    from models.training.data import DATASET_LABELS, load_dataset, to_dataset_label
+    from models.training.data import DATASET_LABELS, to_dataset_label
 
-    model = load_model(args.model, device=args.device, threads=args.threads)
-    docs = load_dataset(args.data, args.split)
-    if args.limit is not None:
-        docs = docs[: args.limit]
+    model, docs = load_model_and_documents(args)
     labels = list(DATASET_LABELS[args.data])
 
     started = time.perf_counter()
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "sentences_per_second": round(len(gold) / seconds, 1) if seconds > 0 else None,
         "role_in_allowed_set": allowed_hits / len(gold) if gold else 0.0,
-        "command": _command(args),
+        "command": command_line(args, "roles", *(["--one-by-one"] if args.one_by_one else [])),
         **report.to_dict(),
     }
     title = f"{args.data} {args.split}"
@@ -88,20 +90,17 @@ def run(args: argparse.Namespace) -> int:
     _print_report(report, title)
     print(f"predicted role inside the label's allowed role set: {results['role_in_allowed_set']:.4f}")
 
-    if args.data == "csabstruct" and args.split == "test":
-        # Match documents by their sentences (CSAbstruct's abstract_id is 0 for every row).
-        dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
-        keep = [i for i, d in enumerate(doc_of) if d in dedup]
+    keep = test_dedup_indices(args, doc_of)
+    if keep is not None:
         sub = classification_report([gold[i] for i in keep], [predicted[i] for i in keep], labels)
-        results["test_dedup"] = {"documents": sum(tuple(d.sentences) in dedup for d in docs),
+        kept = {doc_of[i] for i in keep}
+        results["test_dedup"] = {"documents": sum(tuple(d.sentences) in kept for d in docs),
                                  "sentences": len(keep), **sub.to_dict()}
         print()
         _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
                       f"{len(keep)} sentences)")
 
     if args.record and args.limit is None and not args.one_by_one:
-        from models.bundle import record_metrics
-
         data = f"{args.data}:{args.split}"
         entries = {f"{args.data}-{args.split}-f1-micro": (results["f1_micro"], data),
                    f"{args.data}-{args.split}-f1-macro": (results["f1_macro"], data)}
@@ -109,16 +108,11 @@ def run(args: argparse.Namespace) -> int:
             dedup = f"{args.data}:test-dedup"
             entries[f"{args.data}-test-dedup-f1-micro"] = (results["test_dedup"]["f1_micro"], dedup)
             entries[f"{args.data}-test-dedup-f1-macro"] = (results["test_dedup"]["f1_macro"], dedup)
-        record_metrics(model.bundle_dir, {
-            name: {"value": round(value, 4), "data": where, "command": results["command"]}
-            for name, (value, where) in entries.items()})
-        print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
+        record_figures(model, entries, results["command"])
     elif args.record:
         print("not recorded: --record needs the whole split (no --limit, no --one-by-one)")
 
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_json(args, results)
     return 0
 
 
@@ -134,14 +128,3 @@ def _print_report(report, title: str) -> None:  # type: ignore[no-untyped-def]
     for label, row in zip(report.labels, report.confusion, strict=True):
         print(f"  {label:{width}}" + "".join(f"{v:8d}" for v in row))
 
-
-def _command(args: argparse.Namespace) -> str:
-    """The command line that reproduces these figures."""
-    parts = ["rhetorica", "eval", "roles", "--data", args.data, "--split", args.split]
-    if args.model is not None:
-        parts += ["--model", str(args.model)]
-    if args.limit is not None:
-        parts += ["--limit", str(args.limit)]
-    if args.one_by_one:
-        parts.append("--one-by-one")
-    return " ".join(parts)

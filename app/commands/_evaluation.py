@@ -1,0 +1,60 @@
+"""Plumbing shared by ``rhetorica eval roles`` and ``rhetorica eval retrieval``.
+
+Imports of numpy, onnxruntime and the dataset readers stay inside the functions, so the
+command modules that import this one keep the CLI's start-up fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    """The model bundle named by ``--model`` and the split's documents (first ``--limit``)."""
+    from models.encoder import load_model
+    from models.training.data import load_dataset
+
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    docs = load_dataset(args.data, args.split)
+    if args.limit is not None:
+        docs = docs[: args.limit]
+    return model, docs
+
+
+def test_dedup_indices(args: argparse.Namespace, doc_of: list[tuple[str, ...]]) -> list[int] | None:
+    """For CSAbstruct test: indices of the sentences whose abstract is also in ``test-dedup``
+    (matched by their sentences: CSAbstruct's abstract_id is 0 on every row); else None."""
+    if args.data != "csabstruct" or args.split != "test":
+        return None
+    from models.training.data import load_dataset
+
+    dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
+    return [i for i, key in enumerate(doc_of) if key in dedup]
+
+
+def command_line(args: argparse.Namespace, what: str, *flags: str) -> str:
+    """The command line that reproduces the figures (``flags`` are extra switches that were on)."""
+    parts = ["rhetorica", "eval", what, "--data", args.data, "--split", args.split]
+    if args.model is not None:
+        parts += ["--model", str(args.model)]
+    if args.limit is not None:
+        parts += ["--limit", str(args.limit)]
+    return " ".join([*parts, *flags])
+
+
+def record_figures(model: Any, entries: dict[str, tuple[float, str]], command: str) -> None:
+    """Store ``name -> (value, data)`` in the bundle's manifest metrics, with the command."""
+    from models.bundle import record_metrics
+
+    record_metrics(model.bundle_dir, {
+        name: {"value": round(value, 4), "data": data, "command": command}
+        for name, (value, data) in entries.items()})
+    print(f"recorded {len(entries)} metrics in {model.bundle_dir / 'manifest.json'}")
+
+
+def write_json(args: argparse.Namespace, results: dict[str, Any]) -> None:
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
