@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
+
+DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
+
+
+def add_dataset_options(parser: argparse.ArgumentParser) -> None:
+    """``--data``, ``--split``, the model options, ``--limit N`` and ``--json OUT``."""
+    from app.commands._options import add_model_options
+
+    parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
+    parser.add_argument("--split", default="test", help="dataset split (default test)")
+    add_model_options(parser)
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
 
 
 def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:

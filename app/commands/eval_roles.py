@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from app.commands._evaluation import (
+    add_dataset_options,
     command_line,
     load_model_and_documents,
     record_figures,
     test_dedup_indices,
     write_json,
 )
-from app.commands._options import add_model_options
-
-DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,11 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "label space. For csabstruct test the test-dedup figure (26 abstracts also in train "
         "removed) is reported too.",
     )
-    parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
-    parser.add_argument("--split", default="test", help="dataset split (default test)")
-    add_model_options(parser)
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    add_dataset_options(parser)
     parser.add_argument("--one-by-one", action="store_true",
                         help="ablation: classify every sentence alone (no document context)")
     parser.add_argument("--record", action="store_true",

@@ -70,7 +70,7 @@ def budget_batches(sizes: Sequence[int], budget: int, seed: int = 0, shuffle: bo
         for index in [*order, -1]:
             if index < 0 or used >= pool * budget:
                 chunk.sort(key=lambda i: lengths[i])
-                batches.extend(_pack(chunk, sizes, budget))
+                batches.extend(pack_by_budget(chunk, sizes, budget))
                 chunk, used = [], 0
             if index >= 0:
                 chunk.append(index)
@@ -78,10 +78,12 @@ def budget_batches(sizes: Sequence[int], budget: int, seed: int = 0, shuffle: bo
         if shuffle:
             rng.shuffle(batches)
         return batches
-    return _pack(order, sizes, budget)
+    return pack_by_budget(order, sizes, budget)
 
 
-def _pack(order: Sequence[int], sizes: Sequence[int], budget: int) -> list[list[int]]:
+def pack_by_budget(order: Sequence[int], sizes: Sequence[int], budget: int) -> list[list[int]]:
+    """Consecutive groups of ``order`` whose summed ``sizes`` stay within ``budget``
+    (an item larger than the budget gets a group of its own)."""
     batches: list[list[int]] = []
     current: list[int] = []
     used = 0

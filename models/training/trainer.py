@@ -29,7 +29,7 @@ from models.training.checkpoint import build_net, load_checkpoint, save_checkpoi
 from models.training.data import DATASET_LABELS, load_spec, parse_spec, to_dataset_label
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
-from models.training.samplers import budget_batches
+from models.training.samplers import budget_batches, pack_by_budget
 
 
 @dataclass
@@ -132,18 +132,7 @@ def predict_documents(net: RhetoricaNet, corpus: list[EncodedDocument], device: 
     probs: list[np.ndarray] = [np.zeros((0, len(ROLES)))] * len(corpus)
     embs: list[np.ndarray] = [np.zeros((0, net.hidden))] * len(corpus)
     order = sorted(range(len(corpus)), key=lambda i: max(len(t) for t in corpus[i].token_ids))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    used = 0
-    for i in order:
-        if current and used + sizes[i] > budget:
-            batches.append(current)
-            current, used = [], 0
-        current.append(i)
-        used += sizes[i]
-    if current:
-        batches.append(current)
-    for batch_docs in batches:
+    for batch_docs in pack_by_budget(order, sizes, budget):
         batch = collate([Piece(i, 0, sizes[i]) for i in batch_docs], corpus).to(device)
         emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
                                         batch.doc_lengths)
