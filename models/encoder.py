@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
+from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, default_bundle_path, files_digest, verify_bundle
 from models.roles import RolePrediction
 
@@ -113,6 +114,7 @@ class EncoderModel:
         self._input_names = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
         self._pad_id = pad_id
         self._kind_index = {kind: i for i, kind in enumerate(manifest.section_kinds)}
+        self._adapters: dict[str, LabelAdapter] | None = None
 
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
@@ -120,6 +122,20 @@ class EncoderModel:
     @property
     def embedding_dim(self) -> int:
         return int(self.manifest.embedding_dim)
+
+    @property
+    def adapters(self) -> dict[str, LabelAdapter]:
+        """Label adapters shipped in the bundle (dataset key -> adapter; see ``models.adapters``)."""
+        if self._adapters is None:
+            self._adapters = load_adapters(self.bundle_dir, dict(self.manifest.context.get("adapters", {})))
+        return self._adapters
+
+    def adapter(self, dataset: str) -> LabelAdapter:
+        """The bundle's label adapter for ``dataset``; :class:`ModelError` when it has none."""
+        if dataset not in self.adapters:
+            have = ", ".join(sorted(self.adapters)) or "none"
+            raise ModelError(f"model {self.model_id} has no label adapter for {dataset!r} (it has: {have})")
+        return self.adapters[dataset]
 
     # -- 1. pre-processing -------------------------------------------------------------
     def tokenize(self, sentences: Sequence[str]) -> list[list[int]]:

@@ -71,6 +71,35 @@ def test_eval_roles_pmc_sentences_one_by_one(bundle: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.shared
+def test_eval_roles_with_the_bundles_label_adapter(bundle: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from models import load_model
+    from models.metrics import classification_report
+    from models.training.data import DATASET_LABELS, load_dataset
+    from tests.test_adapters import _with_adapter
+
+    adapted = _with_adapter(tmp_path / "adapted")
+    out = tmp_path / "pmc-adapter.json"
+    assert main(["eval", "roles", "--data", "pmc-sents-full", "--model", str(adapted), "--limit", "30",
+                 "--head", "adapter", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["head"] == "adapter" and "--head adapter" in data["command"]
+    model = load_model(adapted)
+    docs = load_dataset("pmc-sents-full", "test")[:30]
+    predicted = []
+    for doc in docs:
+        encoding = model.encode_document(doc.sentences, doc.section_kinds)
+        predicted += model.adapter("pmc-sents-full").predict(encoding.embeddings, encoding.probabilities)
+    expected = classification_report([d.labels[0] for d in docs], predicted, DATASET_LABELS["pmc-sents-full"])
+    assert data["f1_micro"] == pytest.approx(expected.f1_micro)
+    capsys.readouterr()
+    # A bundle without that adapter: one clear line, exit 2.
+    assert main(["eval", "roles", "--data", "pmc-sents-full", "--model", str(bundle), "--limit", "3",
+                 "--head", "adapter"]) == 2
+    assert "has no label adapter for 'pmc-sents-full'" in capsys.readouterr().err
+
+
+@pytest.mark.shared
 def test_eval_retrieval_slice(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "ret.json"
     assert main(["eval", "retrieval", "--data", "csabstruct", "--model", str(bundle), "--limit", "6",

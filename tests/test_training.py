@@ -149,3 +149,97 @@ def test_export_fails_when_parity_is_below_threshold(tiny_run, tmp_path):
     with pytest.raises(ModelError, match="parity check failed"):
         export_bundle(net, base_dir, tmp_path / "bundle", options, [d.sentences for d in dev])
     assert not (tmp_path / "bundle").exists()
+
+
+PMC_LABELS = ["other", "objective", "methods", "results", "background"]
+
+
+def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, tmp_path):
+    from models import load_model
+    from models.training.calibrate import apply_bias
+    from models.training.checkpoint import load_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+
+    result, _, _, dev = tiny_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    torch.manual_seed(0)
+    adapter = net.add_adapter("pmc-sents-full", PMC_LABELS)
+    adapter.set_keep_fractions({"other": 0.5})
+    assert float(adapter.prior_shift[0]) == pytest.approx(np.log(2.0))
+    net.eval()
+    sentences = dev[0].sentences
+    ids = [load_model_tokens(base_dir, s) for s in sentences]
+
+    def torch_adapter_logits():
+        input_ids, mask = _pad(ids)
+        with torch.no_grad():
+            emb, logits = net(input_ids, mask, torch.full((len(ids),), 8, dtype=torch.long))
+            return adapter(emb, logits).numpy()
+
+    before = torch_adapter_logits()
+    apply_bias(net, [0.5, -1.0, 0.0, 2.0, 0.3, -0.7])  # role logits move, the adapter must not
+    assert np.allclose(torch_adapter_logits(), before, atol=1e-4)
+
+    options = ExportOptions(name="tiny", max_length=32, quantize=False, parity_sentences=10,
+                            enforce_parity=False)
+    manifest = export_bundle(net, base_dir, tmp_path / "bundle", options, [d.sentences for d in dev])
+    assert "adapters.npz" in manifest.files
+    assert manifest.context["adapters"]["pmc-sents-full"]["labels"] == PMC_LABELS
+    model = load_model(tmp_path / "bundle", device="cpu", threads=1)
+    encoding = model.encode_document(sentences)
+    shipped = model.adapter("pmc-sents-full").logits(encoding.embeddings, encoding.probabilities)
+    assert np.allclose(shipped, before, atol=2e-3)
+
+
+def load_model_tokens(base_dir, sentence):
+    from models.training.base import load_tokenizer
+
+    return load_tokenizer(base_dir, 32).encode(sentence).ids
+
+
+def _pad(ids):
+    length = max(len(x) for x in ids)
+    input_ids = torch.zeros((len(ids), length), dtype=torch.long)
+    mask = torch.zeros((len(ids), length), dtype=torch.long)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = torch.tensor(seq)
+        mask[row, : len(seq)] = 1
+    return input_ids, mask
+
+
+def test_adapter_loss_uses_only_its_own_dataset_rows_and_trains(tiny_run):
+    from models.training.base import load_tokenizer
+    from models.training.batching import Piece, collate, encode_documents
+    from models.training.checkpoint import load_checkpoint
+    from models.training.data import load_dataset
+    from models.training.trainer import adapter_loss
+
+    result, _, _, _ = tiny_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    tokenizer = load_tokenizer(base_dir, 32)
+    shared = shared_path()
+    pmc = encode_documents(load_dataset("pmc-sents-full", "dev-holdout", shared)[:24], tokenizer,
+                           "pmc-sents-full:dev-holdout")
+    cs = encode_documents(load_dataset("csabstruct", "dev", shared)[:2], tokenizer, "csabstruct:dev")
+    corpus = pmc + cs
+    assert pmc[0].dataset == "pmc-sents-full" and cs[0].dataset == "csabstruct"
+    batch = collate([Piece(i, 0, len(d.doc)) for i, d in enumerate(corpus)], corpus)
+    net.eval()
+    with torch.no_grad():
+        emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                        batch.doc_lengths)
+    assert float(adapter_loss(net, emb, logits, batch)) == 0.0  # no adapters yet
+    adapter = net.add_adapter("pmc-sents-full", PMC_LABELS)
+    optimiser = torch.optim.Adam(adapter.parameters(), lr=0.05)
+    losses = []
+    for _ in range(30):
+        loss = adapter_loss(net, emb, logits, batch)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.5 * losses[0]
+    # Only the 24 PMC rows count: the CSAbstruct rows add nothing.
+    only_pmc = torch.nn.functional.cross_entropy(adapter(emb[:24], logits[:24], corrected=False),
+                                                 batch.native[:24], reduction="sum") / len(batch.native)
+    assert float(adapter_loss(net, emb, logits, batch)) == pytest.approx(float(only_pmc), rel=1e-5)

@@ -58,7 +58,7 @@ def test_pmc_counts_one_sentence_per_document(shared, split, rows, docs, per_id)
     counts = Counter(d.labels[0] for d in data)
     assert [counts[name] for name in DATASET_LABELS["pmc-sents-full"]] == per_id
     other = next(d for d in data if d.labels[0] == "other")
-    assert other.allowed[0] == frozenset({"other", "conclusion"})
+    assert other.allowed[0] == frozenset({"background", "other", "conclusion"})
 
 
 def test_pmc_dev_fit_and_holdout_partition_dev_by_article(shared):
@@ -125,6 +125,8 @@ def test_every_mapping_is_into_roles_and_reversible():
     assert to_dataset_label("csabstruct", "conclusion") == "result"
     assert to_dataset_label("pmc-sents-full", "conclusion") == "other"
     assert to_dataset_label("pmc-sents-full", "method") == "methods"
+    assert to_dataset_label("pmc-sents-full", "background") == "background"  # override: "other" allows it too
+    assert ROLE_MAPPINGS["pmc-sents-full"]["other"] == {"background", "other", "conclusion"}
     assert to_dataset_label("jsonl:/x.jsonl", "method") == "method"
 
 

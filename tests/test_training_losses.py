@@ -196,5 +196,22 @@ def test_soft_targets_from_allowed_sets_and_soft_cross_entropy():
     expected = -(targets * logits.log_softmax(-1)).sum(-1).mean()
     assert torch.allclose(make_loss("partial_ce")(logits, targets), expected)
     assert primary_role("other", frozenset({"other", "conclusion"})) == "other"
+    assert primary_role("other", frozenset({"background", "other", "conclusion"}), "pmc-sents-full") is None
     assert primary_role("methods", frozenset({"method"})) == "method"
     assert primary_role("outcome", frozenset({"result", "conclusion"})) == "result"
+
+
+def test_rows_without_a_primary_role_get_exactly_the_partial_label_gradient():
+    from models.training.batching import Batch
+
+    allowed = torch.tensor([[1, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 0]], dtype=torch.bool)
+    batch = Batch(None, None, None, [2], allowed, torch.tensor([-1, 3]))  # type: ignore[arg-type]
+    logits = torch.randn(2, 6, requires_grad=True)
+    soft = make_loss("partial_ce")(logits, batch.soft_targets(0.7, logits))
+    (grad_soft,) = torch.autograd.grad(soft, logits)
+    targets = batch.soft_targets(0.7, logits)
+    assert torch.allclose(targets.sum(-1), torch.ones(2)) and float(targets[0, 1:4].sum()) == 0.0
+    partial = -torch.logsumexp(logits[0].log_softmax(-1)[allowed[0]], 0)
+    (grad_partial,) = torch.autograd.grad(partial / 2, logits)
+    assert torch.allclose(grad_soft[0], grad_partial[0], atol=1e-6)
+    assert not torch.allclose(grad_soft[1], torch.zeros(6))

@@ -28,17 +28,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_dataset_options(parser)
     parser.add_argument("--one-by-one", action="store_true",
                         help="ablation: classify every sentence alone (no document context)")
+    parser.add_argument("--head", choices=("roles", "adapter"), default="roles",
+                        help="roles: the six-role head mapped to the dataset's labels (default); adapter: "
+                        "the bundle's label adapter for this dataset (its own labels, models.adapters)")
     parser.add_argument("--record", action="store_true",
                         help="store the headline figures in the bundle's manifest.json metrics")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.errors import RhetoricaError
     from models.metrics import classification_report
     from models.training.data import DATASET_LABELS, to_dataset_label
 
     model, docs = load_model_and_documents(args)
     labels = list(DATASET_LABELS[args.data])
+    adapter = model.adapter(args.data) if args.head == "adapter" else None
+    if adapter is not None and args.one_by_one:
+        raise RhetoricaError("--one-by-one is an ablation of the roles head; drop it or use --head roles")
 
     started = time.perf_counter()
     gold: list[str] = []
@@ -51,11 +58,14 @@ def run(args: argparse.Namespace) -> int:
             roles = [model.classify_roles([s], None if k is None else [k])[0]
                      for s, k in zip(doc.sentences, kinds, strict=True)]
         else:
-            roles = model.classify_roles(doc.sentences, doc.section_kinds)
+            encoding = model.encode_document(doc.sentences, doc.section_kinds)
+            roles = encoding.roles
+        own = (adapter.predict(encoding.embeddings, encoding.probabilities) if adapter is not None
+               else [to_dataset_label(args.data, role.label) for role in roles])
         key = tuple(doc.sentences)
-        for role, label, allowed in zip(roles, doc.labels, doc.allowed, strict=True):
+        for role, label, allowed, mine in zip(roles, doc.labels, doc.allowed, own, strict=True):
             gold.append(label)
-            predicted.append(to_dataset_label(args.data, role.label))
+            predicted.append(mine)
             doc_of.append(key)
             allowed_hits += role.label in allowed
     seconds = time.perf_counter() - started
@@ -71,13 +81,15 @@ def run(args: argparse.Namespace) -> int:
         "sentences": len(gold),
         "limit": args.limit,
         "one_by_one": args.one_by_one,
+        "head": args.head,
         "seconds": round(seconds, 3),
         "sentences_per_second": round(len(gold) / seconds, 1) if seconds > 0 else None,
         "role_in_allowed_set": allowed_hits / len(gold) if gold else 0.0,
-        "command": command_line(args, "roles", *(["--one-by-one"] if args.one_by_one else [])),
+        "command": command_line(args, "roles", *(["--one-by-one"] if args.one_by_one else []),
+                                *(["--head", "adapter"] if adapter is not None else [])),
         **report.to_dict(),
     }
-    title = f"{args.data} {args.split}"
+    title = f"{args.data} {args.split}" + (" (label adapter)" if adapter is not None else "")
     print(f"{title}: {len(docs)} documents, {len(gold)} sentences; model {model.model_id} "
           f"({model.provider}, {args.threads} threads), {results['sentences_per_second']} sent/s")
     _print_report(report, title)
@@ -95,12 +107,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.record and args.limit is None and not args.one_by_one:
         data = f"{args.data}:{args.split}"
-        entries = {f"{args.data}-{args.split}-f1-micro": (results["f1_micro"], data),
-                   f"{args.data}-{args.split}-f1-macro": (results["f1_macro"], data)}
+        tag = "-adapter" if adapter is not None else ""
+        entries = {f"{args.data}-{args.split}-f1-micro{tag}": (results["f1_micro"], data),
+                   f"{args.data}-{args.split}-f1-macro{tag}": (results["f1_macro"], data)}
         if "test_dedup" in results:
             dedup = f"{args.data}:test-dedup"
-            entries[f"{args.data}-test-dedup-f1-micro"] = (results["test_dedup"]["f1_micro"], dedup)
-            entries[f"{args.data}-test-dedup-f1-macro"] = (results["test_dedup"]["f1_macro"], dedup)
+            entries[f"{args.data}-test-dedup-f1-micro{tag}"] = (results["test_dedup"]["f1_micro"], dedup)
+            entries[f"{args.data}-test-dedup-f1-macro{tag}"] = (results["test_dedup"]["f1_macro"], dedup)
         record_figures(model, entries, results["command"])
     elif args.record:
         print("not recorded: --record needs the whole split (no --limit, no --one-by-one)")

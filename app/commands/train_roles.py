@@ -57,6 +57,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metric-weight", type=float, default=0.2)
     parser.add_argument("--keep", type=_keep, action="append", default=[], metavar="SPEC:LABEL=FRACTION",
                         help="per-epoch subsampling of one label of a single-sentence dataset")
+    parser.add_argument("--adapter", action="append", default=[], metavar="DATASET",
+                        help="train a label adapter for this dataset's own labels (e.g. pmc-sents-full); "
+                        "shipped in the bundle, used by `rhetorica eval roles --head adapter`")
+    parser.add_argument("--adapter-weight", type=float, default=0.5)
     parser.add_argument("--evals-per-epoch", type=int, default=1)
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
@@ -86,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         primary_weight=args.primary_weight, init=args.init,
         metric_loss="" if args.metric_loss == "none" else args.metric_loss, metric_weight=args.metric_weight,
         metric_kwargs={"temperature": 0.1} if args.metric_loss in ("supcon", "ntxent") else {},
-        keep_fraction=keep, evals_per_epoch=args.evals_per_epoch, patience=args.patience,
+        keep_fraction=keep, adapters=args.adapter, adapter_weight=args.adapter_weight,
+        evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )
     command = shlex.join(["rhetorica", *sys.argv[1:]])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from models.roles import ROLES
-from models.training.data import LabelledDocument
+from models.training.data import DATASET_LABELS, PARTIAL_ONLY, DatasetError, LabelledDocument, dataset_key
 from models.training.net import UNKNOWN_SECTION, section_index
 
 
@@ -22,7 +22,9 @@ class EncodedDocument:
     token_ids: list[list[int]]
     allowed: torch.Tensor  # [n, len(ROLES)] bool
     kinds: list[int]  # section-kind indices (unknown when not known)
-    primary: torch.Tensor  # [n] the role the dataset label names first (see primary_role)
+    primary: torch.Tensor  # [n] the role the dataset label names (see primary_role); -1 = none
+    dataset: str = ""  # dataset key ("csabstruct", "pmc-sents-full", "user", ...)
+    native: torch.Tensor | None = None  # [n] index of each label in DATASET_LABELS[dataset]
 
 
 @dataclass(frozen=True)
@@ -46,31 +48,51 @@ class Batch:
     section_kind: torch.Tensor  # [N]
     doc_lengths: list[int]
     allowed: torch.Tensor  # [N, C] bool
-    primary: torch.Tensor  # [N] long
+    primary: torch.Tensor  # [N] long, -1 = the label names no single role
+    datasets: list[str] | None = None  # [N] dataset key of each sentence
+    native: torch.Tensor | None = None  # [N] long, label index in its dataset's own labels
 
     def to(self, device: torch.device) -> Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.section_kind.to(device),
-                     self.doc_lengths, self.allowed.to(device), self.primary.to(device))
+                     self.doc_lengths, self.allowed.to(device), self.primary.to(device), self.datasets,
+                     None if self.native is None else self.native.to(device))
 
-    def soft_targets(self, primary_weight: float) -> torch.Tensor:
+    def soft_targets(self, primary_weight: float, logits: torch.Tensor | None = None) -> torch.Tensor:
         """Allowed sets as target distributions: ``primary_weight`` on the primary role, the rest
-        shared by the other allowed roles (a singleton set gets 1.0)."""
+        shared by the other allowed roles (a singleton set gets 1.0).
+
+        Rows without a primary role (-1) get the model's own distribution restricted to the allowed
+        set (detached): soft cross-entropy against it has exactly the gradient of the pure
+        partial-label loss -log sum_{allowed} p.  Without ``logits`` they are spread uniformly."""
         allowed = self.allowed.float()
         others = (allowed.sum(-1, keepdim=True) - 1).clamp(min=1)
-        one_hot = torch.nn.functional.one_hot(self.primary, allowed.shape[-1]).float()
+        one_hot = torch.nn.functional.one_hot(self.primary.clamp(min=0), allowed.shape[-1]).float()
         multi = (allowed.sum(-1, keepdim=True) > 1).float()
         spread = (allowed - one_hot) * (1 - primary_weight) / others
-        return one_hot * (1 - multi * (1 - primary_weight)) + spread
+        targets = one_hot * (1 - multi * (1 - primary_weight)) + spread
+        free = self.primary < 0
+        if bool(free.any()):
+            own = allowed if logits is None else torch.softmax(logits.detach().float(), dim=-1) * allowed
+            own = own / own.sum(-1, keepdim=True).clamp(min=1e-12)
+            targets = torch.where(free.unsqueeze(-1), own, targets)
+        return targets
 
 
 _ALIASES = {"methods": "method", "results": "result"}
 
 
-def primary_role(label: str, allowed: frozenset[str]) -> str:
-    """The role a dataset label names (e.g. CSAbstruct "result" -> result, PMC "other" -> other),
-    else the first allowed role in ROLES order."""
+def primary_role(label: str, allowed: frozenset[str], dataset: str = "") -> str | None:
+    """The role a dataset label names (e.g. CSAbstruct "result" -> result), else the first allowed
+    role in ROLES order; None for labels that name no single role (``data.PARTIAL_ONLY``)."""
+    if label in PARTIAL_ONLY.get(dataset, ()):
+        return None
     role = _ALIASES.get(label, label)
     return role if role in allowed else min(allowed, key=ROLES.index)
+
+
+def _primary_index(label: str, allowed: frozenset[str], dataset: str) -> int:
+    role = primary_role(label, allowed, dataset)
+    return -1 if role is None else ROLES.index(role)
 
 
 def allowed_tensor(allowed: list[frozenset[str]]) -> torch.Tensor:
@@ -85,15 +107,22 @@ def encode_documents(docs: list[LabelledDocument], tokenizer, source: str) -> li
     """Tokenise every sentence once (the tokenizer truncates at max_length)."""
     flat = [s for d in docs for s in d.sentences]
     ids = [e.ids for e in tokenizer.encode_batch(flat)] if flat else []
+    try:
+        key = dataset_key(source)
+    except DatasetError:  # a free-form source name (tests, ad-hoc corpora): no dataset labels
+        key = ""
+    names = DATASET_LABELS.get(key, ())
     out = []
     cursor = 0
     for d in docs:
         n = len(d.sentences)
         kinds = [section_index(k) for k in d.section_kinds] if d.section_kinds else [UNKNOWN_SECTION] * n
-        primary = torch.tensor([ROLES.index(primary_role(lab, a)) for lab, a in zip(d.labels, d.allowed)],
+        primary = torch.tensor([_primary_index(lab, a, key) for lab, a in zip(d.labels, d.allowed)],
                                dtype=torch.long)
+        native = torch.tensor([names.index(lab) if lab in names else -1 for lab in d.labels],
+                              dtype=torch.long)
         out.append(EncodedDocument(d, source, ids[cursor: cursor + n], allowed_tensor(d.allowed), kinds,
-                                   primary))
+                                   primary, key, native))
         cursor += n
     return out
 
@@ -126,12 +155,17 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
     kinds: list[int] = []
     allowed = []
     primary = []
+    datasets: list[str] = []
+    native = []
     for p in pieces:
         doc = corpus[p.doc]
         ids.extend(doc.token_ids[p.start: p.end])
         kinds.extend([UNKNOWN_SECTION] * p.size if p.hide_section else doc.kinds[p.start: p.end])
         allowed.append(doc.allowed[p.start: p.end])
         primary.append(doc.primary[p.start: p.end])
+        datasets.extend([doc.dataset] * p.size)
+        native.append(doc.native[p.start: p.end] if doc.native is not None
+                      else torch.full((p.size,), -1, dtype=torch.long))
     length = max(len(x) for x in ids)
     input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), length), dtype=torch.long)
@@ -139,4 +173,4 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
         input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[row, : len(seq)] = 1
     return Batch(input_ids, mask, torch.tensor(kinds, dtype=torch.long), [p.size for p in pieces],
-                 torch.cat(allowed), torch.cat(primary))
+                 torch.cat(allowed), torch.cat(primary), datasets, torch.cat(native))

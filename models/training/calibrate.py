@@ -84,5 +84,11 @@ def fit_bias(items: list[DevLogits], rounds: int = 3, span: float = 3.0, step: f
 
 
 def apply_bias(net: RhetoricaNet, bias: list[float]) -> None:
+    """Add ``bias`` to the role logits; label adapters (which read centred role logits) get the
+    opposite shift folded into their own bias, so their outputs do not change."""
     with torch.no_grad():
-        net.head.classifier.bias += torch.tensor(bias, dtype=net.head.classifier.bias.dtype)
+        shift = torch.tensor(bias, dtype=net.head.classifier.bias.dtype)
+        net.head.classifier.bias += shift
+        for adapter in net.adapters.values():
+            roles = adapter.linear.weight[:, -shift.numel():]
+            adapter.linear.bias -= roles @ (shift - shift.mean())

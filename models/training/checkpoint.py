@@ -24,7 +24,7 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config),
-                "base_dir": str(base_dir), "meta": meta}, tmp)
+                "base_dir": str(base_dir), "adapters": net.adapter_labels(), "meta": meta}, tmp)
     tmp.replace(path)
 
 
@@ -39,5 +39,7 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     except Exception as error:
         raise ModelError(f"cannot read checkpoint {path}: {error}") from None
     net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]))
+    for dataset, labels in dict(data.get("adapters", {})).items():
+        net.add_adapter(dataset, list(labels))
     net.load_state_dict(data["state_dict"])
     return net, base_dir, dict(data.get("meta", {}))

@@ -82,9 +82,12 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
         "result": _fs("result", "conclusion"),
         "other": _fs("other"),
     },
-    # PMC-Sents-FULL "other" (0) holds every sentence of discussion/conclusion/declaration sections.
+    # PMC-Sents-FULL "other" (0) holds every sentence of sections that are not background /
+    # objective / methods / results: introductions, discussions, conclusions, declarations. It does
+    # not say which of those roles a sentence plays (see PARTIAL_ONLY), and its own "background"
+    # (4) is indistinguishable from many introduction sentences filed under "other".
     "pmc-sents-full": {
-        "other": _fs("other", "conclusion"),
+        "other": _fs("background", "other", "conclusion"),
         "objective": _fs("objective"),
         "methods": _fs("method"),
         "results": _fs("result"),
@@ -131,6 +134,13 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
 # Where a canonical role is allowed by several labels of a dataset, the label evaluation uses.
 _REVERSE_OVERRIDES: dict[str, dict[str, str]] = {
     "uci-az": {"background": "MISC"},
+    "pmc-sents-full": {"background": "background"},
+}
+
+# Labels that name no single role: trained with the pure partial-label loss (-log of the summed
+# probability of the allowed roles) even when a run asks for soft "primary role" targets.
+PARTIAL_ONLY: dict[str, frozenset[str]] = {
+    "pmc-sents-full": frozenset({"other"}),
 }
 
 # SciARG fine unit types -> allowed canonical roles (training targets).
@@ -167,7 +177,7 @@ _PUBMEDQA_HEADINGS: tuple[tuple[str, str], ...] = (
 
 def to_dataset_label(name: str, role: str) -> str:
     """The dataset label a predicted canonical ``role`` counts as (for evaluation)."""
-    key = _dataset_key(name)
+    key = dataset_key(name)
     if role not in ROLES:
         raise DatasetError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     override = _REVERSE_OVERRIDES.get(key, {}).get(role)
@@ -185,7 +195,7 @@ def to_dataset_label(name: str, role: str) -> str:
     return DATASET_LABELS[key][-1]
 
 
-def _dataset_key(name: str) -> str:
+def dataset_key(name: str) -> str:
     base = name.split(":", 1)[0]
     if base in ("jsonl", "csv"):
         return "user"

@@ -19,10 +19,11 @@ import torch
 
 from core.errors import ModelError
 from core.jobs import JobContext, ensure_context
+from models.adapters import ADAPTERS_FILE, LabelAdapter, write_adapters
 from models.bundle import Manifest, bundle_size_bytes, write_manifest
 from models.roles import ROLES
 from models.training.base import base_model_name, tokenizer_json
-from models.training.net import SECTION_KINDS, RhetoricaNet
+from models.training.net import ADAPTER_EMBEDDING_SCALE, SECTION_KINDS, RhetoricaNet
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "section_kind")
@@ -82,6 +83,14 @@ def matmul_nodes(path: Path, patterns: tuple[str, ...]) -> list[str]:
 
     graph = onnx.load(str(path), load_external_data=False).graph
     return [n.name for n in graph.node if n.op_type == "MatMul" and any(p in n.name for p in patterns)]
+
+
+def numpy_adapters(net: RhetoricaNet) -> list[LabelAdapter]:
+    """The net's label adapters as runtime objects (prior shift folded into the bias)."""
+    return [LabelAdapter(name, tuple(a.labels), a.linear.weight.detach().cpu().double().numpy(),
+                         (a.linear.bias + a.prior_shift).detach().cpu().double().numpy(),
+                         ADAPTER_EMBEDDING_SCALE)
+            for name, a in net.adapters.items()]
 
 
 def _passes(figures: dict[str, float], options: ExportOptions) -> bool:
@@ -152,6 +161,7 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shipped, out / "model.onnx")
         shutil.copyfile(work / "tokenizer.json", out / "tokenizer.json")
+        adapters = write_adapters(out, numpy_adapters(net)) if net.adapters else {}
     manifest = Manifest(
         name=options.name,
         version=options.version,
@@ -168,10 +178,12 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
             "section_kinds_tied_to_unknown": tied,
             "parity": parity_record,
+            **({"adapters": adapters} if adapters else {}),
             "quantization": ({"method": "onnxruntime quantize_dynamic", "weight_type": "QInt8",
                               "per_channel": True, "fp32_nodes": fp32_nodes} if options.quantize else None),
         },
         quantization="int8-dynamic-per-channel" if options.quantize else "none",
+        files={ADAPTERS_FILE: ""} if adapters else {},
         metrics=dict(options.metrics),
         training=dict(options.training),
     )

@@ -133,6 +133,40 @@ class RoleHead(nn.Module):
         return self.classifier(self.norm(x))
 
 
+ADAPTER_EMBEDDING_SCALE = 10.0  # the unit-length embedding is scaled up to the log-probabilities' range
+
+
+class LabelAdapter(nn.Module):
+    """One dataset's own label scheme read off the model's two outputs: a linear layer on
+    ``[ADAPTER_EMBEDDING_SCALE * sentence_embedding, centred role logits]`` (role logits minus their
+    mean = log-probabilities minus their mean, so the runtime can use either, and a per-role logit
+    bias fitted later folds into the adapter's bias: ``models.adapters``).
+
+    It needs no extra graph output, so the runtime applies it in numpy (``models.adapters``).
+    ``prior_shift`` (added in evaluation only) undoes per-label subsampling during training:
+    a label kept with probability f gets log(1/f) added to its logit.
+    """
+
+    def __init__(self, hidden: int, num_roles: int, labels: list[str]) -> None:
+        super().__init__()
+        self.labels = list(labels)
+        self.linear = nn.Linear(hidden + num_roles, len(labels))
+        self.register_buffer("prior_shift", torch.zeros(len(labels)))
+
+    def forward(self, embedding: torch.Tensor, role_logits: torch.Tensor,
+                corrected: bool = True) -> torch.Tensor:
+        centred = role_logits - role_logits.mean(dim=-1, keepdim=True)
+        features = torch.cat([embedding * ADAPTER_EMBEDDING_SCALE, centred], dim=-1)
+        logits = self.linear(features)
+        return logits + self.prior_shift if corrected else logits
+
+    def set_keep_fractions(self, keep: dict[str, float]) -> None:
+        with torch.no_grad():
+            for label, fraction in keep.items():
+                if label in self.labels and 0 < fraction < 1:
+                    self.prior_shift[self.labels.index(label)] = math.log(1.0 / fraction)
+
+
 class RhetoricaNet(nn.Module):
     """Encoder (any Hugging Face BERT-like model) + mean pooling + context-aware role head."""
 
@@ -142,6 +176,16 @@ class RhetoricaNet(nn.Module):
         self.head_config = head or HeadConfig()
         self.hidden = int(encoder.config.hidden_size)
         self.head = RoleHead(self.hidden, self.head_config)
+        self.adapters = nn.ModuleDict()  # dataset key -> LabelAdapter (not part of the ONNX graph)
+
+    def add_adapter(self, dataset: str, labels: list[str]) -> LabelAdapter:
+        """A label adapter for ``dataset``'s own labels (kept if one exists already)."""
+        if dataset not in self.adapters:
+            self.adapters[dataset] = LabelAdapter(self.hidden, self.head_config.num_labels, labels)
+        return self.adapters[dataset]
+
+    def adapter_labels(self) -> dict[str, list[str]]:
+        return {name: list(adapter.labels) for name, adapter in self.adapters.items()}
 
     def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)

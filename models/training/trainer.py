@@ -19,14 +19,15 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from core.jobs import JobContext, ensure_context
 from models.metrics import classification_report
 from models.roles import ROLES
 from models.training.base import base_model_name, load_tokenizer
-from models.training.batching import ContextDropout, EncodedDocument, Piece, collate, encode_documents
+from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
-from models.training.data import DATASET_LABELS, load_spec, parse_spec, to_dataset_label
+from models.training.data import DATASET_LABELS, dataset_key, load_spec, parse_spec, to_dataset_label
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
 from models.training.samplers import budget_batches, pack_by_budget
@@ -67,6 +68,10 @@ class TrainConfig:
     p_hide_section: float = 0.30
     # Per-epoch subsampling: spec -> {dataset label: fraction kept}, e.g. PMC's big "other" class.
     keep_fraction: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Label adapters: dataset keys whose own label scheme gets a linear adapter on the model's
+    # outputs, trained jointly with full cross-entropy (models.adapters; e.g. "pmc-sents-full").
+    adapters: list[str] = field(default_factory=list)
+    adapter_weight: float = 0.5
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -152,14 +157,35 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
     macro: dict[str, float] = {}
     for spec, corpus in dev.items():
         name, _ = parse_spec(spec)
-        probs, _ = predict_documents(net, corpus, device)
+        probs, embs = predict_documents(net, corpus, device)
         gold = [lab for d in corpus for lab in d.doc.labels]
         pred = [to_dataset_label(name, ROLES[int(k)]) for p in probs for k in p.argmax(-1)]
         key = "user" if name.startswith(("jsonl:", "csv:")) else name
         report = classification_report(gold, pred, DATASET_LABELS[key])
         scores[spec], macro[spec] = report.f1_micro, report.f1_macro
+        if key in net.adapters:
+            adapter = net.adapters[key]
+            emb = torch.from_numpy(np.concatenate(embs)).float()
+            log_p = torch.log(torch.from_numpy(np.concatenate(probs)).float().clamp(min=1e-12))
+            with torch.no_grad():
+                ids = adapter(emb.to(device), log_p.to(device)).argmax(-1).cpu().tolist()
+            report = classification_report(gold, [adapter.labels[i] for i in ids], DATASET_LABELS[key])
+            scores[f"{spec}#adapter"], macro[f"{spec}#adapter"] = report.f1_micro, report.f1_macro
     net.train()
     return DevResult(scores, macro)
+
+
+def adapter_loss(net: RhetoricaNet, emb: torch.Tensor, logits: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Summed cross-entropy of every adapter on its own dataset's rows, divided by the batch size."""
+    total = logits.new_zeros(())
+    if not net.adapters or batch.datasets is None or batch.native is None:
+        return total
+    for name, adapter in net.adapters.items():
+        rows = torch.tensor([d == name for d in batch.datasets], device=logits.device) & (batch.native >= 0)
+        if bool(rows.any()):
+            out = adapter(emb[rows], logits[rows], corrected=False)
+            total = total + F.cross_entropy(out, batch.native[rows], reduction="sum")
+    return total / max(1, logits.shape[0])
 
 
 def _optimizer(net: RhetoricaNet, cfg: TrainConfig, extra: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -217,6 +243,13 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     dev = load_corpora(cfg.dev, tokenizer, shared)
     if not corpus:
         raise ValueError("no training documents")
+    for key in cfg.adapters:
+        name = dataset_key(key)
+        if name == "user":
+            raise ValueError("label adapters are for named datasets (their labels are the roles otherwise)")
+        keep = {label: f for spec, fractions in cfg.keep_fraction.items() if dataset_key(spec) == name
+                for label, f in fractions.items()}
+        net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
     trained_kinds = sorted({SECTION_KINDS[k] for d in corpus for k in d.kinds if k < len(SECTION_KINDS)})
 
     if cfg.freeze_embeddings:
@@ -286,8 +319,11 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             batch = collate([pieces[i] for i in batch_pieces], corpus).to(device)
             emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
                                             batch.doc_lengths)
-            targets = batch.soft_targets(cfg.primary_weight) if cfg.primary_weight > 0 else batch.allowed
+            targets = (batch.soft_targets(cfg.primary_weight, logits) if cfg.primary_weight > 0
+                       else batch.allowed)
             loss = role_loss(logits, targets)
+            if net.adapters and cfg.adapter_weight > 0:
+                loss = loss + cfg.adapter_weight * adapter_loss(net, emb, logits, batch)
             if metric_loss is not None and cfg.metric_weight > 0:
                 loss = loss + cfg.metric_weight * metric_loss(emb, batch.allowed)
             optimizer.zero_grad(set_to_none=True)
