@@ -54,29 +54,29 @@ def run(args: argparse.Namespace) -> int:
         "command": command_line(args, "retrieval"),
         **report.to_dict(),
     }
-    print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
-          f"model {model.model_id} ({model.provider}); embedded in {seconds:.1f} s")
-    print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
-
     keep = test_dedup_indices(args, doc_of)
+    sub = None
     if keep is not None:
         sub = retrieval_report(embeddings[keep], [labels[i] for i in keep])
-        results["test_dedup"] = sub.to_dict()
-        print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "
-              f"MAP@R {sub.map_at_r:.4f}")
+        results["test_dedup"] = {"sentences": len(keep), **sub.to_dict()}
 
+    # Record and write before printing: a reader closing the pipe (`| head`) must not lose them.
     if args.record and args.limit is None:
         entries = {f"{args.data}-{args.split}-p@1": (report.precision_at_1, f"{args.data}:{args.split}"),
                    f"{args.data}-{args.split}-map@r": (report.map_at_r, f"{args.data}:{args.split}")}
-        if "test_dedup" in results:
-            entries[f"{args.data}-test-dedup-p@1"] = (results["test_dedup"]["precision_at_1"],
-                                                      f"{args.data}:test-dedup")
-            entries[f"{args.data}-test-dedup-map@r"] = (results["test_dedup"]["map_at_r"],
-                                                        f"{args.data}:test-dedup")
+        if sub is not None:
+            entries[f"{args.data}-test-dedup-p@1"] = (sub.precision_at_1, f"{args.data}:test-dedup")
+            entries[f"{args.data}-test-dedup-map@r"] = (sub.map_at_r, f"{args.data}:test-dedup")
         record_figures(model, entries, results["command"])
-    elif args.record:
-        print("not recorded: --record needs the whole split (no --limit)")
-
     write_json(args, results)
+
+    print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
+          f"model {model.model_id} ({model.provider}); embedded in {seconds:.1f} s")
+    print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
+    if sub is not None and keep is not None:
+        print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "
+              f"MAP@R {sub.map_at_r:.4f}")
+    if args.record and args.limit is not None:
+        print("not recorded: --record needs the whole split (no --limit)")
     return 0
 

@@ -89,23 +89,17 @@ def run(args: argparse.Namespace) -> int:
                                 *(["--head", "adapter"] if adapter is not None else [])),
         **report.to_dict(),
     }
-    title = f"{args.data} {args.split}" + (" (label adapter)" if adapter is not None else "")
-    print(f"{title}: {len(docs)} documents, {len(gold)} sentences; model {model.model_id} "
-          f"({model.provider}, {args.threads} threads), {results['sentences_per_second']} sent/s")
-    _print_report(report, title)
-    print(f"predicted role inside the label's allowed role set: {results['role_in_allowed_set']:.4f}")
-
     keep = test_dedup_indices(args, doc_of)
+    dedup_report = None
     if keep is not None:
-        sub = classification_report([gold[i] for i in keep], [predicted[i] for i in keep], labels)
+        dedup_report = classification_report([gold[i] for i in keep], [predicted[i] for i in keep], labels)
         kept = {doc_of[i] for i in keep}
         results["test_dedup"] = {"documents": sum(tuple(d.sentences) in kept for d in docs),
-                                 "sentences": len(keep), **sub.to_dict()}
-        print()
-        _print_report(sub, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
-                      f"{len(keep)} sentences)")
+                                 "sentences": len(keep), **dedup_report.to_dict()}
 
-    if args.record and args.limit is None and not args.one_by_one:
+    # Record and write before printing: a reader closing the pipe (`| head`) must not lose them.
+    recordable = args.record and args.limit is None and not args.one_by_one
+    if recordable:
         data = f"{args.data}:{args.split}"
         tag = "-adapter" if adapter is not None else ""
         entries = {f"{args.data}-{args.split}-f1-micro{tag}": (results["f1_micro"], data),
@@ -115,10 +109,19 @@ def run(args: argparse.Namespace) -> int:
             entries[f"{args.data}-test-dedup-f1-micro{tag}"] = (results["test_dedup"]["f1_micro"], dedup)
             entries[f"{args.data}-test-dedup-f1-macro{tag}"] = (results["test_dedup"]["f1_macro"], dedup)
         record_figures(model, entries, results["command"])
-    elif args.record:
-        print("not recorded: --record needs the whole split (no --limit, no --one-by-one)")
-
     write_json(args, results)
+
+    title = f"{args.data} {args.split}" + (" (label adapter)" if adapter is not None else "")
+    print(f"{title}: {len(docs)} documents, {len(gold)} sentences; model {model.model_id} "
+          f"({model.provider}, {args.threads} threads), {results['sentences_per_second']} sent/s")
+    _print_report(report, title)
+    print(f"predicted role inside the label's allowed role set: {results['role_in_allowed_set']:.4f}")
+    if dedup_report is not None:
+        print()
+        _print_report(dedup_report, f"csabstruct test-dedup ({results['test_dedup']['documents']} documents, "
+                      f"{results['test_dedup']['sentences']} sentences)")
+    if args.record and not recordable:
+        print("not recorded: --record needs the whole split (no --limit, no --one-by-one)")
     return 0
 
 
