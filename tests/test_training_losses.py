@@ -215,3 +215,12 @@ def test_rows_without_a_primary_role_get_exactly_the_partial_label_gradient():
     (grad_partial,) = torch.autograd.grad(partial / 2, logits)
     assert torch.allclose(grad_soft[0], grad_partial[0], atol=1e-6)
     assert not torch.allclose(grad_soft[1], torch.zeros(6))
+
+
+def test_dev_selection_uses_each_sets_best_head():
+    from models.training.trainer import DevResult
+
+    result = DevResult({"csabstruct:dev": 0.66, "csabstruct:dev#adapter": 0.61,
+                        "pmc-sents-full:dev-holdout": 0.46, "pmc-sents-full:dev-holdout#adapter": 0.70}, {})
+    assert result.mean == pytest.approx((0.66 + 0.70) / 2)
+    assert DevResult({"a:dev": 0.5}, {}).mean == 0.5 and DevResult({}, {}).mean == 0.0

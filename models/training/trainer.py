@@ -89,7 +89,14 @@ class DevResult:
 
     @property
     def mean(self) -> float:
-        return float(np.mean(list(self.scores.values()))) if self.scores else 0.0
+        """Model selection score: the mean over dev sets of each set's best head (the role head
+        mapped to the set's labels, or its label adapter when it has one and scores higher: a
+        lossy role mapping, like PMC's, must not steer selection)."""
+        best: dict[str, float] = {}
+        for key, value in self.scores.items():
+            spec = key.split("#", 1)[0]
+            best[spec] = max(best.get(spec, value), value)
+        return float(np.mean(list(best.values()))) if best else 0.0
 
 
 @dataclass
