@@ -184,6 +184,7 @@ def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, t
                             enforce_parity=False)
     manifest = export_bundle(net, base_dir, tmp_path / "bundle", options, [d.sentences for d in dev])
     assert "adapters.npz" in manifest.files
+    assert manifest.context["parity"]["fp32"]["adapter_agreement"] == {"pmc-sents-full": 1.0}
     assert manifest.context["adapters"]["pmc-sents-full"]["labels"] == PMC_LABELS
     model = load_model(tmp_path / "bundle", device="cpu", threads=1)
     encoding = model.encode_document(sentences)

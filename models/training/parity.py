@@ -21,13 +21,22 @@ def _pad(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return input_ids, mask
 
 
+def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np.ndarray],
+                       exported: tuple[np.ndarray, np.ndarray]) -> float:
+    with torch.no_grad():
+        ref = adapter(*(torch.from_numpy(x).float() for x in reference)).argmax(-1)
+        got = adapter(*(torch.from_numpy(x).float() for x in exported)).argmax(-1)
+    return float((ref == got).float().mean())
+
+
 def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path],
                  documents: list[list[str]], min_sentences: int = 200) -> dict[str, Any]:
     """Run torch fp32 and each ONNX graph on the same documents; compare per sentence.
 
     Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
-    "max_abs_logit_diff"}}``.  Documents are used whole (with context) until ``min_sentences`` is
-    reached; their section kind alternates "abstract" / unknown so both paths are checked.
+    "max_abs_logit_diff"[, "adapter_agreement": {dataset: agreement}]}}``.  Documents are used whole
+    (with context) until ``min_sentences`` is reached; their section kind alternates "abstract" /
+    unknown so both paths are checked.
     """
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -76,4 +85,8 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
             "role_agreement": round(float((ref_l.argmax(-1) == lg.argmax(-1)).mean()), 5),
             "max_abs_logit_diff": round(float(np.abs(ref_l - lg).max()), 5),
         }
+        if net.adapters:  # informational: label adapters read the graph's two outputs
+            result[name]["adapter_agreement"] = {
+                key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)
+                for key, adapter in net.adapters.items()}
     return result
