@@ -224,3 +224,22 @@ def test_dev_selection_uses_each_sets_best_head():
                         "pmc-sents-full:dev-holdout": 0.46, "pmc-sents-full:dev-holdout#adapter": 0.70}, {})
     assert result.mean == pytest.approx((0.66 + 0.70) / 2)
     assert DevResult({"a:dev": 0.5}, {}).mean == 0.5 and DevResult({}, {}).mean == 0.0
+
+
+def test_calibration_ties_roles_the_dev_sets_cannot_tell_apart():
+    import numpy as np
+
+    from models.training.calibrate import DevLogits, fit_bias, tied_roles
+
+    rng = np.random.default_rng(1)
+    n = 400
+    gold_roles = rng.integers(0, 5, n)  # dataset labels 0..4
+    role_to_label = np.array([0, 1, 2, 3, 3, 4])  # result and conclusion both count as label 3
+    logits = rng.normal(size=(n, 6))
+    logits[np.arange(n), np.where(gold_roles == 4, 5, gold_roles)] += 2.0
+    logits[:, 2] -= 1.5  # label 2 under-predicted
+    item = DevLogits("x:dev", logits, gold_roles, role_to_label)
+    assert tied_roles([item]) == [[0], [1], [2], [3, 4], [5]]
+    calibration = fit_bias([item])
+    assert calibration.bias[3] == calibration.bias[4]  # moved together, balance kept
+    assert calibration.bias[2] > 0.5

@@ -62,8 +62,18 @@ def _scores(items: list[DevLogits], bias: np.ndarray) -> dict[str, float]:
             for it in items}
 
 
+def tied_roles(items: list[DevLogits]) -> list[list[int]]:
+    """Groups of roles that every dev set maps to the same label (e.g. result and conclusion on
+    CSAbstruct alone): the dev sets cannot tell them apart, so they share one bias and their
+    relative balance stays as trained."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for role in range(len(ROLES)):
+        groups.setdefault(tuple(int(it.role_to_label[role]) for it in items), []).append(role)
+    return list(groups.values())
+
+
 def fit_bias(items: list[DevLogits], rounds: int = 3, span: float = 3.0, step: float = 0.1) -> Calibration:
-    """Coordinate ascent over one bias per role (ties keep the bias nearer 0)."""
+    """Coordinate ascent over one bias per group of :func:`tied_roles` (ties keep the bias nearer 0)."""
     bias = np.zeros(len(ROLES))
     before = _scores(items, bias)
     grid = np.round(np.arange(-span, span + step / 2, step), 4)
@@ -71,10 +81,10 @@ def fit_bias(items: list[DevLogits], rounds: int = 3, span: float = 3.0, step: f
     best = float(np.mean(list(before.values())))
     for _ in range(rounds):
         changed = False
-        for role in range(len(ROLES)):
+        for group in tied_roles(items):
             for value in grid:
                 trial = bias.copy()
-                trial[role] = value
+                trial[group] = value
                 score = float(np.mean(list(_scores(items, trial).values())))
                 if score > best + 1e-9:
                     best, bias, changed = score, trial, True

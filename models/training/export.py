@@ -37,7 +37,9 @@ class ExportOptions:
     version: str = "0.1.0"
     max_length: int = 64
     quantize: bool = True
-    parity_sentences: int = 256
+    # >= 600: at 256 sentences the agreement estimate has about +-1 point of sampling error
+    # (the 2nd shipped model scored 0.958 on the first 260 CSAbstruct-dev sentences, 0.973 on 600).
+    parity_sentences: int = 600
     parity_data: str = "csabstruct:dev"  # what the parity documents are (recorded in the manifest)
     min_cosine: float = 0.99  # mean cosine, torch fp32 vs the shipped ONNX graph
     min_agreement: float = 0.97  # role-label agreement, torch fp32 vs the shipped ONNX graph
