@@ -40,6 +40,10 @@ class ModelError(RhetoricaError):
     """A model bundle is missing, incomplete or altered."""
 
 
+class DatasetError(RhetoricaError):
+    """A dataset name, split or file that cannot be read (training and evaluation data)."""
+
+
 class Cancelled(RhetoricaError):
     """A long job was cancelled by the user."""
 

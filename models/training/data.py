@@ -33,7 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import RhetoricaError
+from core.errors import DatasetError
 from models.roles import ROLES
 
 
@@ -51,8 +51,6 @@ class LabelledDocument:
         return len(self.sentences)
 
 
-class DatasetError(RhetoricaError):
-    """A dataset name, split or file that cannot be read."""
 
 
 def _fs(*roles: str) -> frozenset[str]:
