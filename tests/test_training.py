@@ -156,6 +156,8 @@ PMC_LABELS = ["other", "objective", "methods", "results", "background"]
 
 def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, tmp_path):
     from models import load_model
+    from models.encoder import pad_batch
+    from models.training.base import load_tokenizer
     from models.training.calibrate import apply_bias
     from models.training.checkpoint import load_checkpoint
     from models.training.export import ExportOptions, export_bundle
@@ -168,10 +170,10 @@ def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, t
     assert float(adapter.prior_shift[0]) == pytest.approx(np.log(2.0))
     net.eval()
     sentences = dev[0].sentences
-    ids = [load_model_tokens(base_dir, s) for s in sentences]
+    ids = [e.ids for e in load_tokenizer(base_dir, 32).encode_batch(sentences)]
 
     def torch_adapter_logits():
-        input_ids, mask = _pad(ids)
+        input_ids, mask = (torch.from_numpy(x) for x in pad_batch(ids, 0))
         with torch.no_grad():
             emb, logits = net(input_ids, mask, torch.full((len(ids),), 8, dtype=torch.long))
             return adapter(emb, logits).numpy()
@@ -190,22 +192,6 @@ def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, t
     encoding = model.encode_document(sentences)
     shipped = model.adapter("pmc-sents-full").logits(encoding.embeddings, encoding.probabilities)
     assert np.allclose(shipped, before, atol=2e-3)
-
-
-def load_model_tokens(base_dir, sentence):
-    from models.training.base import load_tokenizer
-
-    return load_tokenizer(base_dir, 32).encode(sentence).ids
-
-
-def _pad(ids):
-    length = max(len(x) for x in ids)
-    input_ids = torch.zeros((len(ids), length), dtype=torch.long)
-    mask = torch.zeros((len(ids), length), dtype=torch.long)
-    for row, seq in enumerate(ids):
-        input_ids[row, : len(seq)] = torch.tensor(seq)
-        mask[row, : len(seq)] = 1
-    return input_ids, mask
 
 
 def test_adapter_loss_uses_only_its_own_dataset_rows_and_trains(tiny_run):

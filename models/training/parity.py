@@ -8,17 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from models.encoder import pad_batch
 from models.training.net import UNKNOWN_SECTION, RhetoricaNet
-
-
-def _pad(ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    length = max(len(x) for x in ids)
-    input_ids = np.zeros((len(ids), length), dtype=np.int64)
-    mask = np.zeros((len(ids), length), dtype=np.int64)
-    for row, seq in enumerate(ids):
-        input_ids[row, : len(seq)] = seq
-        mask[row, : len(seq)] = 1
-    return input_ids, mask
 
 
 def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np.ndarray],
@@ -60,7 +51,7 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
     net = net.to("cpu").eval()
     ref_emb, ref_lab, out = [], [], {name: ([], [], []) for name in graphs}
     for index, doc in enumerate(chosen):
-        ids, mask = _pad([e.ids for e in tokenizer.encode_batch(doc)])
+        ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
         kind_value = 0 if index % 2 == 0 else UNKNOWN_SECTION
         section = np.full((len(doc),), kind_value, dtype=np.int64)
         with torch.no_grad():
