@@ -155,3 +155,28 @@ def test_bench_encode_torch_side_runs(bundle: Path, tmp_path: Path) -> None:
     # The tiny bundle (8-d) cannot be compared with MiniLM (384-d): said so, not faked.
     assert "shapes differ" in data["fidelity"]["torch"]["error"]
     assert data["reference_torch_same_weights"] is False
+
+
+def test_cpu_flags_reads_proc_cpuinfo() -> None:
+    from app.commands.bench_gemm import ISA_FLAGS, cpu_flags
+
+    flags = cpu_flags()
+    assert set(flags) <= set(ISA_FLAGS)
+    if Path("/proc/cpuinfo").is_file() and "avx2" in Path("/proc/cpuinfo").read_text():
+        assert "avx2" in flags
+
+
+def test_bench_gemm_times_every_engine(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    out = tmp_path / "gemm.json"
+    assert main(["bench", "gemm", "--rows", "16", "--repeats", "1", "--threads", "1",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data["engines"]) == {"torch-fp32", "onnx-fp32", "int8-dynamic", "int8-arithmetic"}
+    # 4 x (16x384x384) + 2 x (16x384x1536) multiply-adds, 2 FLOPs each.
+    assert data["layer_gflop"] == round(2 * 16 * (4 * 384 * 384 + 2 * 384 * 1536) / 1e9, 4)
+    for figures in data["engines"].values():
+        assert figures["gflops"] > 0 and figures["ms_per_layer"] > 0
+    ratio = data["engines"]["int8-dynamic"]["gflops"] / data["engines"]["torch-fp32"]["gflops"]
+    assert data["int8-dynamic_vs_torch_fp32"] == pytest.approx(ratio, abs=0.01)

@@ -9,6 +9,7 @@ from app.commands._groups import add_group
 MODULES = (
     "app.commands.bench_parse",
     "app.commands.bench_encode",
+    "app.commands.bench_gemm",
     "app.commands.bench_gui",
 )
 

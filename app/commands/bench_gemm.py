@@ -1,0 +1,182 @@
+"""``rhetorica bench gemm``: the CPU's matrix-multiply throughput per engine, i.e. the ceiling of
+``bench encode``'s speed-up.
+
+A MiniLM-L6 layer is six matrix multiplies over its ``rows`` tokens (query, key, value and attention
+output 384→384, feed-forward 384→1536 and 1536→384); they are about 98 % of its arithmetic on
+sentence-length inputs.  We time that set of six, with biases, for each engine the encoder
+benchmark compares: torch fp32 (``F.linear``), onnxruntime fp32 ``MatMul``, onnxruntime int8 as the
+bundle runs it (``quantize_dynamic`` per-channel → ``DynamicQuantizeMatMul``: activations quantised
+on the fly) and onnxruntime ``MatMulInteger`` on already-quantised uint8 inputs (int8 arithmetic
+alone: the most any int8 scheme can reach on this CPU).  The int8 / torch ratios bound the whole
+encoder's speed-up, which also spends time in attention, softmax, GELU, LayerNorm and padding.
+Needs the ``train`` extra (torch, onnx).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HIDDEN, FFN = 384, 1536
+LAYER_SHAPES = ((HIDDEN, HIDDEN),) * 4 + ((HIDDEN, FFN), (FFN, HIDDEN))  # (in, out) of each matmul
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "gemm",
+        help="Matrix-multiply GFLOP/s of torch fp32 and onnxruntime fp32/int8: the ceiling of "
+        "`bench encode`'s speed-up on this CPU.",
+        description="Time one MiniLM-L6 layer's six matrix multiplies (with biases) on random data for "
+        "torch fp32, onnxruntime fp32, onnxruntime int8 dynamic (as the bundle runs it) and "
+        "onnxruntime MatMulInteger on pre-quantised inputs (int8 arithmetic alone). Needs torch and onnx.",
+    )
+    parser.add_argument("--rows", type=int, default=1024,
+                        help="tokens per multiply (default 1024 ≈ a batch of 32 sentences of 32 tokens)")
+    parser.add_argument("--threads", type=int, default=2, help="threads for every engine (default 2)")
+    parser.add_argument("--repeats", type=int, default=50, help="timed layer passes per engine (default 50)")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.set_defaults(func=run)
+
+
+def cpu_flags() -> list[str]:
+    """The ISA extensions in ``ISA_FLAGS`` that /proc/cpuinfo lists (empty where it is absent)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            present = set(line.split(":", 1)[1].split())
+            return [flag for flag in ISA_FLAGS if flag in present]
+    return []
+
+
+def _time_layer(calls: list, repeats: int) -> float:  # type: ignore[type-arg]
+    """Best-of-3 mean seconds for one pass over ``calls`` (each a zero-argument callable)."""
+    for call in calls:
+        call()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            for call in calls:
+                call()
+        best = min(best, (time.perf_counter() - start) / repeats)
+    return best
+
+
+def _matmul_graph(rows: int, k: int, n: int, integer: bool, seed: int):  # type: ignore[no-untyped-def]
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    if integer:
+        weight = numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "w")
+        nodes = [helper.make_node("MatMulInteger", ["x", "w"], ["y"])]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.UINT8, [rows, k])]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.INT32, [rows, n])]
+        init = [weight]
+    else:
+        weight = numpy_helper.from_array((rng.standard_normal((k, n)) * 0.05).astype(np.float32), "w")
+        bias = numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b")
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, k])]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, n])]
+        init = [weight, bias]
+    graph = helper.make_graph(nodes, "gemm", inputs, outputs, init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list:  # type: ignore[type-arg]
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    from models.training.quantize import quantize_int8
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    rng = np.random.default_rng(0)
+    calls = []
+    for number, (k, n) in enumerate(LAYER_SHAPES):
+        model = _matmul_graph(rows, k, n, kind == "int8-arithmetic", number)
+        path = folder / f"{kind}-{number}.onnx"
+        onnx.save(model, str(path))
+        if kind == "int8-dynamic":
+            logging.disable(logging.WARNING)  # onnxruntime's "consider pre-processing" hint, six times
+            try:
+                quantize_int8(path, path.with_suffix(".q.onnx"))
+            finally:
+                logging.disable(logging.NOTSET)
+            path = path.with_suffix(".q.onnx")
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        if kind == "int8-arithmetic":
+            x = rng.integers(0, 256, (rows, k)).astype(np.uint8)
+        else:
+            x = rng.standard_normal((rows, k)).astype(np.float32)
+        calls.append(lambda s=session, feed={"x": x}: s.run(None, feed))
+    return calls
+
+
+def _torch_calls(rows: int, threads: int) -> list:  # type: ignore[type-arg]
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    generator = torch.Generator().manual_seed(0)
+    calls = []
+    for k, n in LAYER_SHAPES:
+        x = torch.randn(rows, k, generator=generator)
+        w = torch.randn(n, k, generator=generator) * 0.05
+        b = torch.randn(n, generator=generator)
+
+        def call(x: torch.Tensor = x, w: torch.Tensor = w, b: torch.Tensor = b) -> None:
+            with torch.no_grad():
+                F.linear(x, w, b)
+
+        calls.append(call)
+    return calls
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    flops = sum(2 * args.rows * k * n for k, n in LAYER_SHAPES)
+    results: dict = {"command": " ".join(["rhetorica", *sys.argv[1:]]), "rows": args.rows,
+                     "threads": args.threads, "repeats": args.repeats, "cpu_flags": cpu_flags(),
+                     "cpu_count": os.cpu_count(), "layer_gflop": round(flops / 1e9, 4),
+                     "load_average_before": [round(x, 2) for x in os.getloadavg()], "engines": {}}
+    print(f"bench gemm: one MiniLM-L6 layer's 6 matmuls over {args.rows} tokens ({flops / 1e9:.2f} GFLOP), "
+          f"{args.threads} threads; CPU flags: {', '.join(results['cpu_flags']) or 'unknown'}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="rhetorica-gemm-") as tmp:
+        engines = {"torch-fp32": lambda: _torch_calls(args.rows, args.threads)}
+        for kind in ("onnx-fp32", "int8-dynamic", "int8-arithmetic"):
+            engines[kind] = lambda kind=kind: _ort_calls(args.rows, args.threads, kind, Path(tmp))
+        for name, make in engines.items():
+            seconds = _time_layer(make(), args.repeats)
+            results["engines"][name] = {"ms_per_layer": round(seconds * 1e3, 3),
+                                        "gflops": round(flops / seconds / 1e9, 1)}
+            print(f"  {name:16s} {seconds * 1e3:7.2f} ms/layer  {flops / seconds / 1e9:6.1f} GFLOP/s",
+                  flush=True)
+    torch_gflops = results["engines"]["torch-fp32"]["gflops"]
+    for name in ("onnx-fp32", "int8-dynamic", "int8-arithmetic"):
+        ratio = results["engines"][name]["gflops"] / torch_gflops
+        results[f"{name}_vs_torch_fp32"] = round(ratio, 2)
+        print(f"{name} / torch fp32: {ratio:.2f}x")
+    results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    print("int8-dynamic / torch fp32 bounds `bench encode`'s speed-up from above: the rest of the encoder "
+          "(attention, softmax, GELU, LayerNorm, padding) gains less from int8.")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
