@@ -71,25 +71,29 @@ def _time_layer(calls: list, repeats: int) -> float:  # type: ignore[type-arg]
     return best
 
 
-def _matmul_graph(rows: int, k: int, n: int, integer: bool, seed: int):  # type: ignore[no-untyped-def]
+def _layer_graph(rows: int, integer: bool):  # type: ignore[no-untyped-def]
+    """One graph holding the layer's six multiplies side by side (inputs ``x0..x5``): one session,
+    so no idle thread pool of another session spins while this one works."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
-    rng = np.random.default_rng(seed)
-    if integer:
-        weight = numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), "w")
-        nodes = [helper.make_node("MatMulInteger", ["x", "w"], ["y"])]
-        inputs = [helper.make_tensor_value_info("x", TensorProto.UINT8, [rows, k])]
-        outputs = [helper.make_tensor_value_info("y", TensorProto.INT32, [rows, n])]
-        init = [weight]
-    else:
-        weight = numpy_helper.from_array((rng.standard_normal((k, n)) * 0.05).astype(np.float32), "w")
-        bias = numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b")
-        nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
-        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, k])]
-        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, n])]
-        init = [weight, bias]
-    graph = helper.make_graph(nodes, "gemm", inputs, outputs, init)
+    rng = np.random.default_rng(0)
+    nodes, inputs, outputs, init = [], [], [], []
+    for i, (k, n) in enumerate(LAYER_SHAPES):
+        if integer:
+            init.append(numpy_helper.from_array(rng.integers(-127, 128, (k, n)).astype(np.int8), f"w{i}"))
+            nodes.append(helper.make_node("MatMulInteger", [f"x{i}", f"w{i}"], [f"y{i}"]))
+            inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.UINT8, [rows, k]))
+            outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.INT32, [rows, n]))
+        else:
+            weight = (rng.standard_normal((k, n)) * 0.05).astype(np.float32)
+            init += [numpy_helper.from_array(weight, f"w{i}"),
+                     numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), f"b{i}")]
+            nodes += [helper.make_node("MatMul", [f"x{i}", f"w{i}"], [f"m{i}"]),
+                      helper.make_node("Add", [f"m{i}", f"b{i}"], [f"y{i}"])]
+            inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [rows, k]))
+            outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [rows, n]))
+    graph = helper.make_graph(nodes, "layer", inputs, outputs, init)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -106,26 +110,22 @@ def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list:  # typ
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    rng = np.random.default_rng(0)
-    calls = []
-    for number, (k, n) in enumerate(LAYER_SHAPES):
-        model = _matmul_graph(rows, k, n, kind == "int8-arithmetic", number)
-        path = folder / f"{kind}-{number}.onnx"
-        onnx.save(model, str(path))
-        if kind == "int8-dynamic":
-            logging.disable(logging.WARNING)  # onnxruntime's "consider pre-processing" hint, six times
-            try:
-                quantize_int8(path, path.with_suffix(".q.onnx"))
-            finally:
-                logging.disable(logging.NOTSET)
-            path = path.with_suffix(".q.onnx")
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        if kind == "int8-arithmetic":
-            x = rng.integers(0, 256, (rows, k)).astype(np.uint8)
-        else:
-            x = rng.standard_normal((rows, k)).astype(np.float32)
-        calls.append(lambda s=session, feed={"x": x}: s.run(None, feed))
-    return calls
+    integer = kind == "int8-arithmetic"
+    path = folder / f"{kind}.onnx"
+    onnx.save(_layer_graph(rows, integer), str(path))
+    if kind == "int8-dynamic":
+        logging.disable(logging.WARNING)  # onnxruntime's "consider pre-processing" hint
+        try:
+            quantize_int8(path, path.with_suffix(".q.onnx"))
+        finally:
+            logging.disable(logging.NOTSET)
+        path = path.with_suffix(".q.onnx")
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(1)
+    feed = {f"x{i}": (rng.integers(0, 256, (rows, k)).astype(np.uint8) if integer
+                      else rng.standard_normal((rows, k)).astype(np.float32))
+            for i, (k, _) in enumerate(LAYER_SHAPES)}
+    return [lambda: session.run(None, feed)]
 
 
 def _torch_calls(rows: int, threads: int) -> list:  # type: ignore[type-arg]
@@ -159,9 +159,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"bench gemm: one MiniLM-L6 layer's 6 matmuls over {args.rows} tokens ({flops / 1e9:.2f} GFLOP), "
           f"{args.threads} threads; CPU flags: {', '.join(results['cpu_flags']) or 'unknown'}", flush=True)
     with tempfile.TemporaryDirectory(prefix="rhetorica-gemm-") as tmp:
-        engines = {"torch-fp32": lambda: _torch_calls(args.rows, args.threads)}
-        for kind in ("onnx-fp32", "int8-dynamic", "int8-arithmetic"):
-            engines[kind] = lambda kind=kind: _ort_calls(args.rows, args.threads, kind, Path(tmp))
+        # onnxruntime first: torch's OpenMP threads keep spinning for a while after its last call.
+        engines = {kind: (lambda kind=kind: _ort_calls(args.rows, args.threads, kind, Path(tmp)))
+                   for kind in ("onnx-fp32", "int8-dynamic", "int8-arithmetic")}
+        engines["torch-fp32"] = lambda: _torch_calls(args.rows, args.threads)
         for name, make in engines.items():
             seconds = _time_layer(make(), args.repeats)
             results["engines"][name] = {"ms_per_layer": round(seconds * 1e3, 3),
