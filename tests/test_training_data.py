@@ -114,6 +114,23 @@ def test_sciarg_units_per_domain(shared):
     assert all(a and a <= set(ROLES) for d in docs for a in d.allowed)
 
 
+def test_sciarg_fine_scores_the_same_units_on_fine_types(shared):
+    coarse = load_dataset("sciarg", "test-cl", shared)
+    fine = load_dataset("sciarg-fine", "test-cl", shared)
+    assert [d.sentences for d in fine] == [d.sentences for d in coarse]
+    assert [d.allowed for d in fine] == [d.allowed for d in coarse]
+    labels = [lab for d in fine for lab in d.labels]
+    assert set(labels) <= set(DATASET_LABELS["sciarg-fine"]) and {"result", "conclusion"} <= set(labels)
+    # Each fine type's allowed roles agree with its coarse type's scoring.
+    for c_doc, f_doc in zip(coarse, fine):
+        for c_lab, f_lab in zip(c_doc.labels, f_doc.labels):
+            assert ROLE_MAPPINGS["sciarg-fine"][f_lab] & ROLE_MAPPINGS["sciarg"][c_lab] or c_lab == "other"
+    # Unlike the coarse scheme, a predicted conclusion is not a result here.
+    assert to_dataset_label("sciarg-fine", "conclusion") == "conclusion"
+    assert to_dataset_label("sciarg-fine", "result") == "result"
+    assert to_dataset_label("sciarg", "conclusion") == to_dataset_label("sciarg", "result") == "outcomes"
+
+
 def test_every_mapping_is_into_roles_and_reversible():
     for name, labels in DATASET_LABELS.items():
         assert set(ROLE_MAPPINGS[name]) == set(labels)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "uci-az")
+DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "sciarg-fine", "uci-az")
 
 
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:

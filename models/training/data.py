@@ -17,6 +17,7 @@ pmc-sents-full     dev, test, dev-fit, dev-holdout          one per sentence (ro
 pubmedqa           train, test, all                         one per abstract (+ conclusion)
 nicta-piboso       train, dev, test                         one per abstract
 sciarg             train, test (+ -bio / -cl suffix)        one per abstract (units)
+sciarg-fine        (as sciarg)                              the same, scored on the 11 fine types
 uci-az             train, test                              one per sentence
 jsonl:PATH         (none)                                   user data, see :func:`_load_jsonl`
 csv:PATH           (none)                                   user data: doc_id,text,label
@@ -66,6 +67,11 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
     "pubmedqa": ("background", "objective", "method", "result", "conclusion"),
     "nicta-piboso": ("background", "population", "intervention", "study design", "outcome", "other"),
     "sciarg": ("motivation", "proposal", "method", "outcomes", "other"),
+    # The same units scored on their fine types: separates result from conclusion, which no
+    # other CS-domain set here does (CSAbstruct's "result" holds both).
+    "sciarg-fine": ("motivation_background", "motivation_problem", "motivation_hypothesis", "proposal",
+                    "proposal_implementation", "means", "result", "result_means", "observation",
+                    "conclusion", "information_additional"),
     "uci-az": ("AIMX", "OWNX", "CONT", "BASE", "MISC"),
     "user": ROLES,
 }
@@ -155,6 +161,11 @@ _SCIARG_FINE: dict[str, frozenset[str]] = {
     "conclusion": _fs("conclusion"),
     "information_additional": _fs("other", "background"),
 }
+ROLE_MAPPINGS["sciarg-fine"] = _SCIARG_FINE
+# A predicted role counts as the fine type that names it most plainly.
+_REVERSE_OVERRIDES["sciarg-fine"] = {"background": "motivation_background", "objective": "proposal",
+                                     "method": "means", "result": "result", "conclusion": "conclusion",
+                                     "other": "information_additional"}
 
 # PubMedQA heading keywords, matched in order as whole words on the upper-cased heading.
 _PUBMEDQA_HEADINGS: tuple[tuple[str, str], ...] = (
@@ -230,6 +241,7 @@ def load_dataset(name: str, split: str = "", shared: Path | None = None) -> list
         "pubmedqa": _load_pubmedqa,
         "nicta-piboso": _load_nicta,
         "sciarg": _load_sciarg,
+        "sciarg-fine": _load_sciarg_fine,
         "uci-az": _load_uci,
     }
     if name not in readers:
@@ -416,11 +428,17 @@ def _load_nicta(root: Path, split: str) -> list[LabelledDocument]:
 
 # --- SciARG -----------------------------------------------------------------------------------
 
-def _load_sciarg(root: Path, split: str) -> list[LabelledDocument]:
-    """Argument units per abstract; labels are coarse types, allowed sets come from fine types."""
+def _load_sciarg_fine(root: Path, split: str) -> list[LabelledDocument]:
+    """SciARG with the fine unit types as labels (same units and allowed sets)."""
+    return _load_sciarg(root, split, fine=True)
+
+
+def _load_sciarg(root: Path, split: str, fine: bool = False) -> list[LabelledDocument]:
+    """Argument units per abstract; labels are coarse types (fine types with ``fine``), allowed
+    sets come from fine types."""
     known = ("train", "test", "train-bio", "train-cl", "test-bio", "test-cl")
     if split not in known:
-        raise _bad_split("sciarg", split, known)
+        raise _bad_split("sciarg-fine" if fine else "sciarg", split, known)
     part, _, domain = split.partition("-")
     domains = [domain] if domain else ["bio", "cl"]
     filename = "training.tsv" if part == "train" else "test-consensus.tsv"
@@ -437,8 +455,9 @@ def _load_sciarg(root: Path, split: str) -> list[LabelledDocument]:
             coarse = [u["coarse_aty"].strip() for u in units]
             allowed = [_SCIARG_FINE.get(u["aty"].strip(), ROLE_MAPPINGS["sciarg"][c])
                        for u, c in zip(units, coarse)]
+            labels = [u["aty"].strip() for u in units] if fine else coarse
             docs.append(LabelledDocument(f"sciarg-{dom}-{doc_id}", [u["text"].strip() for u in units],
-                                         coarse, allowed, ["abstract"] * len(units)))
+                                         labels, allowed, ["abstract"] * len(units)))
     return docs
 
 
