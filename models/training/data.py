@@ -18,6 +18,7 @@ pubmedqa           train, test, all                         one per abstract (+ 
 nicta-piboso       train, dev, test                         one per abstract
 sciarg             train, test (+ -bio / -cl suffix)        one per abstract (units)
 sciarg-fine        (as sciarg)                              the same, scored on the 11 fine types
+scirex-sections    train                                    one per section (distant labels, distant.py)
 uci-az             train, test                              one per sentence
 jsonl:PATH         (none)                                   user data, see :func:`_load_jsonl`
 csv:PATH           (none)                                   user data: doc_id,text,label
@@ -73,6 +74,7 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
                     "proposal_implementation", "means", "result", "result_means", "observation",
                     "conclusion", "information_additional"),
     "uci-az": ("AIMX", "OWNX", "CONT", "BASE", "MISC"),
+    "scirex-sections": ("related-work", "conclusion"),  # section headings: models/training/distant.py
     "user": ROLES,
 }
 
@@ -132,6 +134,8 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
         "BASE": _fs("background"),
         "MISC": _fs("background", "other"),
     },
+    # Distant labels from section headings (models/training/distant.py).
+    "scirex-sections": {"related-work": _fs("background"), "conclusion": _fs("conclusion")},
     "user": {role: _fs(role) for role in ROLES},
 }
 
@@ -235,7 +239,10 @@ def load_dataset(name: str, split: str = "", shared: Path | None = None) -> list
         return _load_jsonl(Path(name[6:]))
     if name.startswith("csv:"):
         return _load_csv(Path(name[4:]))
+    from models.training.distant import load_scirex_sections
+
     readers = {
+        "scirex-sections": load_scirex_sections,
         "csabstruct": _load_csabstruct,
         "pmc-sents-full": _load_pmc,
         "pubmedqa": _load_pubmedqa,
