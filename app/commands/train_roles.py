@@ -28,7 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "datasets (partial-label cross-entropy + a metric loss on the embedding), keep the best "
         "checkpoint on the dev sets, export it to ONNX, quantise it (int8 per channel), check parity "
         "and write a model bundle. Datasets: csabstruct:train, pmc-sents-full:dev-fit, pubmedqa:train, "
-        "nicta-piboso:train, sciarg:train (or sciarg-fine:train), uci-az:train, jsonl:PATH, csv:PATH.",
+        "nicta-piboso:train, sciarg:train (or sciarg-fine:train), uci-az:train, "
+        "scirex-sections:train (distant labels), jsonl:PATH, csv:PATH.",
     )
     parser.add_argument("--data", action="append", required=True, metavar="SPEC",
                         help="training data NAME:SPLIT (repeat for several)")
