@@ -120,6 +120,20 @@ def test_bench_encode_onnx_side(bundle: Path, tmp_path: Path) -> None:
     onnx = data["sides"]["onnx"]
     assert onnx["sorted"]["sentences_per_second"] > 0 and onnx["peak_rss_mb"] > 10
     assert onnx["load_seconds"] < 1.0 and "torch" not in data["sides"]
+    assert "op_profile" not in onnx  # only with --profile
+
+
+@pytest.mark.shared
+def test_bench_encode_profile_shares(bundle: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["bench", "encode", "--model", str(bundle), "--n", "10", "--repeats", "1", "--no-torch",
+                 "--profile", "--json", str(out)]) == 0
+    shares = json.loads(out.read_text())["sides"]["onnx"]["op_profile"]
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+    assert list(shares.values()) == sorted(shares.values(), reverse=True)
+    assert any("MatMul" in op for op in shares)  # the tiny encoder is a transformer too
+    assert "kernel time by operator:" in capsys.readouterr().out
 
 
 @pytest.mark.shared

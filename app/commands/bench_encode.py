@@ -43,6 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reference-onnx", type=Path, default=None, metavar="ONNX",
                         help="fp32 ONNX of the same graph (default: manifest training.fp32_onnx)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch side")
+    parser.add_argument("--profile", action="store_true",
+                        help="after the timed runs, one more pass of the bundle's graph with onnxruntime's "
+                        "profiler: the share of kernel time per operator type")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
     parser.set_defaults(func=run)
 
@@ -147,8 +150,13 @@ def run(args: argparse.Namespace) -> int:
               f"on {os.cpu_count()} CPUs (other work on the machine slows every side)", flush=True)
 
         sides: dict[str, dict] = {}
-        sides["onnx"] = _run_worker("onnx", {**common, "emb": str(folder / "onnx.npy")}, folder)
+        sides["onnx"] = _run_worker("onnx", {**common, "emb": str(folder / "onnx.npy"),
+                                             "profile": bool(args.profile)}, folder)
         _print_side("onnx " + manifest.quantization, sides["onnx"])
+        if sides["onnx"].get("op_profile"):
+            top = list(sides["onnx"]["op_profile"].items())[:8]
+            shares = ", ".join(f"{op} {share:.1%}" for op, share in top)
+            print(f"  kernel time by operator: {shares}", flush=True)
         if reference_onnx is not None:
             sides["onnx_fp32"] = _run_worker("onnx", {**common, "onnx": str(reference_onnx),
                                                       "emb": str(folder / "onnx_fp32.npy")}, folder)
@@ -284,8 +292,35 @@ def _worker_onnx(spec: dict) -> dict:
     model.embed(sentences[:64], batch_size=spec["batch_size"])  # warm-up
     timing, emb = _repeat(model.embed, len(sentences), spec["repeats"], sentences, spec["batch_size"])
     np.save(spec["emb"], emb)
-    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports, "sorted": timing,
-            "peak_rss_mb": _peak_rss_mb(), "provider": model.provider}
+    result = {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports, "sorted": timing,
+              "peak_rss_mb": _peak_rss_mb(), "provider": model.provider}
+    if spec.get("profile"):
+        result["op_profile"] = _op_profile(model, sentences, spec)
+    return result
+
+
+def _op_profile(model, sentences: list[str], spec: dict) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """One more ``embed`` pass on a profiling session of the same graph: each operator type's share
+    of the summed kernel time, largest first."""
+    import onnxruntime as ort
+
+    from models.encoder import EncoderModel, _session_options
+
+    options = _session_options(spec["threads"], False)
+    options.enable_profiling = True
+    options.profile_file_prefix = str(Path(spec["out"]).with_name("ort-profile"))
+    graph = spec.get("onnx") or str(model.bundle_dir / "model.onnx")
+    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    profiled = EncoderModel(model.bundle_dir, model.manifest, session, model.tokenizer, model._pad_id)
+    profiled.embed(sentences, batch_size=spec["batch_size"])
+    events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
+    totals: dict[str, float] = {}
+    for event in events:
+        if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
+            op = event.get("args", {}).get("op_name", "?")
+            totals[op] = totals.get(op, 0.0) + float(event.get("dur", 0))
+    whole = sum(totals.values()) or 1.0
+    return {op: round(t / whole, 4) for op, t in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
 def _worker_torch(spec: dict) -> dict:
