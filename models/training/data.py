@@ -269,13 +269,15 @@ def _data_root(shared: Path | None) -> Path:
     return root
 
 
-def _need(path: Path) -> Path:
+def need_file(path: Path) -> Path:
+    """``path`` if it is a file, else a one-line :class:`DatasetError` (readers share it)."""
     if not path.is_file():
         raise DatasetError(f"{path}: dataset file not found")
     return path
 
 
-def _bad_split(name: str, split: str, known: tuple[str, ...]) -> DatasetError:
+def bad_split(name: str, split: str, known: tuple[str, ...]) -> DatasetError:
+    """The error for an unknown split of dataset ``name`` (readers share it)."""
     return DatasetError(f"{name} has no split {split!r}; known: {', '.join(known)}")
 
 
@@ -290,11 +292,11 @@ def _doc(key: str, doc_id: str, sentences: list[str], labels: list[str],
 def _load_csabstruct(root: Path, split: str) -> list[LabelledDocument]:
     known = ("train", "dev", "test", "test-dedup")
     if split not in known:
-        raise _bad_split("csabstruct", split, known)
+        raise bad_split("csabstruct", split, known)
     folder = root / "csabstruct"
 
     def read(part: str) -> list[dict]:
-        with _need(folder / f"{part}.jsonl").open(encoding="utf-8") as handle:
+        with need_file(folder / f"{part}.jsonl").open(encoding="utf-8") as handle:
             return [json.loads(line) for line in handle if line.strip()]
 
     # Every abstract_id in the files is 0: documents are named by their line number instead.
@@ -325,11 +327,11 @@ def _load_pmc(root: Path, split: str) -> list[LabelledDocument]:
     """
     known = ("dev", "test", "dev-fit", "dev-holdout")
     if split not in known:
-        raise _bad_split("pmc-sents-full", split, known)
+        raise bad_split("pmc-sents-full", split, known)
     import pyarrow.parquet as pq
 
     part = split.split("-")[0]
-    table = pq.read_table(_need(root / "pmc_sents_full" / f"pmc_sents_full_{part}.parquet"),
+    table = pq.read_table(need_file(root / "pmc_sents_full" / f"pmc_sents_full_{part}.parquet"),
                           columns=["id", "text", "label_id"])
     names = DATASET_LABELS["pmc-sents-full"]
     docs = []
@@ -377,10 +379,10 @@ def _load_pubmedqa(root: Path, split: str) -> list[LabelledDocument]:
     """
     known = ("train", "test", "all")
     if split not in known:
-        raise _bad_split("pubmedqa", split, known)
+        raise bad_split("pubmedqa", split, known)
     folder = root / "pubmedqa_labeled"
-    data = json.loads(_need(folder / "ori_pqal.json").read_text(encoding="utf-8"))
-    test_ids = set(json.loads(_need(folder / "test_ground_truth.json").read_text(encoding="utf-8")))
+    data = json.loads(need_file(folder / "ori_pqal.json").read_text(encoding="utf-8"))
+    test_ids = set(json.loads(need_file(folder / "test_ground_truth.json").read_text(encoding="utf-8")))
     docs = []
     for pmid, item in data.items():
         if (split == "train" and pmid in test_ids) or (split == "test" and pmid not in test_ids):
@@ -409,8 +411,8 @@ def _load_pubmedqa(root: Path, split: str) -> list[LabelledDocument]:
 def _load_nicta(root: Path, split: str) -> list[LabelledDocument]:
     known = ("train", "dev", "test")
     if split not in known:
-        raise _bad_split("nicta-piboso", split, known)
-    path = _need(root / "nicta_piboso" / f"{split}_clean.txt")
+        raise bad_split("nicta-piboso", split, known)
+    path = need_file(root / "nicta_piboso" / f"{split}_clean.txt")
     docs: list[LabelledDocument] = []
     doc_id, sentences, labels = "", [], []
 
@@ -445,13 +447,13 @@ def _load_sciarg(root: Path, split: str, fine: bool = False) -> list[LabelledDoc
     sets come from fine types."""
     known = ("train", "test", "train-bio", "train-cl", "test-bio", "test-cl")
     if split not in known:
-        raise _bad_split("sciarg-fine" if fine else "sciarg", split, known)
+        raise bad_split("sciarg-fine" if fine else "sciarg", split, known)
     part, _, domain = split.partition("-")
     domains = [domain] if domain else ["bio", "cl"]
     filename = "training.tsv" if part == "train" else "test-consensus.tsv"
     docs = []
     for dom in domains:
-        path = _need(root / "sciarg_abstract_argument_units" / dom / filename)
+        path = need_file(root / "sciarg_abstract_argument_units" / dom / filename)
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
         grouped: OrderedDict[str, list[dict]] = OrderedDict()
@@ -473,8 +475,8 @@ def _load_sciarg(root: Path, split: str, fine: bool = False) -> list[LabelledDoc
 def _load_uci(root: Path, split: str) -> list[LabelledDocument]:
     known = ("train", "test")
     if split not in known:
-        raise _bad_split("uci-az", split, known)
-    path = _need(root / "uci_sentence_classification_az" / f"{split}.jsonl")
+        raise bad_split("uci-az", split, known)
+    path = need_file(root / "uci_sentence_classification_az" / f"{split}.jsonl")
     docs = []
     with path.open(encoding="utf-8") as handle:
         for row, line in enumerate(handle):
@@ -514,7 +516,7 @@ def _load_jsonl(path: Path) -> list[LabelledDocument]:
     or one sentence per line ``{"doc_id", "text", "label", "section_kind"?}`` (grouped by doc_id
     in file order)."""
     rows: list[tuple[str, str, str, str | None]] = []
-    with _need(path).open(encoding="utf-8") as handle:
+    with need_file(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
@@ -538,7 +540,7 @@ def _load_jsonl(path: Path) -> list[LabelledDocument]:
 
 def _load_csv(path: Path) -> list[LabelledDocument]:
     """Columns ``doc_id,text,label`` (optional ``section_kind``), rows in reading order."""
-    with _need(path).open(encoding="utf-8", newline="") as handle:
+    with need_file(path).open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = {"doc_id", "text", "label"} - set(reader.fieldnames or [])
         if missing:

@@ -75,12 +75,12 @@ def detokenise(text: str) -> str:
 
 def load_scirex_sections(root: Path, split: str) -> list[LabelledDocument]:
     """Sections of SciREX papers whose heading names one role (see :data:`_HEADINGS`)."""
-    from models.training.data import _bad_split, _need
+    from models.training.data import bad_split, need_file
 
     known = ("train",)
     if split not in known:
-        raise _bad_split("scirex-sections", split, known)
-    path = _need(root / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
+        raise bad_split("scirex-sections", split, known)
+    path = need_file(root / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
     docs = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
