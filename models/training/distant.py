@@ -23,7 +23,7 @@ import json
 import re
 from pathlib import Path
 
-from models.training.data import LabelledDocument
+from models.training.data import LabelledDocument, bad_split, need_file
 
 SCIREX_LABELS: tuple[str, ...] = ("related-work", "conclusion")
 SCIREX_ROLES: dict[str, str] = {"related-work": "background", "conclusion": "conclusion"}
@@ -75,8 +75,6 @@ def detokenise(text: str) -> str:
 
 def load_scirex_sections(root: Path, split: str) -> list[LabelledDocument]:
     """Sections of SciREX papers whose heading names one role (see :data:`_HEADINGS`)."""
-    from models.training.data import bad_split, need_file
-
     known = ("train",)
     if split not in known:
         raise bad_split("scirex-sections", split, known)
