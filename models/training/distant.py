@@ -42,7 +42,7 @@ _LEADING_CITATION = re.compile(r"^(?:\[ (?:citation|reference) \]\s*)+")
 _QUOTED = re.compile(r'" ([^"]*?) "')
 _SPACE_BEFORE = re.compile(r" ([,.;:!?%)\]}]|'s\b|n't\b|'re\b|'ve\b|'ll\b|'d\b)")
 _SPACE_AFTER = re.compile(r"([(\[{]) ")
-_HYPHEN = re.compile(r"(\w) - (\w)")
+_HYPHEN = re.compile(r"(?<=\w) - (?=\w)")
 _MIN_WORDS = 4
 
 
@@ -66,11 +66,9 @@ def detokenise(text: str) -> str:
     text = _LEADING_CITATION.sub("Previous work ", text)
     text = _BRACKETS.sub("", text)
     text = _QUOTED.sub(r'"\1"', text)
-    text = _SPACE_BEFORE.sub(r"\1", text)
-    text = _SPACE_AFTER.sub(r"\1", text)
-    text = _HYPHEN.sub(r"\1-\2", _HYPHEN.sub(r"\1-\2", text))
-    text = _SPACE_BEFORE.sub(r"\1", " ".join(text.replace("()", "").split()))  # "Centre ( ) ," -> "Centre,"
-    return text.strip()
+    text = _HYPHEN.sub("-", _SPACE_AFTER.sub(r"\1", text))
+    text = " ".join(text.replace("()", "").split())  # "Centre ( ) ," -> "Centre ,"
+    return _SPACE_BEFORE.sub(r"\1", text).strip()
 
 
 def load_scirex_sections(root: Path, split: str) -> list[LabelledDocument]:
