@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper
 from core.jobs import JobContext, ensure_context
-from models.roles import ROLES, RolePrediction
+from core.labels import ROLES, RolePrediction
+from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # the model is passed in; core does not load it
     import numpy as np
-
-    from models.encoder import EncoderModel
 
 ANALYSIS_SCHEMA_VERSION = 1
 
@@ -93,7 +92,7 @@ def _runs_by_section(paper: Paper) -> list[tuple[int, int, int]]:
     return runs
 
 
-def analyze_paper(paper: Paper, model: EncoderModel, ctx: JobContext | None = None, *,
+def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None, *,
                   with_embeddings: bool = False) -> PaperAnalysis:
     """Label every sentence, section by section (each section one document with its kind).
 
@@ -127,7 +126,7 @@ def analyze_paper(paper: Paper, model: EncoderModel, ctx: JobContext | None = No
                          {"roles": time.perf_counter() - started}, embeddings)
 
 
-def analyze_texts(sentences: Sequence[str], model: EncoderModel, *, section_kind: str | None = None,
+def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: str | None = None,
                   ctx: JobContext | None = None) -> PaperAnalysis:
     """Label a draft's sentences as ONE document; ``paper_sha256`` is the text's hash."""
     ctx = ensure_context(ctx)

@@ -83,7 +83,7 @@ class AnalysisCache:
     # -- analyses -----------------------------------------------------------------------
     def load_analysis(self, paper: Paper, model_id: str, sha256: str | None = None) -> PaperAnalysis | None:
         from core.analysis import PaperAnalysis
-        from models.roles import RolePrediction
+        from core.labels import RolePrediction
 
         sha = sha256 or paper.sha256
         path = self.analysis_path(sha, paper.parser_version, model_id)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper
 from core.fileio import atomic_write_text
-from models.roles import ROLES
+from core.labels import ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.analysis import PaperAnalysis

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from models.roles import ROLES, RolePrediction
+from core.labels import ROLES, RolePrediction
 
 if TYPE_CHECKING:
     from models.encoder import EncoderModel

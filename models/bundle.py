@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ModelError
+from core.fileio import file_sha256
 from core.paths import resources_dir
 
 FORMAT_VERSION = 1
@@ -82,14 +83,6 @@ def default_bundle_path() -> Path:
     return resources_dir() / "models" / "default"
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_manifest(bundle_dir: str | Path) -> Manifest:
     """Read and validate ``manifest.json`` (no file hashes checked: see :func:`verify_bundle`)."""
     bundle = Path(bundle_dir)
@@ -127,7 +120,7 @@ def write_manifest(bundle_dir: str | Path, manifest: Manifest,
         path = bundle / name
         if not path.is_file():
             raise ModelError(f"cannot write manifest: {path} is missing")
-        files[name] = sha256_file(path)
+        files[name] = file_sha256(path)
     manifest.files = files
     if not manifest.created:
         manifest.created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -147,7 +140,7 @@ def verify_bundle(bundle_dir: str | Path) -> Manifest:
         path = bundle / name
         if not path.is_file():
             raise ModelError(f"model bundle {bundle} is incomplete: {name} is missing")
-        if sha256_file(path) != expected:
+        if file_sha256(path) != expected:
             raise ModelError(f"model bundle {bundle} is altered: {name} does not match its sha256 "
                              "in the manifest (re-export or reinstall the model)")
     return manifest

@@ -11,9 +11,9 @@ from core.errors import ModelError
 from models.bundle import (
     Manifest,
     default_bundle_path,
+    file_sha256,
     files_digest,
     read_manifest,
-    sha256_file,
     verify_bundle,
     write_manifest,
 )
@@ -35,7 +35,7 @@ def test_manifest_round_trip(bundle: Path) -> None:
     manifest = verify_bundle(bundle)
     assert manifest.format == 1
     assert set(manifest.files) == {"model.onnx", "tokenizer.json"}
-    assert manifest.files["model.onnx"] == sha256_file(bundle / "model.onnx")
+    assert manifest.files["model.onnx"] == file_sha256(bundle / "model.onnx")
     assert manifest.context_window == 8 and manifest.unknown_section_kind == 8
     data = json.loads((bundle / "manifest.json").read_text())
     assert next(iter(data)) == "format"

@@ -74,8 +74,8 @@ def test_eval_roles_pmc_sentences_one_by_one(bundle: Path, tmp_path: Path) -> No
 def test_eval_roles_with_the_bundles_label_adapter(bundle: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from models import load_model
+    from models.datasets import DATASET_LABELS, load_dataset
     from models.metrics import classification_report
-    from models.training.data import DATASET_LABELS, load_dataset
     from tests.test_adapters import _with_adapter
 
     adapted = _with_adapter(tmp_path / "adapted")

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.shared, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """A few training steps on 6 real CSAbstruct abstracts (~40 sentences), max_length 32."""
-    from models.training.data import load_dataset
+    from models.datasets import load_dataset
     from models.training.trainer import TrainConfig, train
 
     shared = shared_path()
@@ -195,10 +195,10 @@ def test_label_adapter_export_matches_torch_and_survives_calibration(tiny_run, t
 
 
 def test_adapter_loss_uses_only_its_own_dataset_rows_and_trains(tiny_run):
+    from models.datasets import load_dataset
     from models.training.base import load_tokenizer
     from models.training.batching import Piece, collate, encode_documents
     from models.training.checkpoint import load_checkpoint
-    from models.training.data import load_dataset
     from models.training.trainer import adapter_loss
 
     result, _, _, _ = tiny_run

@@ -7,8 +7,7 @@ from collections import Counter
 
 import pytest
 
-from models.roles import ROLES
-from models.training.data import (
+from models.datasets import (
     DATASET_LABELS,
     ROLE_MAPPINGS,
     DatasetError,
@@ -16,6 +15,7 @@ from models.training.data import (
     pubmedqa_heading_roles,
     to_dataset_label,
 )
+from models.roles import ROLES
 
 pytestmark = pytest.mark.shared
 
@@ -39,12 +39,15 @@ def test_csabstruct_counts(shared, split, abstracts, sentences, per_label):
     assert all(a == ROLE_MAPPINGS["csabstruct"][lab] for a, lab in zip(doc.allowed, doc.labels))
 
 
-def test_csabstruct_test_dedup_drops_the_26_train_duplicates(shared):
+def test_csabstruct_test_dedup_drops_the_train_and_dev_duplicates(shared):
     train = {tuple(d.sentences) for d in load_dataset("csabstruct", "train", shared)}
+    dev = {tuple(d.sentences) for d in load_dataset("csabstruct", "dev", shared)}
     test = load_dataset("csabstruct", "test", shared)
     dedup = load_dataset("csabstruct", "test-dedup", shared)
-    assert len(test) - len(dedup) == 26
-    assert not any(tuple(d.sentences) in train for d in dedup)
+    assert sum(tuple(d.sentences) in train for d in test) == 26
+    assert sum(tuple(d.sentences) in dev for d in test) == 6
+    assert len(test) - len(dedup) == len({tuple(d.sentences) for d in test} & (train | dev))
+    assert not any(tuple(d.sentences) in train or tuple(d.sentences) in dev for d in dedup)
 
 
 @pytest.mark.parametrize(("split", "rows", "docs", "per_id"), [

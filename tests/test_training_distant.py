@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from models.training.data import DATASET_LABELS, ROLE_MAPPINGS, DatasetError, load_dataset, to_dataset_label
-from models.training.distant import SCIREX_LABELS, SCIREX_ROLES, detokenise, heading_label
+from models.datasets import DATASET_LABELS, ROLE_MAPPINGS, DatasetError, load_dataset, to_dataset_label
+from models.datasets.scirex import SCIREX_LABELS, SCIREX_ROLES, detokenise, heading_label
 
 
 @pytest.mark.parametrize(("heading", "label"), [

@@ -8,6 +8,8 @@ from collections import Counter
 
 import pytest
 
+from core.errors import DatasetError, ModelError
+
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
@@ -140,7 +142,7 @@ def test_every_loss_decreases_under_gradient_descent(name):
 
 
 def test_unknown_loss_name_raises():
-    with pytest.raises(ValueError, match="unknown loss"):
+    with pytest.raises(ModelError, match="unknown loss"):
         make_loss("nope")
 
 
@@ -153,7 +155,7 @@ def test_pk_sampler_gives_p_classes_times_k_samples():
         counts = Counter(labels[i] for i in batch)
         assert len(batch) == 12 and len(counts) == 3 and set(counts.values()) == {4}
     assert list(sampler) != batches  # a new shuffle each epoch
-    with pytest.raises(ValueError):
+    with pytest.raises(DatasetError, match="only 4"):
         PKSampler(labels, p=5, k=2)
 
 

@@ -27,8 +27,8 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
 
 def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     """The model bundle named by ``--model`` and the split's documents (first ``--limit``)."""
+    from models.datasets import load_dataset
     from models.encoder import load_model
-    from models.training.data import load_dataset
 
     model = load_model(args.model, device=args.device, threads=args.threads)
     docs = load_dataset(args.data, args.split)
@@ -42,7 +42,7 @@ def test_dedup_indices(args: argparse.Namespace, doc_of: list[tuple[str, ...]]) 
     (matched by their sentences: CSAbstruct's abstract_id is 0 on every row); else None."""
     if args.data != "csabstruct" or args.split != "test":
         return None
-    from models.training.data import load_dataset
+    from models.datasets import load_dataset
 
     dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
     return [i for i, key in enumerate(doc_of) if key in dedup]

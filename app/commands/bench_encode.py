@@ -54,7 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def benchmark_sentences(n: int) -> list[str]:
     """The first n/2 sentences of CSAbstruct test and the first n - n/2 of PMC-Sents-FULL test."""
-    from models.training.data import load_dataset
+    from models.datasets import load_dataset
 
     half = n // 2
     cs = [s for d in load_dataset("csabstruct", "test") for s in d.sentences][:half]

@@ -21,9 +21,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="Role-labelling F1 (micro, macro, per class) on a dataset split.",
         description="Classify every document of the split as one document (its sentences in order; "
         "PMC-Sents-FULL and UCI-AZ rows are single sentences), map each predicted role to the "
-        "dataset's own label with models.training.data.to_dataset_label, and score F1 in that "
-        "label space. For csabstruct test the test-dedup figure (26 abstracts also in train "
-        "removed) is reported too.",
+        "dataset's own label with models.datasets.to_dataset_label, and score F1 in that "
+        "label space. For csabstruct test the test-dedup figure (the abstracts also in train "
+        "or dev removed) is reported too.",
     )
     add_dataset_options(parser)
     parser.add_argument("--one-by-one", action="store_true",
@@ -38,8 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
+    from models.datasets import DATASET_LABELS, to_dataset_label
     from models.metrics import classification_report
-    from models.training.data import DATASET_LABELS, to_dataset_label
 
     model, docs = load_model_and_documents(args)
     labels = list(DATASET_LABELS[args.data])

@@ -37,8 +37,8 @@ from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
 from core.cache import AnalysisCache
+from core.labels import ROLES
 from core.paths import sample_paper_path
-from models.roles import ROLES
 
 MODEL_LOAD_DELAY_MS = 150
 EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}

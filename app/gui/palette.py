@@ -6,7 +6,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor
 
 import app.gui.qtfix  # noqa: F401  (refcount guard for PySide6 6.12 / pymupdf 1.28 on Python 3.11)
-from models.roles import ROLES
+from core.labels import ROLES
 
 #: Okabe & Ito (2008) colours, one per role; readable under the multiply-blended highlight.
 DEFAULT_ROLE_COLORS: dict[str, str] = {

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.gui.palette import RolePalette
-from models.roles import ROLES
+from core.labels import ROLES
 
 
 def paint_role_mix(painter: QPainter, rect: QRectF, counts: Mapping[str, int], palette: RolePalette) -> None:

@@ -9,6 +9,7 @@ import pymupdf
 
 from core.document import Figure, PageRect, Paper
 from core.errors import CorruptPdfError, RhetoricaError
+from core.fileio import file_sha256
 from core.jobs import JobContext, ensure_context
 from core.pdf.captions import CAPTION_START, Caption, caption_label
 from core.pdf.frontmatter import find_authors, find_title, title_text
@@ -18,7 +19,7 @@ from core.pdf.layout import PageLayout, analyse_layout, reading_order
 from core.pdf.linekinds import is_tabular
 from core.pdf.lines import Line, extract_lines
 from core.pdf.mentions import mentioned_ids
-from core.pdf.opening import file_sha256, open_pdf
+from core.pdf.opening import open_pdf
 from core.pdf.regions import assign_regions, inside, page_graphics, region_options
 from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines

@@ -1,4 +1,4 @@
 """Training: datasets, losses, samplers, trainer, ONNX export (the only package importing torch).
 
-This __init__ imports nothing heavy: `models.training.data` is pure Python + pyarrow.
+This __init__ imports nothing heavy: `models.datasets` is pure Python + pyarrow.
 """

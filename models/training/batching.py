@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
+from models.datasets import DATASET_LABELS, PARTIAL_ONLY, DatasetError, LabelledDocument, dataset_key
 from models.roles import ROLES
-from models.training.data import DATASET_LABELS, PARTIAL_ONLY, DatasetError, LabelledDocument, dataset_key
 from models.training.net import UNKNOWN_SECTION, section_index
 
 

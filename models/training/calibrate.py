@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from models.datasets import DATASET_LABELS, parse_spec, to_dataset_label
 from models.roles import ROLES
 from models.training.base import load_tokenizer
-from models.training.data import DATASET_LABELS, parse_spec, to_dataset_label
 from models.training.net import RhetoricaNet
 
 

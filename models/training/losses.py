@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.errors import ModelError
+
 
 def as_multi_hot(targets: torch.Tensor, num_classes: int | None = None) -> torch.Tensor:
     """Class ids [N] or multi-hot [N, C] -> boolean multi-hot [N, C]."""
@@ -82,7 +84,7 @@ class TripletLoss(nn.Module):
     def __init__(self, margin: float = 0.2, mining: str = "all") -> None:
         super().__init__()
         if mining not in ("all", "hard"):
-            raise ValueError(f"mining must be 'all' or 'hard', not {mining!r}")
+            raise ModelError(f"triplet loss: mining must be 'all' or 'hard', not {mining!r}")
         self.margin = margin
         self.mining = mining
 
@@ -196,7 +198,7 @@ LOSSES: dict[str, type[nn.Module]] = {
 def make_loss(name: str, **kwargs: object) -> nn.Module:
     """Build a loss by name (see the module docstring for the list)."""
     if name not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; known: {', '.join(sorted(LOSSES))}")
+        raise ModelError(f"unknown loss {name!r}; known: {', '.join(sorted(LOSSES))}")
     if name == "triplet_all":
         kwargs.setdefault("mining", "all")
     if name == "triplet_hard":

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.errors import DatasetError
 from models.encoder import pad_batch
 from models.training.net import UNKNOWN_SECTION, RhetoricaNet
 
@@ -42,7 +43,7 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         chosen.append(doc)
         total += len(doc)
     if total == 0:
-        raise ValueError("parity check needs sentences")
+        raise DatasetError("the parity check needs sentences: its data has none")
     sessions = {}
     for name, path in graphs.items():
         options = ort.SessionOptions()

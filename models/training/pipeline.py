@@ -7,8 +7,8 @@ from typing import Any
 
 from core.jobs import JobContext, ensure_context
 from models.bundle import Manifest
+from models.datasets import load_spec, refuse_test_split
 from models.training.checkpoint import load_checkpoint
-from models.training.data import load_spec
 from models.training.export import ExportOptions, export_bundle
 from models.training.trainer import TrainConfig, TrainResult, train
 
@@ -43,6 +43,9 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
     classifier before export (see :mod:`models.training.calibrate`); None or [] = no bias.
     """
     ctx = ensure_context(ctx)
+    refuse_test_split(parity_data, "the export parity check (--parity-data)")
+    for spec in calibrate or []:
+        refuse_test_split(spec, "calibration (--calibrate)")
     net, base_dir, meta = load_checkpoint(checkpoint)
     config = meta.get("config", {})
     max_length = int(config.get("max_length", 64))

@@ -6,6 +6,8 @@ import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterator, Sequence
 
+from core.errors import DatasetError
+
 
 class PKSampler:
     """Yields batches of indices: P distinct classes, K samples of each.
@@ -20,9 +22,9 @@ class PKSampler:
         for index, label in enumerate(labels):
             self.by_class[label].append(index)
         if p > len(self.by_class):
-            raise ValueError(f"P={p} but only {len(self.by_class)} classes")
+            raise DatasetError(f"P={p} classes per batch, but the data has only {len(self.by_class)}")
         if k < 1:
-            raise ValueError("K must be at least 1")
+            raise DatasetError("K (examples per class in a batch) must be at least 1")
         self.p, self.k, self.seed, self.epoch = p, k, seed, 0
         self.size = len(labels)
 

@@ -21,13 +21,22 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from core.errors import DatasetError
 from core.jobs import JobContext, ensure_context
+from models.datasets import (
+    DATASET_LABELS,
+    LabelledDocument,
+    dataset_key,
+    load_spec,
+    parse_spec,
+    refuse_test_split,
+    to_dataset_label,
+)
 from models.metrics import classification_report
 from models.roles import ROLES
 from models.training.base import base_model_name, load_tokenizer
 from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
-from models.training.data import DATASET_LABELS, dataset_key, load_spec, parse_spec, to_dataset_label
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
 from models.training.samplers import budget_batches, pack_by_budget
@@ -224,14 +233,23 @@ def _schedule(step: int, total: int, warmup: int, time_fraction: float = 0.0) ->
     return max(0.0, 1.0 - max(by_steps, time_fraction))
 
 
-def load_corpora(specs: list[str], tokenizer, shared: Path | None = None  # type: ignore[no-untyped-def]
+def load_corpora(specs: list[str], tokenizer: Any, shared: Path | None = None,
+                 documents: dict[str, list[LabelledDocument]] | None = None
                  ) -> dict[str, list[EncodedDocument]]:
-    return {spec: encode_documents(load_spec(spec, shared), tokenizer, spec) for spec in specs}
+    """Tokenised documents per spec (``documents``: already read, keyed by spec)."""
+    documents = documents or {}
+    return {spec: encode_documents(documents[spec] if spec in documents else load_spec(spec, shared),
+                                   tokenizer, spec)
+            for spec in specs}
 
 
 def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None = None) -> TrainResult:
     """Train, evaluate on the dev sets, keep the best checkpoint (``<out>/best.pt``)."""
     ctx = ensure_context(ctx)
+    for spec in cfg.dev:
+        refuse_test_split(spec, "early stopping / model selection (--dev)")
+    # Read every dataset before the model loads, so bad input fails at once with one line.
+    documents = {spec: load_spec(spec, shared) for spec in dict.fromkeys([*cfg.data, *cfg.dev])}
     started = time.time()
     seed_everything(cfg.seed)
     if cfg.threads > 0:
@@ -246,14 +264,15 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     else:
         net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head))
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
-    corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared).values() for d in docs]
-    dev = load_corpora(cfg.dev, tokenizer, shared)
+    corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared, documents).values() for d in docs]
+    dev = load_corpora(cfg.dev, tokenizer, shared, documents)
     if not corpus:
-        raise ValueError("no training documents")
+        raise DatasetError(f"no training documents in {', '.join(cfg.data) or '(no --data)'}")
     for key in cfg.adapters:
         name = dataset_key(key)
         if name == "user":
-            raise ValueError("label adapters are for named datasets (their labels are the roles otherwise)")
+            raise DatasetError(f"--adapter {key}: label adapters are for named datasets "
+                               "(a user file's labels are the roles already)")
         keep = {label: f for spec, fractions in cfg.keep_fraction.items() if dataset_key(spec) == name
                 for label, f in fractions.items()}
         net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)

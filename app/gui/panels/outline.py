@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label, paint_role_mix
-from models.roles import ROLES
+from core.labels import ROLES
 
 COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
 SECTION_ROLE = Qt.ItemDataRole.UserRole

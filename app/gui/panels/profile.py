@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QScrollArea, QSizePolicy, QStackedWidget, QVBoxLay
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label
-from models.roles import ROLES
+from core.labels import ROLES
 
 ROW_H = 22
 LEGEND_H = 26

@@ -1,4 +1,5 @@
-"""Distant supervision: role labels read off the section headings of full-text papers.
+"""The ``scirex-sections`` dataset: role labels read off the section headings of full-text papers
+(distant supervision).
 
 A sentence in a section headed "Conclusion(s)" (or "Conclusion and future work", "Concluding
 remarks", …) is taken to play the *conclusion* role, one under "Related work" the *background*
@@ -23,7 +24,7 @@ import json
 import re
 from pathlib import Path
 
-from models.training.data import LabelledDocument, bad_split, need_file
+from models.datasets.documents import LabelledDocument, bad_split, need_file
 
 SCIREX_LABELS: tuple[str, ...] = ("related-work", "conclusion")
 SCIREX_ROLES: dict[str, str] = {"related-work": "background", "conclusion": "conclusion"}

@@ -1,0 +1,50 @@
+"""What ``core`` needs of a loaded model, as a :class:`typing.Protocol`.
+
+``core`` never imports ``models``: the analysis pipeline and the GUI type the model they
+are handed against :class:`RoleModel`; :class:`models.encoder.EncoderModel` satisfies it
+(``tests/test_boundaries.py`` checks that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from core.labels import RolePrediction
+
+
+class DocumentEncodingLike(Protocol):
+    """Both outputs of one run over a document (see ``models.encoder.DocumentEncoding``)."""
+
+    @property
+    def embeddings(self) -> np.ndarray: ...  # (n, d) float32, L2-normalised
+
+    @property
+    def roles(self) -> list[RolePrediction]: ...
+
+
+@runtime_checkable
+class RoleModel(Protocol):
+    """A loaded sentence encoder with a role head."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def embedding_dim(self) -> int: ...
+
+    def embed(self, sentences: Sequence[str], batch_size: int = 32) -> np.ndarray: ...
+
+    def classify_roles(self, sentences: Sequence[str],
+                       section_kinds: Sequence[str] | str | None = None) -> list[RolePrediction]: ...
+
+    def encode_document(self, sentences: Sequence[str],
+                        section_kinds: Sequence[str] | str | None = None) -> DocumentEncodingLike: ...
+
+
+__all__ = ["DocumentEncodingLike", "RoleModel"]

@@ -1,0 +1,75 @@
+"""Dataset names to readers: ``load_dataset(name, split)`` and ``load_spec("name:split")``.
+
+Also the evaluation-hygiene guard :func:`refuse_test_split`: model selection (early stopping,
+calibration, export parity samples) must never look at a test split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from core.errors import DatasetError
+from models.datasets import readers
+from models.datasets.documents import LabelledDocument, data_root
+from models.datasets.scirex import load_scirex_sections
+from models.datasets.user import load_csv, load_jsonl
+
+Reader = Callable[[Path, str], list[LabelledDocument]]
+
+READERS: dict[str, Reader] = {
+    "csabstruct": readers.load_csabstruct,
+    "pmc-sents-full": readers.load_pmc,
+    "pubmedqa": readers.load_pubmedqa,
+    "nicta-piboso": readers.load_nicta,
+    "sciarg": readers.load_sciarg,
+    "sciarg-fine": readers.load_sciarg_fine,
+    "uci-az": readers.load_uci,
+    "scirex-sections": load_scirex_sections,
+}
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``name:split`` (or ``jsonl:PATH`` / ``csv:PATH``) into (name, split)."""
+    if spec.startswith(("jsonl:", "csv:")):
+        return spec, ""
+    if ":" not in spec:
+        raise DatasetError(f"dataset spec {spec!r} must be NAME:SPLIT (e.g. csabstruct:train)")
+    name, split = spec.split(":", 1)
+    return name, split
+
+
+def load_spec(spec: str, shared: Path | None = None) -> list[LabelledDocument]:
+    """:func:`load_dataset` for a ``name:split`` string."""
+    name, split = parse_spec(spec)
+    return load_dataset(name, split, shared)
+
+
+def load_dataset(name: str, split: str = "", shared: Path | None = None) -> list[LabelledDocument]:
+    """Read one split of a named dataset (or a user file ``jsonl:PATH`` / ``csv:PATH``)."""
+    if name.startswith("jsonl:"):
+        return load_jsonl(Path(name[6:]))
+    if name.startswith("csv:"):
+        return load_csv(Path(name[4:]))
+    if name not in READERS:
+        known = ", ".join(sorted(READERS))
+        raise DatasetError(f"unknown dataset {name!r}; known: {known}, jsonl:PATH, csv:PATH")
+    return READERS[name](data_root(shared), split)
+
+
+def is_test_split(spec: str) -> bool:
+    """True for ``name:test`` and its variants (``test-dedup``, ``test-cl``, ...)."""
+    if spec.startswith(("jsonl:", "csv:")):
+        return False
+    _, split = parse_spec(spec)
+    return split == "test" or split.startswith("test-")
+
+
+def refuse_test_split(spec: str, purpose: str) -> None:
+    """Raise a one-line :class:`DatasetError` when ``spec`` names a test split.
+
+    ``purpose`` says what the data would have been used for ("early stopping (--dev)").
+    """
+    if is_test_split(spec):
+        raise DatasetError(f"{spec}: a test split cannot be used for {purpose}; "
+                           "use a dev split (test splits are for the reported figures only)")
