@@ -119,6 +119,13 @@ class EncoderModel:
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
 
+    def with_graph(self, model_path: str | Path, *, device: str = "cpu", threads: int | None = None,
+                   profile_prefix: str | Path | None = None) -> EncoderModel:
+        """The same bundle (manifest, tokenizer) running another graph, e.g. the fp32 reference
+        of an int8 bundle, or the same graph with profiling on (``profile_prefix``)."""
+        session = create_session(Path(model_path), device, threads, profile_prefix=profile_prefix)
+        return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id)
+
     @property
     def embedding_dim(self) -> int:
         return int(self.manifest.embedding_dim)
@@ -230,7 +237,7 @@ def _pad_id(tokenizer: object) -> int:
     return 0
 
 
-def _load_tokenizer(path: Path, max_length: int) -> tuple[object, int]:
+def load_tokenizer(path: Path, max_length: int) -> tuple[object, int]:
     """The bundle's tokenizer with truncation on and padding off (we pad per batch), and its pad id."""
     from tokenizers import Tokenizer
 
@@ -244,10 +251,15 @@ def _load_tokenizer(path: Path, max_length: int) -> tuple[object, int]:
     return tokenizer, pad_id
 
 
-def _session_options(threads: int | None, quiet: bool) -> object:
+def session_options(threads: int | None, quiet: bool = False, *,
+                    profile_prefix: str | Path | None = None) -> object:
+    """onnxruntime session options as Rhetorica runs them (``profile_prefix``: profile the runs)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    if profile_prefix is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(profile_prefix)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 4 if quiet else 3  # 3 = errors only, 4 = fatal only
     # Idle threads sleep instead of spinning: on a desktop sharing its cores (GUI, other jobs)
@@ -261,7 +273,12 @@ def _session_options(threads: int | None, quiet: bool) -> object:
     return options
 
 
-def _create_session(model_path: Path, device: str, threads: int | None) -> object:
+def create_session(model_path: Path, device: str = "cpu", threads: int | None = None, *,
+                   profile_prefix: str | Path | None = None) -> object:
+    """An onnxruntime session for ``model_path`` on ``device`` ("auto", "cpu" or "cuda").
+
+    "auto" uses CUDA when it really loads, else the CPU. Errors are one-line :class:`ModelError`.
+    """
     import onnxruntime as ort
 
     if device not in ("auto", "cpu", "cuda"):
@@ -277,13 +294,14 @@ def _create_session(model_path: Path, device: str, threads: int | None) -> objec
                 # onnxruntime-gpu lists CUDA even without a GPU and logs loud errors when it
                 # falls back: keep that quiet, then check what really loaded.
                 ort.set_default_logger_severity(4)
-            session = ort.InferenceSession(str(model_path), _session_options(threads, device == "auto"),
-                                           providers=[CUDA, CPU])
+            options = session_options(threads, device == "auto", profile_prefix=profile_prefix)
+            session = ort.InferenceSession(str(model_path), options, providers=[CUDA, CPU])
             if session.get_providers()[0] != CUDA and device == "cuda":
                 raise ModelError("device 'cuda' requested but CUDA could not be initialised "
                                  "(no GPU or driver?): use --device cpu")
             return session
-        return ort.InferenceSession(str(model_path), _session_options(threads, False), providers=[CPU])
+        options = session_options(threads, False, profile_prefix=profile_prefix)
+        return ort.InferenceSession(str(model_path), options, providers=[CPU])
     except ModelError:
         raise
     except Exception as error:  # onnxruntime raises its own exception types
@@ -304,8 +322,8 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     manifest = verify_bundle(bundle)
     if threads is None and os.environ.get("RHETORICA_THREADS"):
         threads = int(os.environ["RHETORICA_THREADS"])
-    tokenizer, pad_id = _load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
-    session = _create_session(bundle / "model.onnx", device, threads)
+    tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
+    session = create_session(bundle / "model.onnx", device, threads)
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
     expected = {"sentence_embedding": int(manifest.embedding_dim), "role_logits": len(manifest.labels)}
     for name, width in expected.items():

@@ -284,10 +284,7 @@ def _worker_onnx(spec: dict) -> dict:
     started = time.perf_counter()
     model = load_model(spec["bundle"], device="cpu", threads=spec["threads"])
     if spec.get("onnx"):  # same tokenizer and manifest, another graph (the fp32 reference)
-        from models.encoder import EncoderModel, _create_session
-
-        session = _create_session(Path(spec["onnx"]), "cpu", spec["threads"])
-        model = EncoderModel(model.bundle_dir, model.manifest, session, model.tokenizer, model._pad_id)
+        model = model.with_graph(spec["onnx"], threads=spec["threads"])
     load_seconds = time.perf_counter() - started
     model.embed(sentences[:64], batch_size=spec["batch_size"])  # warm-up
     timing, emb = _repeat(model.embed, len(sentences), spec["repeats"], sentences, spec["batch_size"])
@@ -302,18 +299,11 @@ def _worker_onnx(spec: dict) -> dict:
 def _op_profile(model, sentences: list[str], spec: dict) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """One more ``embed`` pass on a profiling session of the same graph: each operator type's share
     of the summed kernel time, largest first."""
-    import onnxruntime as ort
-
-    from models.encoder import EncoderModel, _session_options
-
-    options = _session_options(spec["threads"], False)
-    options.enable_profiling = True
-    options.profile_file_prefix = str(Path(spec["out"]).with_name("ort-profile"))
     graph = spec.get("onnx") or str(model.bundle_dir / "model.onnx")
-    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-    profiled = EncoderModel(model.bundle_dir, model.manifest, session, model.tokenizer, model._pad_id)
+    profiled = model.with_graph(graph, threads=spec["threads"],
+                                profile_prefix=Path(spec["out"]).with_name("ort-profile"))
     profiled.embed(sentences, batch_size=spec["batch_size"])
-    events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
+    events = json.loads(Path(profiled.session.end_profiling()).read_text(encoding="utf-8"))
     totals: dict[str, float] = {}
     for event in events:
         if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
@@ -325,51 +315,25 @@ def _op_profile(model, sentences: list[str], spec: dict) -> dict[str, float]:  #
 
 def _worker_torch(spec: dict) -> dict:
     import numpy as np
-    import torch
-    from transformers import AutoModel
 
-    from models.bundle import read_manifest
-    from models.encoder import _load_tokenizer, pad_batch
+    # torch and transformers load with this import, before the RSS baseline (as onnxruntime does).
+    from models.training.bench_reference import load_torch_encoder, torch_version
 
-    torch.set_num_threads(spec["threads"])
     sentences = json.loads(Path(spec["sentences"]).read_text(encoding="utf-8"))
-    manifest = read_manifest(spec["bundle"])
-    tokenizer, pad_id = _load_tokenizer(Path(spec["bundle"]) / "tokenizer.json", int(manifest.max_length))
     after_imports = _rss_mb()
-    started = time.perf_counter()
-    if spec.get("checkpoint"):  # a training checkpoint: its encoder holds the bundle's weights
-        from models.training.checkpoint import load_checkpoint
-
-        model = load_checkpoint(spec["model_dir"])[0].encoder.float().eval()
-    else:
-        model = AutoModel.from_pretrained(spec["model_dir"], dtype=torch.float32).eval()
-    load_seconds = time.perf_counter() - started
+    encoder = load_torch_encoder(spec["model_dir"], spec["bundle"], spec["threads"],
+                                 checkpoint=bool(spec.get("checkpoint")))
     batch = spec["batch_size"]
-
-    def embed(texts: list[str], sort: bool) -> np.ndarray:
-        ids = [e.ids for e in tokenizer.encode_batch(texts)]
-        order = np.argsort([len(x) for x in ids], kind="stable") if sort else np.arange(len(ids))
-        out = np.zeros((len(ids), model.config.hidden_size), dtype=np.float32)
-        with torch.inference_mode():
-            for start in range(0, len(ids), batch):
-                chosen = order[start : start + batch]
-                input_ids, mask = pad_batch([ids[i] for i in chosen], pad_id)
-                input_ids_t, mask_t = torch.from_numpy(input_ids), torch.from_numpy(mask)
-                hidden = model(input_ids=input_ids_t, attention_mask=mask_t).last_hidden_state
-                m = mask_t.unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
-                out[chosen] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
-        return out
-
-    embed(sentences[:64], True)  # warm-up
-    sorted_timing, emb = _repeat(embed, len(sentences), spec["repeats"], sentences, True)
-    unsorted_timing, emb_unsorted = _repeat(embed, len(sentences), spec["repeats"], sentences, False)
+    encoder.embed(sentences[:64], batch, sort=True)  # warm-up
+    sorted_timing, emb = _repeat(encoder.embed, len(sentences), spec["repeats"], sentences, batch, True)
+    unsorted_timing, emb_unsorted = _repeat(encoder.embed, len(sentences), spec["repeats"],
+                                            sentences, batch, False)
     np.save(spec["emb"], emb)
     drift = float(np.abs(emb - emb_unsorted).max())
-    return {"load_seconds": load_seconds, "rss_after_imports_mb": after_imports,
+    return {"load_seconds": encoder.load_seconds, "rss_after_imports_mb": after_imports,
             "sorted": sorted_timing, "unsorted": unsorted_timing,
             "sorted_vs_unsorted_max_abs_diff": drift, "peak_rss_mb": _peak_rss_mb(),
-            "torch": torch.__version__, "model_dir": spec["model_dir"]}
+            "torch": torch_version(), "model_dir": spec["model_dir"]}
 
 
 def _worker_main(argv: list[str]) -> int:

@@ -129,23 +129,9 @@ def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list:  # typ
 
 
 def _torch_calls(rows: int, threads: int) -> list:  # type: ignore[type-arg]
-    import torch
-    import torch.nn.functional as F
+    from models.training.bench_reference import torch_linear_calls
 
-    torch.set_num_threads(threads)
-    generator = torch.Generator().manual_seed(0)
-    calls = []
-    for k, n in LAYER_SHAPES:
-        x = torch.randn(rows, k, generator=generator)
-        w = torch.randn(n, k, generator=generator) * 0.05
-        b = torch.randn(n, generator=generator)
-
-        def call(x: torch.Tensor = x, w: torch.Tensor = w, b: torch.Tensor = b) -> None:
-            with torch.no_grad():
-                F.linear(x, w, b)
-
-        calls.append(call)
-    return calls
+    return torch_linear_calls(rows, threads, LAYER_SHAPES)
 
 
 def run(args: argparse.Namespace) -> int:
