@@ -82,6 +82,10 @@ class PageRendering(QObject):
         pages = self._layout.pages
         return 0 <= index < len(pages) and pages[index].pixmap is not None
 
+    def is_sharp(self, index: int) -> bool:
+        """True when page ``index`` has a pixmap rendered at the current zoom (not a stale one)."""
+        return self.has_pixmap(index) and abs(self._layout.pages[index].pixmap_scale - self.scale()) < 1e-3
+
     def schedule_visible(self) -> None:
         """Queue the pages near the viewport that lack a pixmap at the current scale."""
         if self._doc is None:

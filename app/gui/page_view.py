@@ -18,7 +18,7 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QContextMenuEvent, QMouseEvent, QPainter, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
-from app.gui.page_layout import PageItem, PageLayout
+from app.gui.page_layout import PageLayout
 from app.gui.page_rendering import PageRendering
 from app.gui.palette import RolePalette
 from app.gui.render_client import RenderClient
@@ -155,12 +155,9 @@ class PageView(QGraphicsView):
     def has_pixmap(self, index: int) -> bool:
         return self._rendering.has_pixmap(index)
 
-    @property
-    def _pages(self) -> list[PageItem]:  # kept for tests that look at a page's pixmap scale
-        return self._layout.pages
-
-    def _scale(self) -> float:  # kept for tests: device pixels per point at the current zoom
-        return self._rendering.scale()
+    def is_sharp(self, index: int) -> bool:
+        """True when page ``index`` shows a pixmap rendered at the current zoom."""
+        return self._rendering.is_sharp(index)
 
     # -- overlays (SentenceOverlays) ------------------------------------------------------
     @property
