@@ -359,7 +359,7 @@ def test_page_view_forwards_the_units_signals(qtbot, show, tmp_path: Path) -> No
     with qtbot.waitSignals([view.zoomChanged, view.pageChanged, view.firstPageShown], timeout=20_000):
         view.set_document(doc, [(612.0, 792.0)] * 3, zoom=0.0)
     assert view.page_count == 3 and view.zoom == pytest.approx((view.viewport().width() - 4) / 640)
-    assert view.has_pixmap(0) and view.renders >= 1 and view._pages[0].pixmap_scale == view._scale()
+    assert view.has_pixmap(0) and view.renders >= 1 and view.is_sharp(0)
     paper = make_paper()
     with qtbot.waitSignal(view.overlaysBuilt) as built:
         view.set_overlays(paper, make_analysis(paper))
