@@ -48,6 +48,9 @@ def test_csabstruct_test_dedup_drops_the_train_and_dev_duplicates(shared):
     assert sum(tuple(d.sentences) in dev for d in test) == 6
     assert len(test) - len(dedup) == len({tuple(d.sentences) for d in test} & (train | dev))
     assert not any(tuple(d.sentences) in train or tuple(d.sentences) in dev for d in dedup)
+    dev_dedup = load_dataset("csabstruct", "dev-dedup", shared)
+    tests = {tuple(d.sentences) for d in test}
+    assert len(dev_dedup) == 295 - 6 and not any(tuple(d.sentences) in tests for d in dev_dedup)
 
 
 @pytest.mark.parametrize(("split", "rows", "docs", "per_id"), [

@@ -11,7 +11,7 @@ Dataset names accepted by :func:`load_dataset` (``name:split`` on the command li
 =================  =======================================  ================================
 name               splits                                   documents
 =================  =======================================  ================================
-csabstruct         train, dev, test, test-dedup             one per abstract
+csabstruct         train, dev, test, test-dedup, dev-dedup  one per abstract
 pmc-sents-full     dev, test, dev-fit, dev-holdout          one per sentence (rows shuffled)
 pubmedqa           train, test, all                         one per abstract (+ conclusion)
 nicta-piboso       train, dev, test                         one per abstract
@@ -24,7 +24,7 @@ csv:PATH           (none)                                   user data: doc_id,te
 =================  =======================================  ================================
 
 ``csabstruct:test-dedup`` is the test split without the abstracts that also occur in train
-(26) or dev (6).
+(26) or dev (6); ``csabstruct:dev-dedup`` is dev without those 6 (use it for early stopping).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from models.datasets.labels import DATASET_LABELS, ROLE_MAPPINGS, SCIARG_FINE_RO
 # --- CSAbstruct -------------------------------------------------------------------------------
 
 def load_csabstruct(root: Path, split: str) -> list[LabelledDocument]:
-    known = ("train", "dev", "test", "test-dedup")
+    known = ("train", "dev", "test", "test-dedup", "dev-dedup")
     if split not in known:
         raise bad_split("csabstruct", split, known)
     folder = root / "csabstruct"
@@ -32,8 +32,12 @@ def load_csabstruct(root: Path, split: str) -> list[LabelledDocument]:
     # Every abstract_id in the files is 0: documents are named by their line number instead.
     part = split.split("-")[0]
     rows = list(enumerate(read(part)))
-    if split == "test-dedup":  # drop the test abstracts that also occur in train (26) or dev (6)
-        seen = {tuple(r["sentences"]) for other in ("train", "dev") for r in read(other)}
+    # The files repeat abstracts across splits: 26 test abstracts are in train, 6 in dev.
+    # test-dedup drops those from test; dev-dedup drops the test ones from dev, so that early
+    # stopping and calibration on it never see a test abstract.
+    repeats = {"test-dedup": ("train", "dev"), "dev-dedup": ("test",)}.get(split, ())
+    if repeats:
+        seen = {tuple(r["sentences"]) for other in repeats for r in read(other)}
         rows = [(i, r) for i, r in rows if tuple(r["sentences"]) not in seen]
     return [
         labelled_document("csabstruct", f"csabstruct-{part}-{i}", list(r["sentences"]),

@@ -47,7 +47,7 @@ class TrainConfig:
     """Everything a training run depends on (saved with the checkpoint and in the manifest)."""
 
     data: list[str] = field(default_factory=lambda: ["csabstruct:train"])
-    dev: list[str] = field(default_factory=lambda: ["csabstruct:dev"])
+    dev: list[str] = field(default_factory=lambda: ["csabstruct:dev-dedup"])  # no test abstracts
     out: str = "runs/train"
     base: str | None = None  # base model folder; None = packaged all-MiniLM-L6-v2
     seed: int = 13
