@@ -8,11 +8,12 @@ are handed against :class:`RoleModel`; :class:`models.encoder.EncoderModel` sati
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from core.labels import RolePrediction
+
+if TYPE_CHECKING:  # numpy stays off the GUI's start-up path
+    import numpy as np
 
 
 class DocumentEncodingLike(Protocol):

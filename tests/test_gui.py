@@ -129,10 +129,10 @@ def test_role_toggle_opacity_and_find(qtbot, window) -> None:  # type: ignore[no
     assert AppSettings().opacity == pytest.approx(0.6)  # persisted
     labels = [p.label for p in window.session.analysis.roles]
     target = labels[-1]
-    found = window.find_role(target)
+    found = window.navigator.find_role(target)
     assert found == labels.index(target)
     assert window.session.selected == found
-    again = window.find_role(None)  # F3: next of the same role
+    again = window.navigator.find_role(None)  # F3: next of the same role
     assert labels[again] == target
     window.act_next_sentence.trigger()  # Ctrl+]
     assert window.session.selected == (again + 1) % len(labels) or again == len(labels) - 1
@@ -142,11 +142,11 @@ def test_role_toggle_opacity_and_find(qtbot, window) -> None:  # type: ignore[no
 def test_export_json_csv_markdown(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     open_and_wait(qtbot, window, sample_paper_path())
     n = len(window.session.paper.sentences)
-    data = json.loads(window.export_to(tmp_path / "a.json").read_text(encoding="utf-8"))
+    data = json.loads(window.exporter.export_to(tmp_path / "a.json").read_text(encoding="utf-8"))
     assert len(data["sentences"]) == n and data["model_id"] == window.models.model.model_id
-    with open(window.export_to(tmp_path / "a.csv"), newline="", encoding="utf-8") as handle:
+    with open(window.exporter.export_to(tmp_path / "a.csv"), newline="", encoding="utf-8") as handle:
         assert len(list(csv.DictReader(handle))) == n
-    markdown = window.export_to(tmp_path / "a.md").read_text(encoding="utf-8")
+    markdown = window.exporter.export_to(tmp_path / "a.md").read_text(encoding="utf-8")
     assert markdown.startswith("# ") and markdown.count("\n- **") == n
 
 

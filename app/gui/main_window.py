@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtCore import QMimeData, QPoint, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
-    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -23,25 +22,29 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.banner import Banner
+from app.gui.docks import PanelDocks
 from app.gui.empty_state import EmptyState
+from app.gui.export_actions import EXPORT_FILTERS, AnalysisExporter
 from app.gui.help import ShortcutsDialog
 from app.gui.job_tracker import JobTracker
 from app.gui.legend import Legend
 from app.gui.model_holder import ModelHolder, ModelOptions
+from app.gui.navigation import SentenceNavigator
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
-from app.gui.panels import load_builtin_panels
 from app.gui.render_client import RenderClient
 from app.gui.session import OpenDocument, Session
 from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
+from core.analysis import PaperAnalysis
 from core.cache import AnalysisCache
+from core.document import Paper
 from core.labels import ROLES
 from core.paths import sample_paper_path
 
 MODEL_LOAD_DELAY_MS = 150
-EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
+STATUS_MS = 5000
 
 
 class MainWindow(QMainWindow):
@@ -82,10 +85,13 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
-        self.panels: dict[str, QWidget] = {}
-        self.docks: dict[str, QDockWidget] = {}
+        self.navigator = SentenceNavigator(self.session, self.palette_, self._notify)
+        self.exporter = AnalysisExporter(self, self.session, self.settings, self.banner, self._notify)
+        self.dock_panels = PanelDocks(self, self.session, self.settings)
+        self.panels = self.dock_panels.panels  # panel id -> widget
+        self.docks = self.dock_panels.docks  # panel id -> QDockWidget
         self._build_actions()
-        self._build_docks()
+        self.dock_panels.build()
         self._build_menus()
         self._build_toolbar()
         self.job_status = JobStatus(self.statusBar(), self.tracker)
@@ -101,7 +107,10 @@ class MainWindow(QMainWindow):
         path = self._model_override or self.settings.model_path or None
         return ModelOptions(path=path, device=self.settings.device, threads=self.settings.threads or None)
 
-    def _action(self, text: str, slot: Any, shortcuts: list[str] | str | None = None,
+    def _notify(self, message: str) -> None:
+        self.statusBar().showMessage(message, STATUS_MS)
+
+    def _action(self, text: str, slot: Callable[[], object], shortcuts: list[str] | str | None = None,
                 tip: str = "") -> QAction:
         action = QAction(text, self)
         if shortcuts:
@@ -120,10 +129,10 @@ class MainWindow(QMainWindow):
                           "Open a PDF")
         self.act_sample = a("Open the &sample paper", self.open_sample, None, "Open the bundled sample paper")
         self.act_close = a("&Close paper", self.close_paper, "Ctrl+W")
-        self.act_export = a("&Export analysis…", self.export_dialog, "Ctrl+E",
+        self.act_export = a("&Export analysis…", self.exporter.dialog, "Ctrl+E",
                             "Export the roles as JSON, CSV or Markdown")
         self.act_export_fmt = {
-            fmt: a(f"Export as {label.split(' ')[0]}…", lambda f=fmt: self.export_dialog(f))
+            fmt: a(f"Export as {label.split(' ')[0]}…", lambda f=fmt: self.exporter.dialog(f))
             for fmt, label in EXPORT_FILTERS.items()}
         self.act_settings = a("&Settings…", self.settings_dialog, "Ctrl+,")
         self.act_quit = a("&Quit", self.close, "Ctrl+Q")
@@ -133,46 +142,16 @@ class MainWindow(QMainWindow):
         self.act_fit = a("&Fit width", self.page_view.fit_width, "Ctrl+0")
         self.act_next_page = a("&Next page", self.page_view.next_page, ["Ctrl+PgDown", "Alt+Down"])
         self.act_prev_page = a("&Previous page", self.page_view.prev_page, ["Ctrl+PgUp", "Alt+Up"])
-        self.act_next_sentence = a("Next sentence", lambda: self.step_sentence(1), "Ctrl+]")
-        self.act_prev_sentence = a("Previous sentence", lambda: self.step_sentence(-1), "Ctrl+[")
-        self.act_next_same = a("Next sentence of the same role", lambda: self.find_role(None, 1), "F3")
-        self.act_prev_same = a("Previous sentence of the same role", lambda: self.find_role(None, -1),
+        nav = self.navigator
+        self.act_next_sentence = a("Next sentence", lambda: nav.step(1), "Ctrl+]")
+        self.act_prev_sentence = a("Previous sentence", lambda: nav.step(-1), "Ctrl+[")
+        self.act_next_same = a("Next sentence of the same role", lambda: nav.find_role(None, 1), "F3")
+        self.act_prev_same = a("Previous sentence of the same role", lambda: nav.find_role(None, -1),
                                "Shift+F3")
-        self.act_next_role = {role: a(f"Next {role} sentence", lambda r=role: self.find_role(r, 1),
+        self.act_next_role = {role: a(f"Next {role} sentence", lambda r=role: nav.find_role(r, 1),
                                       f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
         self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
-
-    def _build_docks(self) -> None:
-        self.setDockNestingEnabled(True)
-        for spec in load_builtin_panels():
-            widget = spec.factory(self.session)
-            dock = QDockWidget(spec.title, self)
-            dock.setObjectName(f"dock-{spec.id}")
-            dock.setWidget(widget)
-            self.addDockWidget(spec.area, dock)
-            if spec.tab_with and spec.tab_with in self.docks:
-                self.tabifyDockWidget(self.docks[spec.tab_with], dock)
-            toggle = dock.toggleViewAction()
-            if spec.shortcut:
-                toggle.setShortcut(QKeySequence(spec.shortcut))
-            toggle.setText(f"{spec.title} panel")
-            self.addAction(toggle)
-            dock.setVisible(spec.visible)
-            self.panels[spec.id] = widget
-            self.docks[spec.id] = dock
-        if "profile" in self.docks:
-            self.docks["profile"].raise_()
-        if "outline" in self.docks:
-            self.resizeDocks([self.docks["outline"]], [300], Qt.Orientation.Horizontal)
-        right = [self.docks[i] for i in ("inspector", "profile") if i in self.docks]
-        if right:
-            self.resizeDocks(right[:1], [400], Qt.Orientation.Horizontal)
-        if len(right) == 2:
-            self.resizeDocks(right, [330, 470], Qt.Orientation.Vertical)
-        if "draft" in self.docks:
-            self.docks["draft"].setVisible(self.settings.flag("draft_visible", False))
-            self.resizeDocks([self.docks["draft"]], [230], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -202,8 +181,7 @@ class MainWindow(QMainWindow):
         view_menu.addActions([self.act_next_page, self.act_prev_page])
         view_menu.addSeparator()
         panels_menu = view_menu.addMenu("&Panels")
-        for dock in self.docks.values():
-            panels_menu.addAction(dock.toggleViewAction())
+        panels_menu.addActions(self.dock_panels.toggle_actions())
         view_menu.addSeparator()
         view_menu.addAction(self.act_cancel)
         help_menu = bar.addMenu("&Help")
@@ -300,7 +278,7 @@ class MainWindow(QMainWindow):
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event: Any) -> None:
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
         if self._dropped_path(event) is not None:
             event.acceptProposedAction()
 
@@ -311,8 +289,8 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     @staticmethod
-    def _dropped_path(event: Any) -> str | None:
-        mime = event.mimeData()
+    def _dropped_path(event: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> str | None:
+        mime: QMimeData | None = event.mimeData()
         if mime is None or not mime.hasUrls():
             return None
         for url in mime.urls():
@@ -361,7 +339,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Rhetorica")
         self._update_actions()
 
-    def _on_paper_ready(self, paper: Any) -> None:
+    def _on_paper_ready(self, paper: Paper) -> None:
         if paper.title:
             self.setWindowTitle(f"{paper.title} — Rhetorica")
         if self.session.analysis is None:
@@ -373,7 +351,7 @@ class MainWindow(QMainWindow):
             self._show_model_error(self.models.error)
         self._update_actions()
 
-    def _on_analysis_ready(self, analysis: Any) -> None:
+    def _on_analysis_ready(self, analysis: PaperAnalysis) -> None:
         counts: dict[str, int] = {}
         for prediction in analysis.roles:
             counts[prediction.label] = counts.get(prediction.label, 0) + 1
@@ -439,9 +417,7 @@ class MainWindow(QMainWindow):
             prediction = self.session.role_of(index)
             role = f" — {prediction.label} ({prediction.confidence:.0%})" if prediction else ""
             self.statusBar().showMessage(f"Sentence {index + 1} of {len(paper.sentences)}{role}", 5000)
-            dock = self.docks.get("inspector")
-            if dock is not None and not dock.isVisible():
-                dock.show()
+            self.dock_panels.reveal_for_selection()
 
     def _on_page_changed(self, page: int) -> None:
         if page >= 0 and self.page_box.value() != page + 1:
@@ -460,13 +436,13 @@ class MainWindow(QMainWindow):
             return
         self.page_view.set_zoom(value)
 
-    def _page_menu(self, index: int, global_pos: Any) -> None:
+    def _page_menu(self, index: int, global_pos: QPoint) -> None:
         menu = QMenu(self)
         if self.page_view.selected_text:
             menu.addAction("Copy selected text", self.copy)
         if index >= 0:
             self.session.select_sentence(index)
-            menu.addAction("Copy sentence", lambda i=index: self.copy_sentence(i))
+            menu.addAction("Copy sentence", lambda i=index: self.navigator.copy_sentence(i))
             if self.session.role_of(index) is not None:
                 menu.addAction(self.act_next_same)
                 menu.addAction(self.act_prev_same)
@@ -505,86 +481,10 @@ class MainWindow(QMainWindow):
             fallback = paper.sentences[self.session.selected].text
         return self.page_view.copy_selection(fallback)
 
-    def step_sentence(self, step: int) -> int:
-        """Select the next/previous sentence (the first one when none is selected)."""
-        paper = self.session.paper
-        if paper is None or not paper.sentences:
-            return -1
-        current = self.session.selected
-        index = 0 if current < 0 else max(0, min(len(paper.sentences) - 1, current + step))
-        self.session.jump_to_sentence(index)
-        return index
-
-    def copy_sentence(self, index: int) -> str:
-        paper = self.session.paper
-        if paper is None or not (0 <= index < len(paper.sentences)):
-            return ""
-        text = paper.sentences[index].text
-        QGuiApplication.clipboard().setText(text)
-        return text
-
-    def find_role(self, role: str | None, step: int = 1) -> int:
-        """Select the next (step=1) or previous sentence with ``role`` (None: the selected one's)."""
-        paper, analysis = self.session.paper, self.session.analysis
-        if paper is None or analysis is None or not paper.sentences:
-            return -1
-        current = self.session.selected
-        if role is None:
-            if current < 0:
-                return -1
-            role = analysis.roles[current].label
-        n = len(paper.sentences)
-        start = current if current >= 0 else (-1 if step > 0 else n)
-        for k in range(1, n + 1):
-            i = (start + step * k) % n
-            if analysis.roles[i].label == role:
-                if not self.palette_.is_visible(role):
-                    self.palette_.set_visible(role, True)
-                self.session.jump_to_sentence(i)
-                return i
-        self.statusBar().showMessage(f"No {role} sentence in this paper", 4000)
-        return -1
-
     def cancel_jobs(self) -> None:
         n = self.tracker.cancel_all()
         if n:
             self.statusBar().showMessage("Cancelled", 3000)
-
-    def export_dialog(self, fmt: str | None = None) -> None:
-        paper, analysis = self.session.paper, self.session.analysis
-        if paper is None or analysis is None:
-            self.banner.show_message("info", "Nothing to export yet: open a paper and wait for its roles.")
-            return
-        filters = [EXPORT_FILTERS[fmt]] if fmt else list(EXPORT_FILTERS.values())
-        stem = Path(paper.source_path).stem
-        suggested = str(Path(self.settings.recent_files[0]).parent / f"{stem}-roles.{fmt or 'json'}") \
-            if self.settings.recent_files else f"{stem}-roles.{fmt or 'json'}"
-        path, chosen = QFileDialog.getSaveFileName(self, "Export the analysis", suggested, ";;".join(filters))
-        if not path:
-            return
-        if fmt is None:
-            fmt = next((k for k, v in EXPORT_FILTERS.items() if v == chosen), None) or \
-                Path(path).suffix.lstrip(".").lower()
-        self.export_to(path, fmt)
-
-    def export_to(self, path: str | os.PathLike[str], fmt: str | None = None) -> Path | None:
-        from core.exports import EXPORTERS
-
-        paper, analysis = self.session.paper, self.session.analysis
-        if paper is None or analysis is None:
-            return None
-        fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
-        fmt = {"markdown": "md", "jsn": "json"}.get(fmt, fmt)
-        if fmt not in EXPORTERS:
-            self.banner.show_message("error", f"Unknown export format {fmt!r}: use .json, .csv or .md")
-            return None
-        try:
-            written = EXPORTERS[fmt](paper, analysis, path)
-        except OSError as error:
-            self.banner.show_message("error", f"Could not write {path}: {error.strerror or error}")
-            return None
-        self.statusBar().showMessage(f"Exported {len(paper.sentences)} sentences to {written}", 6000)
-        return written
 
     def settings_dialog(self) -> None:
         values = SettingsValues(model_path=self.settings.model_path, device=self.settings.device,
@@ -618,11 +518,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.geometry = self.saveGeometry()
         self.settings.window_state = self.saveState()
-        if "draft" in self.docks:
-            self.settings.set_flag("draft_visible", self.docks["draft"].isVisible())
-        draft = self.panels.get("draft")
-        if draft is not None and hasattr(draft, "flush"):
-            draft.flush()
+        self.dock_panels.save()
         self.settings.sync()
         self.tracker.cancel_all()
         self.renderer.stop()

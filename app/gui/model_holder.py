@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from app.gui.job_tracker import JobTracker
 from app.gui.workers import Worker
 from core.jobs import JobContext
+from core.model_api import RoleModel
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class ModelOptions:
     threads: int | None = None
 
 
-def _load(ctx: JobContext, options: ModelOptions) -> Any:
+def _load(ctx: JobContext, options: ModelOptions) -> RoleModel:
     from models import load_model  # onnxruntime and tokenizers load here, off the UI thread
 
     ctx.progress(0, 1, "loading model")
@@ -39,7 +39,7 @@ class ModelHolder(QObject):
         super().__init__()
         self._tracker = tracker
         self.options = options or ModelOptions()
-        self.model: Any = None
+        self.model: RoleModel | None = None
         self.error: Exception | None = None
         self._worker: Worker | None = None
 
@@ -63,7 +63,7 @@ class ModelHolder(QObject):
             self._worker = None
         return True
 
-    def request(self) -> Any:
+    def request(self) -> RoleModel | None:
         """The model if loaded; otherwise start loading (once) and return None."""
         if self.model is not None:
             return self.model
@@ -81,7 +81,7 @@ class ModelHolder(QObject):
         self.error = None
         self.request()
 
-    def _on_result(self, worker: Worker, model: Any) -> None:
+    def _on_result(self, worker: Worker, model: RoleModel) -> None:
         if worker is not self._worker:
             return
         self._worker = None

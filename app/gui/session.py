@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -30,12 +30,19 @@ from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import CorruptPdfError, RhetoricaError
 from core.jobs import JobContext
+from core.labels import RolePrediction
+from core.model_api import RoleModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pymupdf
+
+    from core.analysis import PaperAnalysis
 
 
 @dataclass
 class OpenDocument:
     path: str
-    doc: Any  # pymupdf.Document used by the UI thread for rendering
+    doc: pymupdf.Document  # used by the UI thread for rendering
     page_sizes: list[tuple[float, float]] = field(default_factory=list)
     sha256: str = ""
 
@@ -59,8 +66,8 @@ def _parse_job(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple
     return paper, sha, False
 
 
-def _analysis_job(ctx: JobContext, paper: Paper, model: Any, sha: str,
-                  cache: AnalysisCache | None) -> tuple[Any, bool]:
+def _analysis_job(ctx: JobContext, paper: Paper, model: RoleModel, sha: str,
+                  cache: AnalysisCache | None) -> tuple[PaperAnalysis, bool]:
     from core.analysis import analyze_paper
 
     if cache is not None:
@@ -94,7 +101,7 @@ class Session(QObject):
         self.cache = cache
         self.document: OpenDocument | None = None
         self.paper: Paper | None = None
-        self.analysis: Any = None
+        self.analysis: PaperAnalysis | None = None
         self.selected = -1
         self.from_cache: dict[str, bool] = {}
         self._generation = 0
@@ -193,7 +200,7 @@ class Session(QObject):
         if self._analysis_worker is worker:
             self._analysis_worker = None
 
-    def _on_analyzed(self, generation: int, result: tuple[Any, bool]) -> None:
+    def _on_analyzed(self, generation: int, result: tuple[PaperAnalysis, bool]) -> None:
         if generation != self._generation:
             return
         analysis, cached = result
@@ -241,7 +248,7 @@ class Session(QObject):
     def jump_to(self, page: int, bbox: tuple[float, float, float, float] | None = None) -> None:
         self.jumpRequested.emit(page, bbox)
 
-    def role_of(self, index: int) -> Any:
+    def role_of(self, index: int) -> RolePrediction | None:
         """The RolePrediction of sentence ``index``, or None before the analysis arrives."""
         if self.analysis is None or not (0 <= index < len(self.analysis.roles)):
             return None

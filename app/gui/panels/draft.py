@@ -9,10 +9,16 @@ is saved (debounced, atomically) to ``user_data_dir()/drafts`` and restored on t
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import (
+    QColor,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -29,6 +35,8 @@ from app.gui.session import Session
 from app.gui.workers import Worker
 from core.drafts import DraftStore
 from core.jobs import JobContext
+from core.labels import RolePrediction
+from core.model_api import RoleModel
 
 LABEL_DELAY_MS = 600
 SAVE_DELAY_MS = 800
@@ -39,7 +47,7 @@ PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each senten
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
 
-def label_draft(ctx: JobContext, text: str, model: Any) -> list[tuple[tuple[int, int], Any]]:
+def label_draft(ctx: JobContext, text: str, model: RoleModel) -> list[tuple[tuple[int, int], RolePrediction]]:
     """Split ``text`` into sentences and label them as one document: [((start, end), prediction)]."""
     from core.text.sentences import split_sentences
 
@@ -61,7 +69,7 @@ class _Margin(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(MARGIN_W, 0)
 
-    def paintEvent(self, event: Any) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         self.editor.paint_margin(self, event.rect())
 
 
@@ -71,7 +79,7 @@ class DraftEditor(QPlainTextEdit):
     def __init__(self, palette: RolePalette) -> None:
         super().__init__()
         self.palette_ = palette
-        self.labels: list[tuple[QTextCursor, Any]] = []  # cursors track edits
+        self.labels: list[tuple[QTextCursor, RolePrediction]] = []  # cursors track edits
         self.margin = _Margin(self)
         self.setViewportMargins(MARGIN_W, 0, 0, 0)
         self.setPlaceholderText(PLACEHOLDER)
@@ -79,7 +87,7 @@ class DraftEditor(QPlainTextEdit):
         self.updateRequest.connect(self._on_update_request)
         palette.changed.connect(self.refresh)
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         rect = self.contentsRect()
         self.margin.setGeometry(QRect(rect.left(), rect.top(), MARGIN_W, rect.height()))
@@ -90,7 +98,7 @@ class DraftEditor(QPlainTextEdit):
         else:
             self.margin.update(0, rect.y(), self.margin.width(), rect.height())
 
-    def set_labels(self, labelled: list[tuple[tuple[int, int], Any]]) -> None:
+    def set_labels(self, labelled: list[tuple[tuple[int, int], RolePrediction]]) -> None:
         self.labels = []
         length = self.document().characterCount() - 1
         for (start, end), prediction in labelled:
@@ -119,7 +127,7 @@ class DraftEditor(QPlainTextEdit):
         self.setExtraSelections(selections)
         self.margin.update()
 
-    def label_at(self, position: int) -> Any:
+    def label_at(self, position: int) -> RolePrediction | None:
         for cursor, prediction in self.labels:
             if cursor.selectionStart() <= position < cursor.selectionEnd():
                 return prediction
@@ -284,7 +292,7 @@ class DraftPanel(QWidget):
         self.status.setText(f"{len(labelled)} sentences: {summary}" if labelled else "")
         self.labelled.emit(len(labelled))
 
-    def _on_model_ready(self, _model: Any) -> None:
+    def _on_model_ready(self, _model: RoleModel) -> None:
         if self._waiting_for_model:
             self._waiting_for_model = False
             self.label_now()
@@ -296,4 +304,5 @@ class DraftPanel(QWidget):
 
 SPEC = register_panel(PanelSpec(
     id="draft", title="Draft", factory=DraftPanel, area=Qt.DockWidgetArea.BottomDockWidgetArea,
-    order=50, shortcut="Ctrl+D", description="Write a draft and see each sentence's role"))
+    order=50, shortcut="Ctrl+D", description="Write a draft and see each sentence's role",
+    visible=False, remember_visible=True, height=230))

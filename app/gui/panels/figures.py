@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QIcon, QPixmap
@@ -18,6 +17,7 @@ from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label
 from app.gui.workers import Worker
+from core.document import Figure, Paper
 from core.jobs import JobContext
 
 THUMB = QSize(200, 150)
@@ -25,7 +25,7 @@ _LEADING_LABEL = re.compile(r"^(fig(ure)?|tab(le)?)\.?\s*[A-Z]?\d+[a-z]?(\s*[:.|
 FIGURE_ROLE = Qt.ItemDataRole.UserRole
 
 
-def render_thumbnails(ctx: JobContext, path: str, figures: list[Any], zoom: float = 1.0
+def render_thumbnails(ctx: JobContext, path: str, figures: list[Figure], zoom: float = 1.0
                       ) -> Iterator[tuple[int, bytes | None]]:
     """Yield ``(figure index, PNG bytes or None)`` for each figure, rendered in a child process."""
     from app.gui.pdf_jobs import figure_pngs_isolated
@@ -75,7 +75,7 @@ class FiguresPanel(QWidget):
         self.empty.setText(message)
         self.stack.setCurrentWidget(self.empty)
 
-    def _on_paper(self, paper: Any) -> None:
+    def _on_paper(self, paper: Paper) -> None:
         self._reset("No figures or tables were found in this paper.")
         if not paper.figures:
             return

@@ -107,4 +107,5 @@ class InspectorPanel(QWidget):
 
 SPEC = register_panel(PanelSpec(
     id="inspector", title="Sentence", factory=InspectorPanel, order=20, shortcut="Ctrl+Shift+I",
-    description="The selected sentence and its role probabilities"))
+    description="The selected sentence and its role probabilities", width=400, height=330,
+    show_on_selection=True))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from PySide6.QtCore import QModelIndex, QRectF, Qt
 from PySide6.QtGui import QPainter
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label, paint_role_mix
+from core.document import Paper
 from core.labels import ROLES
 
 COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -107,7 +107,7 @@ class OutlinePanel(QWidget):
         elif stage == "open" and self.session.document is None:
             self._clear()
 
-    def _on_paper(self, paper: Any) -> None:
+    def _on_paper(self, paper: Paper) -> None:
         self.tree.clear()
         if not paper.sections:
             self._clear("No sections were found in this paper.")
@@ -162,4 +162,4 @@ class OutlinePanel(QWidget):
 
 SPEC = register_panel(PanelSpec(
     id="outline", title="Outline", factory=OutlinePanel, area=Qt.DockWidgetArea.LeftDockWidgetArea,
-    order=10, shortcut="Ctrl+Shift+O", description="Sections and their role mix"))
+    order=10, shortcut="Ctrl+Shift+O", description="Sections and their role mix", width=300))

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QScrollArea, QSizePolicy, QStackedWidget, QVBoxLay
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label
+from core.analysis import PaperAnalysis
+from core.document import Paper
 from core.labels import ROLES
 
 ROW_H = 22
@@ -30,7 +32,7 @@ class ProfileChart(QWidget):
         self.setMouseTracking(True)
         session.palette.changed.connect(self.update)
 
-    def set_data(self, paper: Any, analysis: Any) -> None:
+    def set_data(self, paper: Paper | None, analysis: PaperAnalysis | None) -> None:
         self.rows = []
         if paper is not None and analysis is not None:
             for i, section in enumerate(paper.sections):
@@ -140,4 +142,4 @@ class ProfilePanel(QWidget):
 
 SPEC = register_panel(PanelSpec(
     id="profile", title="Rhetorical profile", factory=ProfilePanel, order=30, shortcut="Ctrl+Shift+P",
-    description="Share of each role per section"))
+    description="Share of each role per section", in_front=True, height=470))

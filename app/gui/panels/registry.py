@@ -33,6 +33,11 @@ class PanelSpec:
     visible: bool = True  # shown on first start
     description: str = ""
     tab_with: str = ""  # id of a panel to tabify with
+    in_front: bool = False  # the visible tab when tabified with others
+    width: int = 0  # initial width in pixels (left/right areas); 0 = Qt's choice
+    height: int = 0  # initial height in pixels, shared out among the area's panels that set one
+    remember_visible: bool = False  # shown or hidden as the user left it (overrides ``visible``)
+    show_on_selection: bool = False  # shown when the user selects a sentence
 
 
 _REGISTRY: dict[str, PanelSpec] = {}
