@@ -63,7 +63,7 @@ def write_adapters(bundle_dir: str | Path, adapters: list[LabelAdapter]) -> dict
         arrays[f"{adapter.dataset}/weight"] = adapter.weight.astype(np.float32)
         arrays[f"{adapter.dataset}/bias"] = adapter.bias.astype(np.float32)
     with open(Path(bundle_dir) / ADAPTERS_FILE, "wb") as handle:
-        np.savez(handle, **arrays)
+        np.savez(handle, allow_pickle=False, **arrays)
     return {a.dataset: {"labels": list(a.labels), "file": ADAPTERS_FILE, "embedding_scale": a.embedding_scale,
                         "features": "[embedding_scale * sentence_embedding, role_logits - mean(role_logits)]"}
             for a in adapters}

@@ -126,7 +126,8 @@ def _metadata_title(doc: pymupdf.Document) -> str:
     return title
 
 
-def _rotate_box(box: tuple[float, float, float, float], matrix: pymupdf.Matrix) -> tuple[float, ...]:
+def _rotate_box(box: tuple[float, float, float, float],
+                matrix: pymupdf.Matrix) -> tuple[float, float, float, float]:
     r = pymupdf.Rect(box) * matrix
     r.normalize()
     return (r.x0, r.y0, r.x1, r.y1)
@@ -257,9 +258,10 @@ def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
         if cap.fig_id in seen:
             continue
         seen.add(cap.fig_id)
+        x0, y0, x1, y1 = bbox  # a 4-tuple of floats, whatever sequence it came as
         figures.append(Figure(
             id=cap.fig_id, kind=cap.kind, number=cap.number,
-            caption=clean_text(join_lines(cap.lines)), page=cap.page, bbox=tuple(bbox),
+            caption=clean_text(join_lines(cap.lines)), page=cap.page, bbox=(x0, y0, x1, y1),
             caption_bbox=cap.bbox, region_found=found,
         ))
     if any(m is not None for m in rotations):

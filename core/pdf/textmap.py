@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.pdf.lines import Line
@@ -233,7 +234,7 @@ _INNER_COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([A-Za-z]{2,})\b")
 _WHOLE_WORD = re.compile(r"(?<![\w-])[A-Za-z]{4,}(?![\w-])")
 
 
-def inner_compounds(texts) -> frozenset[str]:  # type: ignore[no-untyped-def]
+def inner_compounds(texts: Iterable[str]) -> frozenset[str]:
     """The paper's own spelling, lower-cased: "left-right" compounds and whole words (4+ letters)
     written inside lines, used to decide line-end hyphens ("predicate-argument", "SciBERT")."""
     found: set[str] = set()

@@ -158,7 +158,9 @@ def load_nicta(root: Path, split: str) -> list[LabelledDocument]:
         raise bad_split("nicta-piboso", split, known)
     path = need_file(root / "nicta_piboso" / f"{split}_clean.txt")
     docs: list[LabelledDocument] = []
-    doc_id, sentences, labels = "", [], []
+    doc_id = ""
+    sentences: list[str] = []
+    labels: list[str] = []
 
     def flush() -> None:
         if sentences:

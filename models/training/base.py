@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tokenizers import Tokenizer
+    from torch import nn
 
 DEFAULT_BASE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -39,7 +44,7 @@ def base_model_name(path: Path) -> str:
     return path.name
 
 
-def load_tokenizer(path: Path, max_length: int):  # type: ignore[no-untyped-def]
+def load_tokenizer(path: Path, max_length: int) -> Tokenizer:
     """The base model's ``tokenizers.Tokenizer`` with truncation at ``max_length`` and no fixed padding."""
     from tokenizers import Tokenizer
 
@@ -59,7 +64,7 @@ def tokenizer_json(path: Path, max_length: int) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def load_encoder(path: Path):  # type: ignore[no-untyped-def]
+def load_encoder(path: Path) -> nn.Module:
     """The transformer encoder (``transformers.AutoModel``) from a local folder, offline."""
     from transformers import AutoModel
 

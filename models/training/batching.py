@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass
 
 import torch
+from tokenizers import Tokenizer
 
 from models.datasets import DATASET_LABELS, PARTIAL_ONLY, DatasetError, LabelledDocument, dataset_key
 from models.roles import ROLES
@@ -103,7 +104,8 @@ def allowed_tensor(allowed: list[frozenset[str]]) -> torch.Tensor:
     return out
 
 
-def encode_documents(docs: list[LabelledDocument], tokenizer, source: str) -> list[EncodedDocument]:  # type: ignore[no-untyped-def]
+def encode_documents(docs: list[LabelledDocument], tokenizer: Tokenizer,
+                     source: str) -> list[EncodedDocument]:
     """Tokenise every sentence once (the tokenizer truncates at max_length)."""
     flat = [s for d in docs for s in d.sentences]
     ids = [e.ids for e in tokenizer.encode_batch(flat)] if flat else []

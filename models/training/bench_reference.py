@@ -19,6 +19,7 @@ from transformers import AutoModel
 
 from models.bundle import read_manifest
 from models.encoder import load_tokenizer, pad_batch
+from models.training.net import hf_config
 
 
 @dataclass
@@ -62,7 +63,7 @@ def load_torch_encoder(model_dir: str | Path, bundle: str | Path, threads: int, 
         model = load_checkpoint(model_dir)[0].encoder.float().eval()
     else:
         model = AutoModel.from_pretrained(str(model_dir), dtype=torch.float32).eval()
-    return TorchEncoder(model, tokenizer, pad_id, int(model.config.hidden_size),
+    return TorchEncoder(model, tokenizer, pad_id, int(hf_config(model).hidden_size),
                         time.perf_counter() - started)
 
 
@@ -71,7 +72,7 @@ def torch_linear_calls(rows: int, threads: int,
     """One call per (k, n) shape: ``F.linear`` of a (rows, k) input by an (n, k) weight, fp32."""
     torch.set_num_threads(threads)
     generator = torch.Generator().manual_seed(0)
-    calls = []
+    calls: list[Callable[[], None]] = []
     for k, n in shapes:
         x = torch.randn(rows, k, generator=generator)
         w = torch.randn(n, k, generator=generator) * 0.05

@@ -98,7 +98,7 @@ def apply_bias(net: RhetoricaNet, bias: list[float]) -> None:
     opposite shift folded into their own bias, so their outputs do not change."""
     with torch.no_grad():
         shift = torch.tensor(bias, dtype=net.head.classifier.bias.dtype)
-        net.head.classifier.bias += shift
-        for adapter in net.adapters.values():
+        net.head.classifier.bias.add_(shift)
+        for _, adapter in net.adapter_items():
             roles = adapter.linear.weight[:, -shift.numel():]
-            adapter.linear.bias -= roles @ (shift - shift.mean())
+            adapter.linear.bias.sub_(roles @ (shift - shift.mean()))

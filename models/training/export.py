@@ -92,7 +92,7 @@ def numpy_adapters(net: RhetoricaNet) -> list[LabelAdapter]:
     return [LabelAdapter(name, tuple(a.labels), a.linear.weight.detach().cpu().double().numpy(),
                          (a.linear.bias + a.prior_shift).detach().cpu().double().numpy(),
                          ADAPTER_EMBEDDING_SCALE)
-            for name, a in net.adapters.items()]
+            for name, a in net.adapter_items()]
 
 
 def _passes(figures: dict[str, float], options: ExportOptions) -> bool:

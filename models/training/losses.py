@@ -52,6 +52,8 @@ def pair_masks(targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 class PartialLabelCE(nn.Module):
     """Cross-entropy with allowed-set targets: -log sum_{r in allowed} p(r)."""
 
+    class_weights: torch.Tensor | None  # a registered buffer
+
     def __init__(self, label_smoothing: float = 0.0, class_weights: torch.Tensor | None = None) -> None:
         super().__init__()
         self.label_smoothing = label_smoothing
@@ -203,4 +205,4 @@ def make_loss(name: str, **kwargs: object) -> nn.Module:
         kwargs.setdefault("mining", "all")
     if name == "triplet_hard":
         kwargs.setdefault("mining", "hard")
-    return LOSSES[name](**kwargs)  # type: ignore[arg-type]
+    return LOSSES[name](**kwargs)

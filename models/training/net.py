@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -147,6 +148,8 @@ class LabelAdapter(nn.Module):
     a label kept with probability f gets log(1/f) added to its logit.
     """
 
+    prior_shift: torch.Tensor  # a registered buffer
+
     def __init__(self, hidden: int, num_roles: int, labels: list[str]) -> None:
         super().__init__()
         self.labels = list(labels)
@@ -167,6 +170,11 @@ class LabelAdapter(nn.Module):
                     self.prior_shift[self.labels.index(label)] = math.log(1.0 / fraction)
 
 
+def hf_config(encoder: nn.Module) -> Any:
+    """A Hugging Face model's ``config`` (a ``PretrainedConfig`` whose fields are dynamic)."""
+    return cast(Any, encoder).config
+
+
 class RhetoricaNet(nn.Module):
     """Encoder (any Hugging Face BERT-like model) + mean pooling + context-aware role head."""
 
@@ -174,7 +182,7 @@ class RhetoricaNet(nn.Module):
         super().__init__()
         self.encoder = encoder
         self.head_config = head or HeadConfig()
-        self.hidden = int(encoder.config.hidden_size)
+        self.hidden = int(hf_config(encoder).hidden_size)
         self.head = RoleHead(self.hidden, self.head_config)
         self.adapters = nn.ModuleDict()  # dataset key -> LabelAdapter (not part of the ONNX graph)
 
@@ -182,10 +190,18 @@ class RhetoricaNet(nn.Module):
         """A label adapter for ``dataset``'s own labels (kept if one exists already)."""
         if dataset not in self.adapters:
             self.adapters[dataset] = LabelAdapter(self.hidden, self.head_config.num_labels, labels)
-        return self.adapters[dataset]
+        return self.adapter(dataset)
+
+    def adapter(self, dataset: str) -> LabelAdapter:
+        """The label adapter of ``dataset`` (KeyError when there is none)."""
+        return cast(LabelAdapter, self.adapters[dataset])
+
+    def adapter_items(self) -> list[tuple[str, LabelAdapter]]:
+        """(dataset, adapter) pairs in the order they were added."""
+        return [(name, cast(LabelAdapter, adapter)) for name, adapter in self.adapters.items()]
 
     def adapter_labels(self) -> dict[str, list[str]]:
-        return {name: list(adapter.labels) for name, adapter in self.adapters.items()}
+        return {name: list(adapter.labels) for name, adapter in self.adapter_items()}
 
     def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)

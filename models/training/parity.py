@@ -50,7 +50,10 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         options.intra_op_num_threads = max(1, torch.get_num_threads())
         sessions[name] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     net = net.to("cpu").eval()
-    ref_emb, ref_lab, out = [], [], {name: ([], [], []) for name in graphs}
+    ref_emb: list[np.ndarray] = []
+    ref_lab: list[np.ndarray] = []
+    out: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {
+        name: ([], [], []) for name in graphs}
     for index, doc in enumerate(chosen):
         ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
         kind_value = 0 if index % 2 == 0 else UNKNOWN_SECTION
@@ -80,5 +83,5 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         if net.adapters:  # informational: label adapters read the graph's two outputs
             result[name]["adapter_agreement"] = {
                 key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)
-                for key, adapter in net.adapters.items()}
+                for key, adapter in net.adapter_items()}
     return result

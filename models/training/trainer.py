@@ -15,11 +15,12 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tokenizers import Tokenizer
 
 from core.errors import DatasetError
 from core.jobs import JobContext, ensure_context
@@ -180,7 +181,7 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
         report = classification_report(gold, pred, DATASET_LABELS[key])
         scores[spec], macro[spec] = report.f1_micro, report.f1_macro
         if key in net.adapters:
-            adapter = net.adapters[key]
+            adapter = net.adapter(key)
             emb = torch.from_numpy(np.concatenate(embs)).float()
             log_p = torch.log(torch.from_numpy(np.concatenate(probs)).float().clamp(min=1e-12))
             with torch.no_grad():
@@ -196,7 +197,7 @@ def adapter_loss(net: RhetoricaNet, emb: torch.Tensor, logits: torch.Tensor, bat
     total = logits.new_zeros(())
     if not net.adapters or batch.datasets is None or batch.native is None:
         return total
-    for name, adapter in net.adapters.items():
+    for name, adapter in net.adapter_items():
         rows = torch.tensor([d == name for d in batch.datasets], device=logits.device) & (batch.native >= 0)
         if bool(rows.any()):
             out = adapter(emb[rows], logits[rows], corrected=False)
@@ -205,7 +206,10 @@ def adapter_loss(net: RhetoricaNet, emb: torch.Tensor, logits: torch.Tensor, bat
 
 
 def _optimizer(net: RhetoricaNet, cfg: TrainConfig, extra: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
-    decay, no_decay, head_decay, head_no_decay = [], [], [], []
+    decay: list[torch.nn.Parameter] = []
+    no_decay: list[torch.nn.Parameter] = []
+    head_decay: list[torch.nn.Parameter] = []
+    head_no_decay: list[torch.nn.Parameter] = []
     for name, param in net.named_parameters():
         if not param.requires_grad:
             continue
@@ -233,7 +237,7 @@ def _schedule(step: int, total: int, warmup: int, time_fraction: float = 0.0) ->
     return max(0.0, 1.0 - max(by_steps, time_fraction))
 
 
-def load_corpora(specs: list[str], tokenizer: Any, shared: Path | None = None,
+def load_corpora(specs: list[str], tokenizer: Tokenizer, shared: Path | None = None,
                  documents: dict[str, list[LabelledDocument]] | None = None
                  ) -> dict[str, list[EncodedDocument]]:
     """Tokenised documents per spec (``documents``: already read, keyed by spec)."""
@@ -279,7 +283,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     trained_kinds = sorted({SECTION_KINDS[k] for d in corpus for k in d.kinds if k < len(SECTION_KINDS)})
 
     if cfg.freeze_embeddings:
-        for param in net.encoder.embeddings.parameters():
+        for param in cast(Any, net.encoder).embeddings.parameters():  # a Hugging Face BertModel
             param.requires_grad = False
     net.to(device).train()
     role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
