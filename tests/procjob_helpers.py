@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from core.errors import NotAPdfError
 from core.jobs import JobContext
@@ -24,6 +26,8 @@ def squares(ctx: JobContext, n: int) -> Iterator[int]:
         yield i * i
 
 
-def sleep_forever(ctx: JobContext) -> None:
-    ctx.progress(0, 1, "started")
+def sleep_then_mark(ctx: JobContext, marker: str) -> None:
+    """Reports its process id, sleeps a minute, then writes ``marker``: a cancelled run never does."""
+    ctx.progress(0, 1, str(os.getpid()))
     time.sleep(60)
+    Path(marker).write_text("finished", encoding="utf-8")

@@ -50,4 +50,7 @@ def test_cold_start_probe(tmp_path: Path) -> None:
     from app.gui.bench import cold_start
 
     (run,) = cold_start(1, env=_env(tmp_path), pdf=str(sample_paper_path()))
-    assert 0 < run["window_s"] <= run["first_page_s"] < 120  # speed goals: `rhetorica bench gui`
+    # Both marks come back, in order (the window is painted before the PDF's first page); how
+    # fast is `rhetorica bench gui`'s business (docs/benchmarks.md), not a unit test's.
+    assert set(run) == {"window_s", "first_page_s"}
+    assert 0 < run["window_s"] <= run["first_page_s"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.cli import main
@@ -13,10 +14,65 @@ from core.document import Paper
 from tests.test_analysis import make_paper
 from tests.tiny_bundle import make_tiny_bundle
 
+# The dataset label each predicted role counts as (docs/data.md), written out here rather than
+# taken from models.datasets.to_dataset_label, so that a wrong mapping there fails these tests.
+CSABSTRUCT_LABEL = {"background": "background", "objective": "objective", "method": "method",
+                    "result": "result", "conclusion": "result", "other": "other"}
+UCI_AZ_LABEL = {"background": "MISC", "objective": "AIMX", "method": "OWNX", "result": "OWNX",
+                "conclusion": "OWNX", "other": "MISC"}
+
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_bundle(tmp_path_factory.mktemp("tiny") / "bundle")
+
+
+# -- the figures, recomputed here by brute force (not with models.metrics) ---------------------
+def _f1_micro_macro(gold: list[str], predicted: list[str], labels: list[str]) -> tuple[float, float]:
+    """F1-micro (from the counts summed over classes) and F1-macro (mean over ``labels``)."""
+    per_class, tp_all, fp_all, fn_all = [], 0, 0, 0
+    for label in labels:
+        tp = sum(g == label and p == label for g, p in zip(gold, predicted, strict=True))
+        fp = sum(g != label and p == label for g, p in zip(gold, predicted, strict=True))
+        fn = sum(g == label and p != label for g, p in zip(gold, predicted, strict=True))
+        per_class.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+        tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
+    return 2 * tp_all / (2 * tp_all + fp_all + fn_all), sum(per_class) / len(labels)
+
+
+def _p_at_1_map_at_r(vectors: np.ndarray, labels: list[str]) -> tuple[float, float, int]:
+    """(P@1, MAP@R, queries): every item queries all the others by cosine similarity, ties broken by
+    item index; R = the other items with the query's label; queries with R = 0 are left out.
+
+    The similarities are float32 products like the evaluation's: the tiny model maps many sentences
+    to the same vector or to vectors a few ulps apart (batch padding moves the last bits), so the
+    ranking among those is decided by float32 rounding (float64 reorders ~200 of 600 UCI-AZ top-1s).
+    """
+    x = np.asarray(vectors, dtype=np.float32)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    sims = x[np.arange(len(x))] @ x.T
+    hits_at_1, average_precisions = [], []
+    for q in range(len(labels)):
+        others = [j for j in range(len(labels)) if j != q]
+        r = sum(labels[j] == labels[q] for j in others)
+        if r == 0:
+            continue
+        ranked = sorted(others, key=lambda j: (-sims[q, j], j))[:r]
+        relevant = [labels[j] == labels[q] for j in ranked]
+        hits_at_1.append(relevant[0])
+        found, total = 0, 0.0
+        for i, rel in enumerate(relevant, 1):
+            if rel:
+                found += 1
+                total += found / i
+        average_precisions.append(total / r)
+    queries = len(average_precisions)
+    return sum(hits_at_1) / queries, sum(average_precisions) / queries, queries
+
+
+def _predicted_labels(model, docs, mapping: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each document classified as one document (sentences in order), roles mapped to labels."""
+    return [mapping[p.label] for d in docs for p in model.classify_roles(d.sentences, d.section_kinds)]
 
 
 def test_analyze_paper_json(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,9 +111,29 @@ def test_eval_roles_csabstruct_slice(bundle: Path, tmp_path: Path,
     assert data["documents"] == 4 and data["sentences"] == sum(data["per_class"][x]["support"]
                                                                for x in data["labels"])
     assert data["labels"] == ["background", "objective", "method", "result", "other"]
-    assert 0.0 <= data["f1_macro"] <= 1.0 and 0.0 <= data["f1_micro"] <= 1.0
-    assert "test_dedup" in data and data["test_dedup"]["sentences"] <= data["sentences"]
     assert "F1-micro" in capsys.readouterr().out
+
+    # The same figures, recomputed: the tiny model on the same 4 abstracts, F1 counted by hand.
+    from models import load_model
+    from models.datasets import load_dataset
+
+    model = load_model(bundle, threads=2)
+    docs = load_dataset("csabstruct", "test")[:4]
+    gold = [label for d in docs for label in d.labels]
+    predicted = _predicted_labels(model, docs, CSABSTRUCT_LABEL)
+    assert data["sentences"] == len(gold)
+    micro, macro = _f1_micro_macro(gold, predicted, data["labels"])
+    assert (data["f1_micro"], data["f1_macro"]) == (pytest.approx(micro), pytest.approx(macro))
+    assert data["per_class"]["method"]["support"] == gold.count("method")
+    # test-dedup: only the abstracts that csabstruct:test-dedup keeps.
+    dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
+    in_dedup = [tuple(d.sentences) in dedup for d in docs for _ in d.sentences]
+    sub = data["test_dedup"]
+    assert sub["documents"] == sum(tuple(d.sentences) in dedup for d in docs)
+    assert sub["sentences"] == sum(in_dedup)
+    micro, macro = _f1_micro_macro([g for g, k in zip(gold, in_dedup) if k],
+                                   [p for p, k in zip(predicted, in_dedup) if k], data["labels"])
+    assert (sub["f1_micro"], sub["f1_macro"]) == (pytest.approx(micro), pytest.approx(macro))
 
 
 @pytest.mark.shared
@@ -105,9 +181,26 @@ def test_eval_retrieval_slice(bundle: Path, tmp_path: Path, capsys: pytest.Captu
     assert main(["eval", "retrieval", "--data", "csabstruct", "--model", str(bundle), "--limit", "6",
                  "--json", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert 0.0 <= data["precision_at_1"] <= 1.0 and 0.0 <= data["map_at_r"] <= 1.0
-    assert data["items"] == data["sentences"] > 6
     assert "MAP@R" in capsys.readouterr().out
+
+    # The same figures, recomputed: the tiny model's embeddings of the same sentences, ranked here.
+    from models import load_model
+    from models.datasets import load_dataset
+
+    docs = load_dataset("csabstruct", "test")[:6]
+    sentences = [s for d in docs for s in d.sentences]
+    labels = [label for d in docs for label in d.labels]
+    vectors = load_model(bundle, threads=2).embed(sentences)
+    assert data["items"] == data["sentences"] == len(sentences)
+    p1, map_r, queries = _p_at_1_map_at_r(vectors, labels)
+    assert data["queries"] == queries
+    assert (data["precision_at_1"], data["map_at_r"]) == (pytest.approx(p1), pytest.approx(map_r))
+    dedup = {tuple(d.sentences) for d in load_dataset("csabstruct", "test-dedup")}
+    keep = [i for i, key in enumerate(tuple(d.sentences) for d in docs for _ in d.sentences) if key in dedup]
+    p1, map_r, queries = _p_at_1_map_at_r(vectors[keep], [labels[i] for i in keep])
+    sub = data["test_dedup"]
+    assert sub["sentences"] == len(keep) and sub["queries"] == queries
+    assert (sub["precision_at_1"], sub["map_at_r"]) == (pytest.approx(p1), pytest.approx(map_r))
 
 
 @pytest.mark.shared
@@ -119,7 +212,10 @@ def test_bench_encode_onnx_side(bundle: Path, tmp_path: Path) -> None:
     assert data["sentences"] == 20
     onnx = data["sides"]["onnx"]
     assert onnx["sorted"]["sentences_per_second"] > 0 and onnx["peak_rss_mb"] > 10
-    assert onnx["load_seconds"] < 1.0 and "torch" not in data["sides"]
+    # Timings are `rhetorica bench`'s business (docs/benchmarks.md): here only that all were taken.
+    assert len(onnx["sorted"]["seconds"]) == data["repeats"] == 3 and "load_seconds" in onnx
+    assert onnx["provider"] == "CPUExecutionProvider"
+    assert set(data["sides"]) == {"onnx"} and data["fidelity"] == {}  # no torch, no fp32 reference
     assert "op_profile" not in onnx  # only with --profile
 
 
@@ -140,16 +236,28 @@ def test_bench_encode_profile_shares(bundle: Path, tmp_path: Path,
 def test_eval_record_writes_metrics_into_the_manifest(tmp_path: Path) -> None:
     from models import load_model
     from models.bundle import verify_bundle
+    from models.datasets import load_dataset
 
     bundle = make_tiny_bundle(tmp_path / "b")
-    model_id = load_model(bundle).model_id
+    model = load_model(bundle, threads=2)
+    model_id = model.model_id
     assert main(["eval", "roles", "--data", "uci-az", "--model", str(bundle), "--record"]) == 0
     assert main(["eval", "retrieval", "--data", "uci-az", "--model", str(bundle), "--record"]) == 0
     manifest = verify_bundle(bundle)  # hashes still right
     assert set(manifest.metrics) == {"uci-az-test-f1-micro", "uci-az-test-f1-macro",
                                      "uci-az-test-p@1", "uci-az-test-map@r"}
     entry = manifest.metrics["uci-az-test-f1-micro"]
-    assert 0 <= entry["value"] <= 1 and entry["data"] == "uci-az:test" and "eval roles" in entry["command"]
+    assert entry["data"] == "uci-az:test" and "eval roles" in entry["command"]
+    # The recorded values (rounded to 4 places) are the figures recomputed here on the whole split.
+    docs = load_dataset("uci-az", "test")
+    gold = [label for d in docs for label in d.labels]
+    micro, macro = _f1_micro_macro(gold, _predicted_labels(model, docs, UCI_AZ_LABEL),
+                                   ["AIMX", "OWNX", "CONT", "BASE", "MISC"])
+    assert entry["value"] == round(micro, 4)
+    assert manifest.metrics["uci-az-test-f1-macro"]["value"] == round(macro, 4)
+    p1, map_r, _ = _p_at_1_map_at_r(model.embed([s for d in docs for s in d.sentences]), gold)
+    assert manifest.metrics["uci-az-test-p@1"]["value"] == round(p1, 4)
+    assert manifest.metrics["uci-az-test-map@r"]["value"] == round(map_r, 4)
     assert load_model(bundle).model_id == model_id  # metrics do not change the model id
 
 

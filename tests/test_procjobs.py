@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
-import time
+from pathlib import Path
 
 import pytest
 
 from core.errors import Cancelled, NotAPdfError
-from core.jobs import JobContext
+from core.jobs import JobContext, Progress
 from core.procjobs import iter_in_process, run_in_process
 
 
@@ -30,11 +31,20 @@ def test_generator_items_stream() -> None:
     assert items == [0, 1, 4, 9]
 
 
-def test_cancel_terminates_the_child() -> None:
+def test_cancel_terminates_the_child(tmp_path: Path) -> None:
     started = threading.Event()
-    ctx = JobContext(lambda p: started.set())
+    reported: list[str] = []
+
+    def on_progress(progress: Progress) -> None:
+        reported.append(progress.message)
+        started.set()
+
+    ctx = JobContext(on_progress)
     threading.Thread(target=lambda: (started.wait(30), ctx.cancel()), daemon=True).start()
-    t0 = time.monotonic()
+    marker = tmp_path / "finished"
     with pytest.raises(Cancelled):
-        run_in_process(ctx, "tests.procjob_helpers:sleep_forever")
-    assert time.monotonic() - t0 < 30
+        run_in_process(ctx, "tests.procjob_helpers:sleep_then_mark", str(marker))
+    # The child was stopped, not waited for: it never finished its work and no longer exists.
+    assert not marker.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(reported[0]), 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 
 import pytest
 
@@ -102,16 +101,16 @@ def test_empty_and_whitespace_input():
     assert split_sentence_texts(" . ") == ["."]
 
 
-def test_very_long_input_is_fast_and_exact():
+def test_very_long_input_is_exact_and_complete():
+    """20,000 sentences (~1 MB) in one text: every sentence found, each span exact.  Speed is
+    measured by `rhetorica eval split` (docs/benchmarks.md), not asserted here."""
     unit = ["As shown in Fig. 3, Smith et al. (2020) found 3.14 (p < 0.05).", "Next, see Eq. (2) [4].",
             "Why?", "It works, e.g. on U.S. data."]
-    gold = unit * 5000  # 20,000 sentences, ~1 MB
+    gold = unit * 5000
     text = " ".join(gold)
-    started = time.perf_counter()
-    got = split_sentence_texts(text)
-    elapsed = time.perf_counter() - started
-    assert got == gold
-    assert len(gold) / elapsed > 5000, f"only {len(gold) / elapsed:.0f} sentences/s"
+    assert split_sentence_texts(text) == gold
+    starts = list(itertools.accumulate((len(g) + 1 for g in gold[:-1]), initial=0))
+    assert split_sentences(text) == [(a, a + len(g)) for a, g in zip(starts, gold, strict=True)]
 
 
 def test_text_without_any_terminator_is_one_sentence():

@@ -53,13 +53,46 @@ def tiny_run(tmp_path_factory):
     return result, tmp, messages, dev
 
 
+def _checkpoint_predictions(checkpoint, documents):
+    """The roles a saved checkpoint gives each sentence, one document at a time (whole document as
+    context, section kind unknown as in the dev file), straight from the torch net."""
+    from models.encoder import pad_batch
+    from models.training.base import load_tokenizer
+    from models.training.checkpoint import load_checkpoint
+    from models.training.net import UNKNOWN_SECTION
+
+    net, base_dir, _ = load_checkpoint(checkpoint)
+    net.eval()
+    tokenizer = load_tokenizer(base_dir, 32)
+    roles = []
+    for doc in documents:
+        ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc.sentences)], 0)
+        kinds = torch.full((len(doc.sentences),), UNKNOWN_SECTION, dtype=torch.long)
+        with torch.no_grad():
+            _, logits = net(torch.from_numpy(ids), torch.from_numpy(mask), kinds)
+        roles += [ROLES[k] for k in logits.argmax(-1).tolist()]
+    return roles
+
+
 def test_training_writes_best_checkpoint_and_reports_progress(tiny_run):
-    result, tmp, messages, _ = tiny_run
+    from tests.test_model_cli import _f1_micro_macro
+
+    result, tmp, messages, dev = tiny_run
     assert result.checkpoint.is_file() and result.steps == 4
     assert result.trained_section_kinds == ["abstract"]
     assert any("loss" in m for m in messages) and any("dev F1" in m for m in messages)
     history = [json.loads(line) for line in (tmp / "work" / "history.jsonl").read_text().splitlines()]
-    assert history and 0.0 <= next(iter(history[-1]["dev_f1_micro"].values())) <= 1.0
+    spec = f"jsonl:{tmp / 'dev.jsonl'}"
+    scores = [entry["dev_f1_micro"][spec] for entry in history]
+    # Best on dev: the checkpoint is the first evaluation with the highest dev F1.
+    best = history[scores.index(max(scores))]
+    assert result.best_step == best["step"] and result.best_dev == {spec: max(scores)}
+    # That F1 is the saved model's own: its predictions on the dev documents, scored here by hand
+    # in the user-data label space (the six roles; CSAbstruct's labels are all roles).
+    gold = [label for d in dev for label in d.labels]
+    micro, macro = _f1_micro_macro(gold, _checkpoint_predictions(result.checkpoint, dev), list(ROLES))
+    assert best["dev_f1_micro"][spec] == pytest.approx(micro)
+    assert best["dev_f1_macro"][spec] == pytest.approx(macro)
 
 
 def test_net_single_document_equals_batched_documents(tiny_run):

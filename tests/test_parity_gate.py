@@ -1,0 +1,198 @@
+"""The export's parity gate (models/training/export.py + parity.py) rejects a graph that drifted
+from the torch model and accepts one that did not.
+
+A tiny randomly initialised RhetoricaNet (a 2-layer, 32-wide BERT; no pretrained weights, no shared
+data) is exported as the real export does; drifted copies of its ONNX graph are made by editing one
+initializer with the ``onnx`` package:
+
+* ``gamma``: the last encoder LayerNorm's scale, each channel times (1 + 0.25 N(0, 1)): the sentence
+  embeddings turn by about 11 degrees (mean cosine ~0.98, below the 0.99 threshold) while the roles
+  stay within the agreement threshold (~0.98 >= 0.97): only the cosine condition catches it;
+* ``classifier``: N(0, 0.3 std) noise on the role classifier's weight: embeddings untouched,
+  roles change (agreement ~0.45, below 0.97): only the agreement condition catches it.
+
+So each would pass a gate that always passed, or one that checked only the other figure.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from core.errors import ModelError  # noqa: E402
+from tests.tiny_bundle import WORDS, build_tokenizer  # noqa: E402
+
+LAST_ENCODER_NORM = "/encoder/encoder/layer.1/output/LayerNorm/LayerNormalization"
+CLASSIFIER = "/head/classifier/MatMul"
+MIN_COSINE, MIN_AGREEMENT = 0.99, 0.97  # the ExportOptions defaults
+
+
+def _initializer(model, node_name: str, position: int):  # type: ignore[no-untyped-def]
+    """The initializer that feeds input ``position`` of the node named ``node_name``."""
+    node = next(n for n in model.graph.node if n.name == node_name)
+    return next(i for i in model.graph.initializer if i.name == node.input[position])
+
+
+def _edit(source: Path, target: Path, node_name: str, position: int, change) -> None:  # type: ignore[no-untyped-def]
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source))
+    init = _initializer(model, node_name, position)
+    weight = numpy_helper.to_array(init)
+    new = change(weight).astype(weight.dtype)
+    assert new.shape == weight.shape and not np.allclose(new, weight)
+    init.CopyFrom(numpy_helper.from_array(new, init.name))
+    onnx.checker.check_model(model)
+    onnx.save(model, str(target))
+
+
+def drift_gamma(source: Path, target: Path) -> None:
+    noise = np.random.default_rng(2).standard_normal(32)
+    _edit(source, target, LAST_ENCODER_NORM, 1, lambda w: w * (1 + 0.25 * noise))
+
+
+def drift_classifier(source: Path, target: Path) -> None:
+    noise = np.random.default_rng(1).standard_normal((32, 6))
+    _edit(source, target, CLASSIFIER, 1, lambda w: w + 0.3 * w.std() * noise)
+
+
+DRIFTS = {"gamma": drift_gamma, "classifier": drift_classifier}
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """(net, base folder with tokenizer.json, parity documents, fp32 graph)."""
+    from transformers import BertConfig, BertModel
+
+    from models.training.export import export_onnx
+    from models.training.net import HeadConfig, RhetoricaNet
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=2048, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    net = RhetoricaNet(BertModel(config, add_pooling_layer=False),
+                       HeadConfig(dim=32, layers=1, heads=2, ffn=64, dropout=0.0))
+    with torch.no_grad():  # LayerNorms off their (1, 0) start, as after training: own initializers
+        for module in net.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.copy_(1 + 0.1 * torch.randn_like(module.weight))
+                module.bias.copy_(0.1 * torch.randn_like(module.bias))
+    net.eval()
+    base = tmp_path_factory.mktemp("base")
+    build_tokenizer(base / "tokenizer.json")  # word-level; ids < 2048 (export traces ids 1000-2000)
+    rng = np.random.default_rng(3)
+    documents = [[" ".join(rng.choice(WORDS, size=int(rng.integers(3, 12))))
+                  for _ in range(int(rng.integers(3, 9)))] for _ in range(12)]
+    fp32 = base / "fp32.onnx"
+    export_onnx(net, fp32)
+    return net, base, documents, fp32
+
+
+def _passes(figures: dict[str, float]) -> bool:
+    from models.training.export import ExportOptions, _passes
+
+    return _passes(figures, ExportOptions(min_cosine=MIN_COSINE, min_agreement=MIN_AGREEMENT))
+
+
+def test_parity_check_sees_each_drift_and_the_gate_rejects_it(setup, tmp_path: Path) -> None:
+    from models.training.parity import parity_check
+
+    net, base, documents, fp32 = setup
+    graphs = {"exact": fp32}
+    for name, drift in DRIFTS.items():
+        graphs[name] = tmp_path / f"{name}.onnx"
+        drift(fp32, graphs[name])
+    result = parity_check(net, base / "tokenizer.json", graphs, documents, min_sentences=50)
+    assert result["sentences"] >= 50
+    exact, gamma, classifier = result["exact"], result["gamma"], result["classifier"]
+    assert exact["mean_cosine"] >= 0.99999 and exact["role_agreement"] == 1.0
+    assert exact["max_abs_logit_diff"] < 1e-3
+    # The LayerNorm drift turns the embeddings but keeps (nearly all) roles; the classifier drift
+    # leaves the embeddings exact and changes roles: each fails one condition only.
+    assert gamma["mean_cosine"] < MIN_COSINE and gamma["role_agreement"] >= MIN_AGREEMENT
+    assert classifier["mean_cosine"] >= 0.99999 and classifier["role_agreement"] < MIN_AGREEMENT
+    assert _passes(exact)
+    assert not _passes(gamma) and not _passes(classifier)
+
+
+@pytest.fixture
+def export_with(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """export_bundle with its fp32 export drifted by ``DRIFTS[drift]`` (None: left exact)."""
+    from models.training import export
+
+    real_export = export.export_onnx
+
+    def run(setup, out: Path, drift: str | None, **options):  # type: ignore[no-untyped-def]
+        net, base, documents, _ = setup
+
+        def export_then_drift(model, path: Path) -> None:  # type: ignore[no-untyped-def]
+            real_export(model, path)
+            if drift is not None:
+                DRIFTS[drift](path, path)
+
+        monkeypatch.setattr(export, "export_onnx", export_then_drift)
+        opts = export.ExportOptions(**{"name": "parity-gate", "max_length": 16, "quantize": False,
+                                       "parity_sentences": 50, **options})
+        return export.export_bundle(net, base, out, opts, documents)
+
+    return run
+
+
+@pytest.mark.parametrize("drift", sorted(DRIFTS))
+def test_export_refuses_a_drifted_fp32_graph(setup, export_with, drift: str, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    with pytest.raises(ModelError, match=r"export parity check failed \(fp32\)"):
+        export_with(setup, out, drift)
+    assert not out.exists()  # nothing shipped
+
+
+def test_export_ships_the_exact_graph(setup, export_with, tmp_path: Path) -> None:
+    manifest = export_with(setup, tmp_path / "bundle", None)
+    parity = manifest.context["parity"]
+    assert parity["passed"] is True and parity["fp32"]["role_agreement"] == 1.0
+    assert parity["fp32"]["mean_cosine"] >= 0.99999 and (tmp_path / "bundle" / "model.onnx").is_file()
+
+
+@pytest.mark.parametrize("drift", sorted(DRIFTS))
+def test_unenforced_export_records_the_failure(setup, export_with, drift: str, tmp_path: Path) -> None:
+    manifest = export_with(setup, tmp_path / "bundle", drift, enforce_parity=False)
+    assert manifest.context["parity"]["passed"] is False
+
+
+@pytest.mark.parametrize("drift", [*sorted(DRIFTS), None])
+def test_export_gates_the_quantised_graph(setup, export_with, drift: str | None, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped (int8) graph is what the gate checks: a "quantiser" that drifts the graph is
+    refused on every plan; one that copies it exactly is shipped."""
+    from models.training import quantize
+
+    calls = []
+
+    def fake_quantize(source: Path, target: Path, exclude: list[str] | None = None) -> None:
+        calls.append(list(exclude or []))
+        if drift is None:
+            shutil.copyfile(source, target)
+        else:
+            DRIFTS[drift](Path(source), Path(target))
+
+    monkeypatch.setattr(quantize, "quantize_int8", fake_quantize)
+    out = tmp_path / "bundle"
+    plans = ((), ("layer.0/output/dense/",))
+    if drift is None:
+        manifest = export_with(setup, out, None, quantize=True, fp32_plans=plans)
+        assert len(calls) == 1 and manifest.quantization == "int8-dynamic-per-channel"
+        assert manifest.context["parity"]["passed"] is True
+        assert manifest.context["parity"]["int8"]["role_agreement"] == 1.0
+    else:
+        with pytest.raises(ModelError, match=r"export parity check failed \(int8\)"):
+            export_with(setup, out, None, quantize=True, fp32_plans=plans)
+        assert calls == [[], ["/encoder/encoder/layer.0/output/dense/MatMul"]]  # every plan tried
+        assert not out.exists()
