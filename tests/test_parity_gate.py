@@ -196,3 +196,28 @@ def test_export_gates_the_quantised_graph(setup, export_with, drift: str | None,
             export_with(setup, out, None, quantize=True, fp32_plans=plans)
         assert calls == [[], ["/encoder/encoder/layer.0/output/dense/MatMul"]]  # every plan tried
         assert not out.exists()
+
+
+def test_a_graph_wrong_for_one_section_kind_only_is_caught(setup, tmp_path: Path) -> None:
+    """The parity documents cycle through every section kind, so a drift in one row of the
+    section-kind embedding (here "method", a kind no other check feeds) changes roles and fails."""
+    from onnx import numpy_helper
+
+    from models.training.net import SECTION_KINDS, UNKNOWN_SECTION
+    from models.training.parity import parity_check
+
+    net, base, documents, fp32 = setup
+    model = onnx.load(str(fp32))
+    (table,) = [i for i in model.graph.initializer
+                if tuple(i.dims) == (UNKNOWN_SECTION + 1, 32) and "section" in i.name]
+    weights = numpy_helper.to_array(table).copy()
+    row = SECTION_KINDS.index("method")
+    weights[row] = 20 * np.random.default_rng(4).standard_normal(weights.shape[1])
+    table.CopyFrom(numpy_helper.from_array(weights, table.name))
+    drifted = tmp_path / "section.onnx"
+    onnx.save(model, str(drifted))
+    result = parity_check(net, base / "tokenizer.json", {"exact": fp32, "section": drifted},
+                          documents, min_sentences=10_000)  # all 12 documents: kinds 0..11
+    assert result["documents"] == len(documents) > UNKNOWN_SECTION
+    assert _passes(result["exact"]) and result["section"]["mean_cosine"] >= 0.99999
+    assert not _passes(result["section"])

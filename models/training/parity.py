@@ -27,8 +27,8 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
 
     Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
     "max_abs_logit_diff"[, "adapter_agreement": {dataset: agreement}]}}``.  Documents are used whole
-    (with context) until ``min_sentences`` is reached; their section kind alternates "abstract" /
-    unknown so both paths are checked.
+    (with context) until ``min_sentences`` is reached; their section kind cycles through every kind
+    the graph knows and "unknown", so a graph that is wrong for one section kind only is caught.
     """
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -56,7 +56,7 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         name: ([], [], []) for name in graphs}
     for index, doc in enumerate(chosen):
         ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
-        kind_value = 0 if index % 2 == 0 else UNKNOWN_SECTION
+        kind_value = index % (UNKNOWN_SECTION + 1)  # every section kind, then unknown
         section = np.full((len(doc),), kind_value, dtype=np.int64)
         with torch.no_grad():
             emb, logits = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
