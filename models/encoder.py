@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from core.errors import ModelError
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, default_bundle_path, files_digest, verify_bundle
 from models.roles import RolePrediction
+
+if TYPE_CHECKING:  # tokenizers loads with the model, not at import
+    from tokenizers import Tokenizer
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
@@ -101,7 +105,7 @@ def window_plan(n: int, window: int) -> list[tuple[int, int, int, int]]:
 class EncoderModel:
     """A loaded model bundle: ``embed``, ``classify_roles``, ``encode_document``."""
 
-    def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: object,
+    def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: Tokenizer,
                  pad_id: int = 0, load_seconds: float = 0.0) -> None:
         self.bundle_dir = bundle_dir
         self.manifest = manifest
@@ -147,7 +151,7 @@ class EncoderModel:
     # -- 1. pre-processing -------------------------------------------------------------
     def tokenize(self, sentences: Sequence[str]) -> list[list[int]]:
         """Token ids per sentence, special tokens added, truncated to ``max_length``."""
-        encodings = self.tokenizer.encode_batch(list(sentences))  # type: ignore[attr-defined]
+        encodings = self.tokenizer.encode_batch(list(sentences))
         return [e.ids for e in encodings]
 
     def section_kind_ids(self, section_kinds: Sequence[str] | str | None, n: int) -> np.ndarray:
@@ -226,18 +230,18 @@ class EncoderModel:
         return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels)
 
 
-def _pad_id(tokenizer: object) -> int:
-    padding = tokenizer.padding  # type: ignore[attr-defined]
+def _pad_id(tokenizer: Tokenizer) -> int:
+    padding = tokenizer.padding
     if padding and padding.get("pad_id") is not None:
         return int(padding["pad_id"])
     for token in ("[PAD]", "<pad>"):
-        token_id = tokenizer.token_to_id(token)  # type: ignore[attr-defined]
+        token_id = tokenizer.token_to_id(token)
         if token_id is not None:
             return int(token_id)
     return 0
 
 
-def load_tokenizer(path: Path, max_length: int) -> tuple[object, int]:
+def load_tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:
     """The bundle's tokenizer with truncation on and padding off (we pad per batch), and its pad id."""
     from tokenizers import Tokenizer
 

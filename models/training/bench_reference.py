@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tokenizers import Tokenizer
 from transformers import AutoModel
 
 from models.bundle import read_manifest
@@ -27,14 +28,14 @@ class TorchEncoder:
     """A torch fp32 sentence encoder with the bundle's tokenizer and mean pooling."""
 
     model: torch.nn.Module
-    tokenizer: object
+    tokenizer: Tokenizer
     pad_id: int
     hidden_size: int
     load_seconds: float
 
     def embed(self, texts: Sequence[str], batch_size: int = 32, sort: bool = True) -> np.ndarray:
         """(n, d) L2-normalised mean-pooled embeddings; ``sort``: length-sorted batches."""
-        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]  # type: ignore[attr-defined]
+        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
         order = np.argsort([len(x) for x in ids], kind="stable") if sort else np.arange(len(ids))
         out = np.zeros((len(ids), self.hidden_size), dtype=np.float32)
         with torch.inference_mode():
