@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "app.commands.analyze",
     "app.commands.train",
     "app.commands.export",
+    "app.commands.data",
     "app.commands.eval",
     "app.commands.bench",
 )

@@ -1,0 +1,13 @@
+"""``rhetorica data …``: build training data from the corpora (distant labels)."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.commands._groups import add_group
+
+MODULES = ("app.commands.data_functions",)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    add_group(subparsers, "data", "Build training data from the shared corpora.", MODULES)

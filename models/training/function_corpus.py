@@ -1,0 +1,89 @@
+"""The sentences that distant function labels are drawn from, with where they come from.
+
+Sources (``--source`` of ``rhetorica data functions``):
+
+- any ``models.datasets`` spec whose text may be used for training (``csabstruct:train``,
+  ``pubmedqa:all``, ...): abstract sentences, section kind "abstract";
+- ``scirex``: every section of the 306 SciREX full texts (detokenised), section kind read off the
+  heading;
+- ``pdfs``: the body sentences of the PDFs in ``../shared/pdfs`` (parsed by ``core.pdf``), with
+  their section kinds.
+
+The shared PDFs include papers whose licences do not allow redistribution: the labelled
+sentences are training data written under ``runs/``, never bundled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import DatasetError
+from core.paths import shared_dir
+
+
+@dataclass(frozen=True)
+class CorpusSentence:
+    source: str
+    doc_id: str
+    section_kind: str
+    text: str
+
+
+def _from_dataset(spec: str) -> Iterator[CorpusSentence]:
+    from models.datasets import load_spec, refuse_test_split
+
+    refuse_test_split(spec, "distant function labels (training data)")
+    for doc in load_spec(spec):
+        kinds = doc.section_kinds or ["unknown"] * len(doc)
+        for text, kind in zip(doc.sentences, kinds, strict=True):
+            yield CorpusSentence(spec, doc.doc_id, kind, text)
+
+
+def _from_scirex() -> Iterator[CorpusSentence]:
+    from core.pdf.headings import section_kind
+    from models.datasets.documents import need_file
+    from models.datasets.scirex import detokenise
+
+    path = need_file(shared_dir() / "data" / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            paper = json.loads(line)
+            for section in paper["sections"][1:]:  # the first "section" is the title
+                heading = section.get("heading") or ""
+                kind = section_kind(heading).value if heading else "unknown"
+                for sentence in section["sentences"]:
+                    text = detokenise(sentence)
+                    if len(text.split()) >= 4:
+                        yield CorpusSentence("scirex", paper["doc_id"][:12], kind, text)
+
+
+def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
+    from core.pdf import parse_pdf
+
+    folder = folder or shared_dir() / "pdfs"
+    pdfs = sorted(folder.glob("*.pdf"))
+    if not pdfs:
+        raise DatasetError(f"{folder}: no PDFs")
+    for pdf in pdfs:
+        paper = parse_pdf(pdf)
+        for sentence in paper.sentences:
+            section = paper.sections[sentence.section_index] if 0 <= sentence.section_index < len(
+                paper.sections) else None
+            kind = section.kind.value if section is not None else "unknown"
+            yield CorpusSentence("pdfs", pdf.stem, kind, sentence.text)
+
+
+def corpus_sentences(source: str) -> Iterator[CorpusSentence]:
+    """The sentences of one ``--source``."""
+    if source == "scirex":
+        return _from_scirex()
+    if source == "pdfs":
+        return _from_pdfs()
+    if ":" in source:
+        return _from_dataset(source)
+    raise DatasetError(f"unknown source {source!r}: use scirex, pdfs or a dataset spec like csabstruct:train")
