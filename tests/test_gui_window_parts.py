@@ -91,3 +91,31 @@ def test_export_writes_each_format_and_refuses_unknown_ones(
         assert exporter.export_to(tmp_path / "b.txt", "markdown") is not None  # alias of md
         assert exporter.export_to(tmp_path / "c.docx") is None
         assert "Unknown export format 'docx'" in window.banner.text
+
+
+def test_copy_in_any_panels_text_box_copies_its_own_selection(
+        qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    class NotesEditor(QPlainTextEdit):  # a panel's own editor class: the window does not name it
+        pass
+
+    editor = NotesEditor()
+    register_panel(PanelSpec(id="notes", title="Notes", factory=lambda _session: editor, order=998))
+    try:
+        for window in open_window(qtbot, None, load_model_at_start=False):
+            window.session.paper = make_paper()
+            window.session.select_sentence(2)
+            editor.setPlainText("only these words")
+            editor.selectAll()
+            window.activateWindow()
+            editor.setFocus()
+            qtbot.waitUntil(lambda w=window: w.focusWidget() is editor)
+            QGuiApplication.clipboard().setText("")
+            assert window.copy() == "" and QGuiApplication.clipboard().text() == "only these words"
+            editor.clearFocus()  # elsewhere: Ctrl+C copies the selected sentence
+            qtbot.waitUntil(lambda w=window: not isinstance(w.focusWidget(), NotesEditor))
+            assert window.copy() == window.session.paper.sentences[2].text
+    finally:
+        unregister_panel("notes")

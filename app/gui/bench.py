@@ -15,9 +15,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
 
 from app.gui.app import application, shutdown
 from app.gui.latency import LatencyProbe
@@ -56,14 +57,14 @@ def cold_start(runs: int = 3, env: dict[str, str] | None = None, timeout: float 
     return results
 
 
-def _wait(signal: Any, timeout_s: float, condition: Any = None) -> bool:
+def _wait(signal: SignalInstance, timeout_s: float, condition: Callable[[], bool] | None = None) -> bool:
     """Run the event loop until ``signal`` fires (or ``condition()`` is already true) or timeout."""
     if condition is not None and condition():
         return True
     loop = QEventLoop()
     fired = {"ok": False}
 
-    def done(*_: Any) -> None:
+    def done(*_: object) -> None:
         fired["ok"] = True
         loop.quit()
 
@@ -125,10 +126,12 @@ def run_bench(pdf: str, model: str | None = None, cold_runs: int = 3) -> dict[st
         app.processEvents()
         start = time.perf_counter()
         window.models.request()
-        if not _wait(window.models.ready, 300, lambda: window.models.model is not None):
+        _wait(window.models.ready, 300, lambda: window.models.model is not None)
+        model = window.models.model
+        if model is None:
             raise RuntimeError(f"model did not load: {window.models.error}")
         results["model_load_s"] = time.perf_counter() - start
-        results["model_id"] = window.models.model.model_id
+        results["model_id"] = model.model_id
         results["uncached"] = open_and_measure(window, pdf)
         window.close_paper()
         app.processEvents()

@@ -68,7 +68,7 @@ class AnalysisExporter:
             self._banner.show_message("error", f"Unknown export format {fmt!r}: use .json, .csv or .md")
             return None
         try:
-            written = EXPORTERS[fmt](paper, analysis, path)
+            written = EXPORTERS[fmt](paper, analysis, Path(path))
         except OSError as error:
             self._banner.show_message("error", f"Could not write {path}: {error.strerror or error}")
             return None

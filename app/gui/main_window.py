@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPoint, QTimer, Signal
@@ -12,10 +13,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMenu,
+    QPlainTextEdit,
     QSpinBox,
     QStackedWidget,
+    QTextEdit,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -41,10 +45,12 @@ from core.analysis import PaperAnalysis
 from core.cache import AnalysisCache
 from core.document import Paper
 from core.labels import ROLES
+from core.model_api import RoleModel
 from core.paths import sample_paper_path
 
 MODEL_LOAD_DELAY_MS = 150
 STATUS_MS = 5000
+TEXT_WIDGETS = (QPlainTextEdit, QTextEdit, QLineEdit)  # Ctrl+C copies their selection, not a sentence
 
 
 class MainWindow(QMainWindow):
@@ -132,7 +138,7 @@ class MainWindow(QMainWindow):
         self.act_export = a("&Export analysis…", self.exporter.dialog, "Ctrl+E",
                             "Export the roles as JSON, CSV or Markdown")
         self.act_export_fmt = {
-            fmt: a(f"Export as {label.split(' ')[0]}…", lambda f=fmt: self.exporter.dialog(f))
+            fmt: a(f"Export as {label.split(' ')[0]}…", partial(self.exporter.dialog, fmt))
             for fmt, label in EXPORT_FILTERS.items()}
         self.act_settings = a("&Settings…", self.settings_dialog, "Ctrl+,")
         self.act_quit = a("&Quit", self.close, "Ctrl+Q")
@@ -148,7 +154,7 @@ class MainWindow(QMainWindow):
         self.act_next_same = a("Next sentence of the same role", lambda: nav.find_role(None, 1), "F3")
         self.act_prev_same = a("Previous sentence of the same role", lambda: nav.find_role(None, -1),
                                "Shift+F3")
-        self.act_next_role = {role: a(f"Next {role} sentence", lambda r=role: nav.find_role(r, 1),
+        self.act_next_role = {role: a(f"Next {role} sentence", partial(nav.find_role, role, 1),
                                       f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
         self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
@@ -235,7 +241,7 @@ class MainWindow(QMainWindow):
         s.cancelled.connect(self._on_cancelled)
         s.sentenceSelected.connect(self._on_sentence_selected)
         s.jumpRequested.connect(self.page_view.show_rect)
-        self.models.ready.connect(lambda _m: (self.empty.show_notice(""), self._update_actions()))
+        self.models.ready.connect(self._on_model_ready)
         self.models.failed.connect(self._on_model_failed)
         self.page_view.sentenceClicked.connect(s.select_sentence)
         self.page_view.firstPageShown.connect(self.firstPageShown)
@@ -395,6 +401,10 @@ class MainWindow(QMainWindow):
         self.banner.dismiss()
         self.session.resume()
 
+    def _on_model_ready(self, _model: RoleModel) -> None:
+        self.empty.show_notice("")
+        self._update_actions()
+
     def _on_model_failed(self, error: Exception) -> None:
         self.empty.show_notice(f"No model bundle could be loaded ({error}). Papers still open, "
                                "without roles: choose a bundle in File > Settings.")
@@ -442,7 +452,7 @@ class MainWindow(QMainWindow):
             menu.addAction("Copy selected text", self.copy)
         if index >= 0:
             self.session.select_sentence(index)
-            menu.addAction("Copy sentence", lambda i=index: self.navigator.copy_sentence(i))
+            menu.addAction("Copy sentence", partial(self.navigator.copy_sentence, index))
             if self.session.role_of(index) is not None:
                 menu.addAction(self.act_next_same)
                 menu.addAction(self.act_prev_same)
@@ -471,8 +481,7 @@ class MainWindow(QMainWindow):
     # -- commands -----------------------------------------------------------------------
     def copy(self) -> str:
         focus = self.focusWidget()
-        if focus is not None and focus is not self.page_view and hasattr(focus, "copy") and \
-                focus.metaObject().className() in ("QPlainTextEdit", "DraftEditor", "QLineEdit", "QTextEdit"):
+        if isinstance(focus, TEXT_WIDGETS):  # a panel's text box (or its subclass) copies its own selection
             focus.copy()
             return ""
         fallback = ""

@@ -43,11 +43,12 @@ SAVE_DELAY_MS = 800
 MARGIN_W = 44
 ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "result": "RES",
                  "conclusion": "CON", "other": "OTH"}
+LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
 PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
 
-def label_draft(ctx: JobContext, text: str, model: RoleModel) -> list[tuple[tuple[int, int], RolePrediction]]:
+def label_draft(ctx: JobContext, text: str, model: RoleModel) -> LabelledDraft:
     """Split ``text`` into sentences and label them as one document: [((start, end), prediction)]."""
     from core.text.sentences import split_sentences
 
@@ -98,7 +99,7 @@ class DraftEditor(QPlainTextEdit):
         else:
             self.margin.update(0, rect.y(), self.margin.width(), rect.height())
 
-    def set_labels(self, labelled: list[tuple[tuple[int, int], RolePrediction]]) -> None:
+    def set_labels(self, labelled: LabelledDraft) -> None:
         self.labels = []
         length = self.document().characterCount() - 1
         for (start, end), prediction in labelled:
@@ -278,7 +279,7 @@ class DraftPanel(QWidget):
         self.status.setText("Labelling…")
         self.session.tracker.start(worker, "Labelling the draft")
 
-    def _on_labelled(self, worker: Worker, version: int, labelled: list) -> None:
+    def _on_labelled(self, worker: Worker, version: int, labelled: LabelledDraft) -> None:
         if worker is self._worker:
             self._worker = None
         if version != self._version:

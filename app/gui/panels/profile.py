@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
 
 from app.gui.panels.registry import PanelSpec, register_panel
@@ -70,7 +69,7 @@ class ProfileChart(QWidget):
         if i >= 0 and paper is not None and self.rows[i][0] >= 0:
             self.session.jump_to_sentence(paper.sections[self.rows[i][0]].first_sentence)
 
-    def paintEvent(self, event: object) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         metrics = painter.fontMetrics()
         count_w = metrics.horizontalAdvance("9999") + 6
@@ -135,7 +134,7 @@ class ProfilePanel(QWidget):
         session.documentOpened.connect(self._refresh)
         self._refresh()
 
-    def _refresh(self, *_: Any) -> None:
+    def _refresh(self, *_: object) -> None:
         self.chart.set_data(self.session.paper, self.session.analysis)
         self.stack.setCurrentIndex(1 if self.chart.rows else 0)
 
