@@ -17,7 +17,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from core.errors import RhetoricaError
@@ -45,19 +45,31 @@ class Marker:
 
     text: str
 
-    @property
+    @cached_property
     def tokens(self) -> tuple[str, ...]:
         return marker_tokens(self.text)
+
+    @cached_property
+    def literals(self) -> frozenset[str]:
+        """The marker's words (everything but slots): all must occur for it to match."""
+        return frozenset(t for t in self.tokens if t != SLOT)
 
     @property
     def literal_count(self) -> int:
         return sum(t != SLOT for t in self.tokens)
 
     def find(self, tokens: Sequence[str]) -> tuple[int, int] | None:
-        """The first (start, end) token span of ``tokens`` (lower-cased lemmas) the marker
-        matches, or None; a slot takes as few tokens as it can."""
+        """The first (start, end) token span of ``tokens`` (lemmas) the marker matches, or None;
+        a slot takes as few tokens as it can."""
+        return self.find_lowered([t.lower() for t in tokens])
+
+    def find_lowered(self, words: Sequence[str], vocabulary: frozenset[str] | None = None
+                     ) -> tuple[int, int] | None:
+        """:meth:`find` on tokens already lower-cased; ``vocabulary`` (the set of ``words``) lets
+        a marker whose words are not all there be skipped at once."""
+        if vocabulary is not None and not self.literals <= vocabulary:
+            return None
         pattern = self.tokens
-        words = [t.lower() for t in tokens]
         for start in range(len(words)):
             end = _match(pattern, words, start)
             if end is not None:
@@ -119,10 +131,12 @@ class FunctionTaxonomy:
 
     def matching(self, tokens: Sequence[str]) -> list[tuple[FunctionInfo, Marker, tuple[int, int]]]:
         """Every (function, marker, span) whose marker matches the lemma tokens."""
+        words = [t.lower() for t in tokens]
+        vocabulary = frozenset(words)
         found = []
         for function in self.functions:
             for marker in function.markers:
-                span = marker.find(tokens)
+                span = marker.find_lowered(words, vocabulary)
                 if span is not None:
                     found.append((function, marker, span))
         return found
