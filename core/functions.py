@@ -77,7 +77,7 @@ class Marker:
         return None
 
 
-def _match(pattern: tuple[str, ...], words: list[str], at: int) -> int | None:
+def _match(pattern: tuple[str, ...], words: Sequence[str], at: int) -> int | None:
     """End index when ``pattern`` matches ``words`` from ``at`` (slots: 0..SLOT_MAX tokens)."""
     if not pattern:
         return at
