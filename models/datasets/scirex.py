@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from models.datasets.documents import LabelledDocument, bad_split, need_file
@@ -72,26 +74,48 @@ def detokenise(text: str) -> str:
     return _SPACE_BEFORE.sub(r"\1", text).strip()
 
 
+@dataclass(frozen=True)
+class ScirexSection:
+    """One section of a SciREX full text as stored (tokenised sentences)."""
+
+    doc_id: str  # the paper's id, first 12 characters
+    number: int  # position in the paper (0 is the title)
+    heading: str | None
+    raw_sentences: list[str]
+
+    def sentences(self) -> list[str]:
+        """The detokenised sentences of at least ``_MIN_WORDS`` words."""
+        cleaned = (detokenise(s) for s in self.raw_sentences)
+        return [s for s in cleaned if len(s.split()) >= _MIN_WORDS]
+
+
+def scirex_sections(root: Path) -> Iterator[ScirexSection]:
+    """Every section of the 306 SciREX train full texts under ``root`` (the shared data folder)."""
+    path = need_file(root / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            paper = json.loads(line)
+            for number, section in enumerate(paper["sections"]):
+                yield ScirexSection(paper["doc_id"][:12], number, section.get("heading"),
+                                    list(section["sentences"]))
+
+
 def load_scirex_sections(root: Path, split: str) -> list[LabelledDocument]:
     """Sections of SciREX papers whose heading names one role (see :data:`_HEADINGS`)."""
     known = ("train",)
     if split not in known:
         raise bad_split("scirex-sections", split, known)
-    path = need_file(root / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
     docs = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
+    for section in scirex_sections(root):
+        label = heading_label(section.heading)
+        if label is None:
             continue
-        paper = json.loads(line)
-        for number, section in enumerate(paper["sections"]):
-            label = heading_label(section.get("heading"))
-            if label is None:
-                continue
-            sentences = [detokenise(s) for s in section["sentences"]]
-            sentences = [s for s in sentences if len(s.split()) >= _MIN_WORDS]
-            if not sentences:
-                continue
-            allowed = frozenset({SCIREX_ROLES[label]})
-            docs.append(LabelledDocument(f"scirex-{paper['doc_id'][:12]}-{number}", sentences,
-                                         [label] * len(sentences), [allowed] * len(sentences), None))
+        sentences = section.sentences()
+        if not sentences:
+            continue
+        allowed = frozenset({SCIREX_ROLES[label]})
+        docs.append(LabelledDocument(f"scirex-{section.doc_id}-{section.number}", sentences,
+                                     [label] * len(sentences), [allowed] * len(sentences), None))
     return docs

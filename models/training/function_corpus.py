@@ -15,7 +15,6 @@ sentences are training data written under ``runs/``, never bundled.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,22 +43,14 @@ def _from_dataset(spec: str) -> Iterator[CorpusSentence]:
 
 def _from_scirex() -> Iterator[CorpusSentence]:
     from core.pdf.headings import section_kind
-    from models.datasets.documents import need_file
-    from models.datasets.scirex import detokenise
+    from models.datasets.scirex import scirex_sections
 
-    path = need_file(shared_dir() / "data" / "scirex_fulltext" / "scirex_train_docs_fulltext.jsonl")
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            paper = json.loads(line)
-            for section in paper["sections"][1:]:  # the first "section" is the title
-                heading = section.get("heading") or ""
-                kind = section_kind(heading).value if heading else "unknown"
-                for sentence in section["sentences"]:
-                    text = detokenise(sentence)
-                    if len(text.split()) >= 4:
-                        yield CorpusSentence("scirex", paper["doc_id"][:12], kind, text)
+    for section in scirex_sections(shared_dir() / "data"):
+        if section.number == 0:  # the first "section" is the title
+            continue
+        kind = section_kind(section.heading).value if section.heading else "unknown"
+        for text in section.sentences():
+            yield CorpusSentence("scirex", section.doc_id, kind, text)
 
 
 def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
