@@ -44,6 +44,10 @@ class DatasetError(RhetoricaError):
     """A dataset name, split or file that cannot be read (training and evaluation data)."""
 
 
+class TaxonomyError(RhetoricaError):
+    """The communicative-function taxonomy file is missing or malformed."""
+
+
 class Cancelled(RhetoricaError):
     """A long job was cancelled by the user."""
 

@@ -20,17 +20,13 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from core.errors import RhetoricaError
+from core.errors import TaxonomyError
 from core.labels import ROLES
 from core.paths import resources_dir
 
 SLOT = "*"
 SLOT_MAX = 3  # tokens a "*" may stand for
 _TOKEN = re.compile(r"\*|-|[^\s\-]+")
-
-
-class TaxonomyError(RhetoricaError):
-    """The taxonomy file is missing or malformed (one line, names the problem)."""
 
 
 def marker_tokens(text: str) -> tuple[str, ...]:
