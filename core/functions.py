@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from core.document import SectionKind
 from core.errors import TaxonomyError
 from core.labels import ROLES
 from core.paths import resources_dir
@@ -101,6 +102,7 @@ class FunctionInfo:
     section: str
     role: str
     markers: tuple[Marker, ...]
+    instead_in: tuple[tuple[str, str], ...] = ()  # (section kind, function id done there instead)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,11 @@ class FunctionTaxonomy:
             if function.id == function_id:
                 return function
         raise KeyError(function_id)
+
+    def in_section(self, function_id: str, section_kind: str | None) -> str:
+        """The function a marker of ``function_id`` signals in a section of ``section_kind``
+        (its ``instead_in`` entry for that kind, else itself)."""
+        return dict(self.get(function_id).instead_in).get(str(section_kind), function_id)
 
     def of_role(self, role: str) -> tuple[FunctionInfo, ...]:
         return tuple(f for f in self.functions if f.role == role)
@@ -147,6 +154,17 @@ def _field(entry: dict[str, object], key: str, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise TaxonomyError(f"{where}: '{key}' must be a non-empty string")
     return value
+
+
+def _instead_in(entry: dict[str, object], where: str) -> tuple[tuple[str, str], ...]:
+    value = entry.get("instead_in", {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise TaxonomyError(f"{where}: 'instead_in' must map section kinds to function ids")
+    kinds = {kind.value for kind in SectionKind}
+    bad = sorted(set(value) - kinds)
+    if bad:
+        raise TaxonomyError(f"{where}: instead_in: unknown section kind(s) {', '.join(bad)}")
+    return tuple(sorted((str(k), str(v)) for k, v in value.items()))
 
 
 def parse_taxonomy(data: dict[str, object], where: str = "taxonomy") -> FunctionTaxonomy:
@@ -176,8 +194,14 @@ def parse_taxonomy(data: dict[str, object], where: str = "taxonomy") -> Function
         if any(m.literal_count == 0 for m in compiled):
             raise TaxonomyError(f"{here}: a marker needs at least one word")
         functions.append(FunctionInfo(function_id, _field(entry, "name", here),
-                                      _field(entry, "description", here), section, role, compiled))
+                                      _field(entry, "description", here), section, role, compiled,
+                                      _instead_in(entry, here)))
     ids = [f.id for f in functions]
+    for function in functions:
+        unknown = [target for _, target in function.instead_in if target not in ids]
+        if unknown:
+            raise TaxonomyError(f"{where}: function {function.id!r}: instead_in names unknown "
+                                f"function(s) {', '.join(unknown)}")
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise TaxonomyError(f"{where}: duplicate function id(s) {', '.join(duplicates)}")

@@ -150,3 +150,34 @@ def precision_at_1(embeddings: np.ndarray, labels: Sequence[str]) -> float:
 
 def map_at_r(embeddings: np.ndarray, labels: Sequence[str]) -> float:
     return retrieval_report(embeddings, labels).map_at_r
+
+
+@dataclass
+class RankingReport:
+    """Known-item search: query i's only relevant item is item i."""
+
+    queries: int
+    recall_at_1: float
+    recall_at_5: float
+    mrr: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"queries": self.queries, "recall@1": round(self.recall_at_1, 4),
+                "recall@5": round(self.recall_at_5, 4), "mrr": round(self.mrr, 4)}
+
+
+def ranking_report(queries: np.ndarray, items: np.ndarray) -> RankingReport:
+    """Recall@1, Recall@5 and MRR of cosine search, ``queries[i]`` looking for ``items[i]``.
+
+    Both are (n, d) and L2-normalised.  Ties count against the query (a rank is 1 + the number
+    of items scoring at least as high as the right one, other than itself).
+    """
+    if queries.shape != items.shape or len(queries) == 0:
+        raise ValueError(f"need two non-empty arrays of one shape, got {queries.shape} and {items.shape}")
+    scores = queries @ items.T
+    right = np.diag(scores)
+    others = scores >= right[:, None]
+    np.fill_diagonal(others, False)
+    ranks = 1 + others.sum(axis=1)
+    return RankingReport(len(ranks), float((ranks == 1).mean()), float((ranks <= 5).mean()),
+                         float((1.0 / ranks).mean()))

@@ -53,6 +53,16 @@ def test_without_dropping_the_ambiguous_ones_stay_unlabelled() -> None:
     assert labels == [None, None] and report.ambiguous == 2 and report.dropped == []
 
 
+def test_a_proposal_marker_in_a_conclusion_labels_a_work_summary() -> None:
+    sentence = _parsed("in this paper we propose a new parser .", 4)  # root: propose
+    labeller = DistantLabeller(default_taxonomy())
+    labels, report = labeller.label([sentence, sentence], ["abstract", "conclusion"])
+    assert [h.function_id if h else None for h in labels] == ["proposal", "work-summary"]
+    assert report.labelled == {"proposal": 1, "work-summary": 1}
+    with pytest.raises(ValueError, match="1 section kinds for 2 sentences"):
+        labeller.label([sentence, sentence], ["abstract"])
+
+
 @pytest.fixture(scope="module")
 def nlp():  # type: ignore[no-untyped-def]
     pytest.importorskip("spacy")

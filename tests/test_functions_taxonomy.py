@@ -78,6 +78,9 @@ def _entry(**overrides: object) -> dict[str, object]:
     ([_entry(markers=[])], "'markers' must be a non-empty list"),
     ([_entry(markers=["* *"])], "a marker needs at least one word"),
     ([_entry(name="")], "'name' must be a non-empty string"),
+    ([_entry(instead_in={"conclusions": "a"})], "instead_in: unknown section kind(s) conclusions"),
+    ([_entry(instead_in={"conclusion": "b"})], "instead_in names unknown function(s) b"),
+    ([_entry(instead_in=["conclusion"])], "'instead_in' must map section kinds to function ids"),
 ])
 def test_a_malformed_taxonomy_is_one_clear_error(entries: list[dict[str, object]], message: str) -> None:
     data = {"name": "t", "version": "0", "sections": ["method"], "function": entries}
@@ -93,3 +96,13 @@ def test_missing_or_broken_files(tmp_path: Path) -> None:
     broken.write_text("name = [", encoding="utf-8")
     with pytest.raises(TaxonomyError, match="not valid TOML"):
         load_taxonomy(broken)
+
+
+def test_a_marker_can_signal_another_function_in_some_sections() -> None:
+    taxonomy = default_taxonomy()
+    assert taxonomy.in_section("proposal", "conclusion") == "work-summary"
+    assert taxonomy.in_section("proposal", "abstract") == "proposal"
+    assert taxonomy.in_section("proposal", None) == "proposal"
+    assert taxonomy.in_section("aim", "conclusion") == "aim"
+    for function in taxonomy.functions:  # the switch stays within the taxonomy
+        assert all(target in taxonomy.ids for _, target in function.instead_in)

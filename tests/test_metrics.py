@@ -104,3 +104,24 @@ def test_perfect_clusters_score_one() -> None:
     x = np.array([[1, 0], [1, 0.01], [0, 1], [0.01, 1]], dtype=np.float32)
     report = retrieval_report(x, ["a", "a", "b", "b"])
     assert report.precision_at_1 == 1.0 and report.map_at_r == 1.0
+
+
+def test_ranking_report_by_hand() -> None:
+    from models.metrics import ranking_report
+
+    items = np.eye(3, dtype=np.float32)
+    # query 0 finds item 0 first; query 1 is closest to item 2, then item 1; query 2 ranks item 2 third
+    queries = np.array([[1, 0, 0], [0, 0.6, 0.8], [0.8, 0.6, 0]], dtype=np.float32)
+    report = ranking_report(queries, items)
+    assert report.queries == 3
+    assert report.recall_at_1 == pytest.approx(1 / 3)
+    assert report.recall_at_5 == 1.0
+    assert report.mrr == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+
+
+def test_ranking_report_counts_ties_against_the_query() -> None:
+    from models.metrics import ranking_report
+
+    items = np.array([[1, 0], [1, 0]], dtype=np.float32)
+    report = ranking_report(items.copy(), items)
+    assert report.recall_at_1 == 0.0 and report.mrr == 0.5

@@ -302,3 +302,29 @@ def test_bench_gemm_times_every_engine(tmp_path: Path) -> None:
         assert figures["gflops"] > 0 and figures["ms_per_layer"] > 0
     ratio = data["engines"]["int8-dynamic"]["gflops"] / data["engines"]["torch-fp32"]["gflops"]
     assert data["int8-dynamic_vs_torch_fp32"] == pytest.approx(ratio, abs=0.01)
+
+
+@pytest.mark.shared
+def test_eval_content_side_by_side(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "content.json"
+    assert main(["eval", "content", "--model", str(bundle), "--against", str(bundle), "--limit", "12",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["papers"] == 12 and len(data["models"]) == 2
+    assert data["models"][0] == data["models"][1] | {"seconds": data["models"][0]["seconds"]}
+
+    # The same figures recomputed: abstract = mean of its sentence vectors, TLDR ranks them.
+    from models import load_model
+    from models.datasets.scitldr import load_scitldr
+
+    papers = load_scitldr("test")[:12]
+    model = load_model(bundle, threads=2)
+    items = np.stack([model.embed(p.abstract).mean(axis=0) for p in papers])
+    items /= np.linalg.norm(items, axis=1, keepdims=True)
+    queries = model.embed([p.tldr for p in papers])
+    scores = queries @ items.T
+    ranks = [1 + sum(scores[i, j] >= scores[i, i] for j in range(12) if j != i) for i in range(12)]
+    row = data["models"][0]
+    assert row["recall@1"] == pytest.approx(sum(r == 1 for r in ranks) / 12, abs=1e-4)
+    assert row["mrr"] == pytest.approx(sum(1 / r for r in ranks) / 12, abs=1e-4)
+    assert "R@1" in capsys.readouterr().out

@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "JSON line per labelled sentence and prints the count per function.",
     )
     parser.add_argument("--source", action="append", required=True, metavar="SOURCE",
-                        help="scirex, pdfs, or a dataset spec such as csabstruct:train (repeatable)")
+                        help="scirex, scitldr, pdfs, or a dataset spec such as csabstruct:train (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="JSON Lines of labelled sentences")
     parser.add_argument("--report", type=Path, default=None, help="also write the counts as JSON")
     parser.add_argument("--taxonomy", type=Path, default=None, help="taxonomy file (default: bundled)")
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         sentences.extend(itertools.islice(corpus_sentences(source), args.limit))
         print(f"{source}: {len(sentences)} sentences so far", file=sys.stderr, flush=True)
     parsed = list(parse_sentences((s.text for s in sentences), nlp))
-    labels, report = DistantLabeller(taxonomy, max_conflict=args.max_conflict).label(parsed)
+    labeller = DistantLabeller(taxonomy, max_conflict=args.max_conflict)
+    labels, report = labeller.label(parsed, [s.section_kind for s in sentences])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as handle:
         for sentence, hit in zip(sentences, labels, strict=True):

@@ -10,6 +10,7 @@ MODULES = (
     "app.commands.eval_split",
     "app.commands.eval_roles",
     "app.commands.eval_retrieval",
+    "app.commands.eval_content",
 )
 
 

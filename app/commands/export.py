@@ -15,9 +15,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="Export a training checkpoint to a model bundle (ONNX, int8, parity-checked).",
         description="Export CHECKPOINT (a best.pt written by 'rhetorica train roles') to ONNX, quantise "
         "it (int8 dynamic, per channel) unless --no-quantize, check parity against torch on real "
-        "sentences (fails below the thresholds) and write manifest.json, model.onnx, tokenizer.json.",
+        "sentences (fails below the thresholds) and write manifest.json, model.onnx, tokenizer.json. "
+        "With --untrained instead of CHECKPOINT: the baseline bundle (the base encoder with a random "
+        "role head), which the evaluations compare trained bundles with.",
     )
-    parser.add_argument("checkpoint", type=Path)
+    parser.add_argument("checkpoint", type=Path, nargs="?")
+    parser.add_argument("--untrained", action="store_true",
+                        help="export the untrained baseline (all-MiniLM-L6-v2 + random role head)")
     parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
     parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
     parser.add_argument("--parity-data", default="csabstruct:dev", metavar="SPEC",
@@ -34,13 +38,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
     from models.bundle import bundle_size_bytes
-    from models.training.pipeline import export_checkpoint
+    from models.training.pipeline import export_checkpoint, export_untrained
 
-    manifest = export_checkpoint(
-        args.checkpoint, args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
-        name=args.name, version=args.version, command=args.training_command,
-        extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])}, calibrate=args.calibrate,
-        ctx=JobContext(lambda p: print(p.message, flush=True)))
+    if args.untrained == (args.checkpoint is not None):
+        print("rhetorica export: give a CHECKPOINT or --untrained (one of them)", file=sys.stderr)
+        return 2
+    ctx = JobContext(lambda p: print(p.message, flush=True))
+    if args.untrained:
+        manifest = export_untrained(args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
+                                    ctx=ctx)
+    else:
+        manifest = export_checkpoint(
+            args.checkpoint, args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
+            name=args.name, version=args.version, command=args.training_command,
+            extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])},
+            calibrate=args.calibrate, ctx=ctx)
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "size_mb": round(bundle_size_bytes(args.out) / 1e6, 2),
                       "quantization": manifest.quantization,

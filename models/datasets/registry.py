@@ -17,6 +17,12 @@ from models.datasets.user import load_csv, load_jsonl
 
 Reader = Callable[[Path, str], list[LabelledDocument]]
 
+def _load_gold(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.gold import gold_documents
+
+    return gold_documents(split, root.parent / "pdfs")
+
+
 READERS: dict[str, Reader] = {
     "csabstruct": readers.load_csabstruct,
     "pmc-sents-full": readers.load_pmc,
@@ -26,6 +32,7 @@ READERS: dict[str, Reader] = {
     "sciarg-fine": readers.load_sciarg_fine,
     "uci-az": readers.load_uci,
     "scirex-sections": load_scirex_sections,
+    "gold": _load_gold,
 }
 
 

@@ -6,8 +6,11 @@ Sources (``--source`` of ``rhetorica data functions``):
   ``pubmedqa:all``, ...): abstract sentences, section kind "abstract";
 - ``scirex``: every section of the 306 SciREX full texts (detokenised), section kind read off the
   heading;
+- ``scitldr``: the sentences of the SciTLDR-A *train* abstracts (its test split is the content-retrieval
+  test of ``rhetorica eval content``), section kind "abstract";
 - ``pdfs``: the body sentences of the PDFs in ``../shared/pdfs`` (parsed by ``core.pdf``), with
-  their section kinds.
+  their section kinds, except the twelve papers of the hand-labelled gold set
+  (``models.datasets.gold``), which are never training data.
 
 The shared PDFs include papers whose licences do not allow redistribution: the labelled
 sentences are training data written under ``runs/``, never bundled.
@@ -55,9 +58,10 @@ def _from_scirex() -> Iterator[CorpusSentence]:
 
 def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
     from core.pdf import parse_pdf
+    from models.datasets.gold import EXCLUDED_FROM_TRAINING
 
     folder = folder or shared_dir() / "pdfs"
-    pdfs = sorted(folder.glob("*.pdf"))
+    pdfs = sorted(p for p in folder.glob("*.pdf") if p.stem not in EXCLUDED_FROM_TRAINING)
     if not pdfs:
         raise DatasetError(f"{folder}: no PDFs")
     for pdf in pdfs:
@@ -69,12 +73,23 @@ def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
             yield CorpusSentence("pdfs", pdf.stem, kind, sentence.text)
 
 
+def _from_scitldr() -> Iterator[CorpusSentence]:
+    from models.datasets.scitldr import load_scitldr
+
+    for paper in load_scitldr("train"):
+        for text in paper.abstract:
+            yield CorpusSentence("scitldr:train", f"scitldr-{paper.paper_id}", "abstract", text)
+
+
 def corpus_sentences(source: str) -> Iterator[CorpusSentence]:
     """The sentences of one ``--source``."""
     if source == "scirex":
         return _from_scirex()
+    if source == "scitldr":
+        return _from_scitldr()
     if source == "pdfs":
         return _from_pdfs()
     if ":" in source:
         return _from_dataset(source)
-    raise DatasetError(f"unknown source {source!r}: use scirex, pdfs or a dataset spec like csabstruct:train")
+    raise DatasetError(f"unknown source {source!r}: use scirex, scitldr, pdfs or a dataset spec "
+                       "like csabstruct:train")

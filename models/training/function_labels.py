@@ -94,9 +94,18 @@ class DistantLabeller:
         self.max_conflict = max_conflict
         self.min_hits = min_hits
 
-    def label(self, sentences: Sequence[ParsedSentence]) -> tuple[list[MarkerHit | None], LabellingReport]:
-        """One label (or None) per sentence, and the report."""
-        hits = [root_covering_matches(s, self.taxonomy) for s in sentences]
+    def label(self, sentences: Sequence[ParsedSentence], section_kinds: Sequence[str] | None = None
+              ) -> tuple[list[MarkerHit | None], LabellingReport]:
+        """One label (or None) per sentence, and the report.
+
+        ``section_kinds`` (one per sentence) apply the taxonomy's ``instead_in`` rules: a marker of
+        "proposal" in a conclusion labels the sentence "work-summary"."""
+        kinds = list(section_kinds) if section_kinds is not None else [None] * len(sentences)
+        if len(kinds) != len(sentences):
+            raise ValueError(f"{len(kinds)} section kinds for {len(sentences)} sentences")
+        hits = [[MarkerHit(self.taxonomy.in_section(h.function_id, kind), h.marker, h.span)
+                 for h in root_covering_matches(s, self.taxonomy)]
+                for s, kind in zip(sentences, kinds, strict=True)]
         report = LabellingReport(sentences=len(sentences))
         dropped: set[tuple[str, str]] = set()
         while True:  # drop the worst conflicting marker, recount, until none is over the limit

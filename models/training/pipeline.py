@@ -8,7 +8,7 @@ from typing import Any
 from core.jobs import JobContext, ensure_context
 from models.bundle import Manifest
 from models.datasets import load_spec, refuse_test_split
-from models.training.checkpoint import load_checkpoint
+from models.training.checkpoint import build_net, load_checkpoint
 from models.training.export import ExportOptions, export_bundle
 from models.training.trainer import TrainConfig, TrainResult, train
 
@@ -63,6 +63,26 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
     options = ExportOptions(name=name, version=version, max_length=max_length,
                             quantize=quantize, parity_data=parity_data,
                             trained_section_kinds=meta.get("trained_section_kinds"), training=record)
+    return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
+
+
+def export_untrained(bundle_dir: str | Path, *, quantize: bool = True, parity_data: str = "csabstruct:dev",
+                     base: str | Path | None = None, ctx: JobContext | None = None) -> Manifest:
+    """The untrained baseline bundle: the base encoder (all-MiniLM-L6-v2) with a random role head.
+
+    Its embeddings are the base model's (quantised like a shipped bundle), the yardstick that
+    ``rhetorica eval content`` and ``eval retrieval`` compare trained bundles with; its role
+    logits are noise, so only the embedding parity (mean cosine) is enforced.
+    """
+    import torch
+
+    refuse_test_split(parity_data, "the export parity check (--parity-data)")
+    torch.manual_seed(0)
+    net, base_dir = build_net(base)
+    parity_docs = [d.sentences for d in load_spec(parity_data)]
+    options = ExportOptions(name="baseline-untrained", version="0.1.0", quantize=quantize,
+                            parity_data=parity_data, min_agreement=0.0,
+                            training={"untrained": True, "command": "rhetorica export --untrained"})
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
 
 

@@ -1,0 +1,74 @@
+"""The hand-labelled full-paper gold set: its rows, its split by paper, its join to the PDFs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from core.functions import default_taxonomy
+from core.labels import ROLES
+from models.datasets.gold import EXCLUDED_FROM_TRAINING, GOLD_DIR, GOLD_PAPERS, load_gold_papers, text_sha1
+
+
+def _rows(split: str) -> list[dict[str, str]]:
+    with (GOLD_DIR / f"{split}.jsonl").open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_gold_is_big_enough_balanced_and_split_by_paper() -> None:
+    dev, test = _rows("dev"), _rows("test")
+    assert len(dev) + len(test) >= 500
+    papers = {split: {r["pdf"] for r in rows} for split, rows in (("dev", dev), ("test", test))}
+    assert not papers["dev"] & papers["test"]
+    assert len(papers["dev"] | papers["test"]) >= 10
+    for split, names in papers.items():
+        assert all(GOLD_PAPERS[name][1] == split for name in names)
+    domains = Counter(GOLD_PAPERS[r["pdf"]][0] == "cs" for r in dev + test)
+    assert domains[True] == domains[False]  # half CS/NLP, half biomedical/other
+    assert {r["section_kind"] for r in dev + test} <= {
+        "introduction", "related-work", "method", "result", "discussion", "conclusion", "other"}
+
+
+def test_gold_labels_are_valid_and_text_only_from_open_papers() -> None:
+    ids = set(default_taxonomy().ids) | {"none"}
+    for row in _rows("dev") + _rows("test"):
+        assert row["role"] in ROLES and row["function"] in ids, row
+        assert ("text" in row) == (GOLD_PAPERS[row["pdf"]][2] == "open"), row["pdf"]
+        if "text" in row:
+            assert text_sha1(row["text"]) == row["sha1"]
+
+
+def test_gold_papers_are_kept_out_of_the_distant_pdf_corpus(shared: Path, tmp_path: Path) -> None:
+    from models.training.function_corpus import _from_pdfs
+
+    gold = next(iter(GOLD_PAPERS))
+    other = next(p for p in sorted((shared / "pdfs").glob("*.pdf")) if p.stem not in EXCLUDED_FROM_TRAINING)
+    for source in (shared / "pdfs" / f"{gold}.pdf", other):
+        (tmp_path / source.name).symlink_to(source)
+    assert {s.doc_id for s in _from_pdfs(tmp_path)} == {other.stem}
+
+
+@pytest.mark.shared
+def test_gold_rows_join_the_parsed_sentences(shared: Path) -> None:
+    papers = load_gold_papers("dev", shared / "pdfs")
+    rows = _rows("dev")
+    items = [item for _, found in papers for item in found]
+    assert [(i.pdf, i.sid, i.role, i.function) for i in items] == [
+        (r["pdf"], r["sid"], r["role"], r["function"]) for r in rows]
+    for paper, found in papers:
+        for item in found:
+            sentence = paper.sentences[item.index]
+            assert sentence.text == item.text and sentence.id == item.sid
+
+
+def test_a_changed_sentence_is_refused(shared: Path, tmp_path: Path) -> None:
+    from core.errors import DatasetError
+
+    rows = _rows("dev")[:3]
+    rows[1] = rows[1] | {"sha1": "0" * 16}
+    (tmp_path / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DatasetError, match="no longer matches"):
+        load_gold_papers("dev", shared / "pdfs", tmp_path)
