@@ -110,3 +110,23 @@ def test_test_splits_are_not_training_data(tmp_path: Path, capsys: pytest.Captur
 
     assert main(["data", "functions", "--source", "csabstruct:test", "--out", str(tmp_path / "x")]) == 2
     assert "a test split cannot be used for distant function labels" in capsys.readouterr().err
+
+
+def test_judged_precision_as_drawn_and_under_the_current_taxonomy() -> None:
+    from models.training.function_labels import judged_precision
+
+    rows = [
+        {"function": "proposal", "marker": "we propose", "section_kind": "abstract", "correct": True,
+         "better": ""},
+        # switched to work-summary in a conclusion, which the judge named as better: now correct
+        {"function": "proposal", "marker": "we propose", "section_kind": "conclusion", "correct": False,
+         "better": "work-summary"},
+        # a marker no longer in the taxonomy: left out of the kept figure
+        {"function": "hypothesis", "marker": "we expect that", "section_kind": "method", "correct": False,
+         "better": "future-work"},
+        {"function": "aim", "marker": "we aim to", "section_kind": "method", "correct": False,
+         "better": "none"},
+    ]
+    result = judged_precision(rows, default_taxonomy())
+    assert (result.judged, result.correct, result.kept, result.kept_correct) == (4, 1, 3, 2)
+    assert result.precision == 0.25 and result.kept_precision == pytest.approx(2 / 3)

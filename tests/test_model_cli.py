@@ -328,3 +328,47 @@ def test_eval_content_side_by_side(bundle: Path, tmp_path: Path, capsys: pytest.
     assert row["recall@1"] == pytest.approx(sum(r == 1 for r in ranks) / 12, abs=1e-4)
     assert row["mrr"] == pytest.approx(sum(1 / r for r in ranks) / 12, abs=1e-4)
     assert "R@1" in capsys.readouterr().out
+
+
+@pytest.mark.shared
+def test_eval_functions_scores_whole_parsed_papers(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "functions.json"
+    assert main(["eval", "functions", "--split", "dev", "--model", str(bundle), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+
+    # Recomputed here: each gold paper analysed whole (section by section), gold sentences picked.
+    from core.analysis import analyze_paper
+    from core.paths import shared_dir
+    from models import load_model
+    from models.datasets.gold import load_gold_papers
+
+    model = load_model(bundle, threads=2)
+    gold, predicted, kinds = [], [], []
+    for paper, items in load_gold_papers("dev", shared_dir() / "pdfs"):
+        roles = analyze_paper(paper, model).roles
+        for item in items:
+            gold.append(item.role)
+            predicted.append(roles[item.index].label)
+            kinds.append(item.section_kind)
+    assert data["sentences"] == len(gold) == 180
+    hits = sum(g == p for g, p in zip(gold, predicted, strict=True))
+    assert data["roles"]["f1_micro"] == pytest.approx(hits / 180, abs=1e-4)
+    for kind, figures in data["roles_by_section_kind"].items():
+        chosen = [i for i, k in enumerate(kinds) if k == kind]
+        hits = sum(gold[i] == predicted[i] for i in chosen)
+        assert figures["sentences"] == len(chosen)
+        assert figures["f1_micro"] == pytest.approx(hits / len(chosen), abs=1e-4)
+    assert "functions" not in data  # the tiny bundle has no function head
+
+
+def test_function_figures_by_hand() -> None:
+    from app.commands.eval_functions import function_figures
+
+    gold = ["aim", "aim", "none", "proposal", "none"]
+    predicted = ["aim", "none", "none", "aim", "proposal"]
+    figures = function_figures(gold, predicted, ("aim", "proposal"))
+    assert figures["accuracy"] == pytest.approx(2 / 5, abs=1e-4)  # the figures are rounded to 4 places
+    # aim: P 1/2, R 1/2 -> F1 .5; proposal: P 0, R 0 -> 0; macro over {aim, proposal}
+    assert figures["macro_f1"] == pytest.approx(0.25, abs=1e-4)
+    assert figures["given"] == 3 and figures["precision_of_given"] == pytest.approx(1 / 3, abs=1e-4)
+    assert figures["recall_of_gold_functions"] == pytest.approx(1 / 3, abs=1e-4)

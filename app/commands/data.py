@@ -6,7 +6,7 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.data_functions",)
+MODULES = ("app.commands.data_functions", "app.commands.data_precision")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -11,6 +11,7 @@ MODULES = (
     "app.commands.eval_roles",
     "app.commands.eval_retrieval",
     "app.commands.eval_content",
+    "app.commands.eval_functions",
 )
 
 

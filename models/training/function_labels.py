@@ -155,5 +155,44 @@ def _worst_marker(counts: Counter[tuple[str, str]], conflicts: Counter[tuple[str
     return max(over)[2] if over else None
 
 
-__all__ = ["DistantLabeller", "LabellingReport", "MarkerHit", "ParsedSentence", "load_parser",
-           "parse_sentences", "root_covering_matches"]
+@dataclass(frozen=True)
+class JudgedPrecision:
+    """Hand judgements of distant labels, counted as drawn and as the current taxonomy would label."""
+
+    judged: int
+    correct: int
+    kept: int  # judged rows whose marker the taxonomy still has
+    kept_correct: int  # of those, correct after the taxonomy's instead_in switch
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.judged if self.judged else 0.0
+
+    @property
+    def kept_precision(self) -> float:
+        return self.kept_correct / self.kept if self.kept else 0.0
+
+
+def judged_precision(rows: Iterable[dict[str, Any]], taxonomy: FunctionTaxonomy) -> JudgedPrecision:
+    """Precision of judged rows (``function``, ``marker``, ``section_kind``, ``correct``, ``better``).
+
+    A row is *kept* when its function still has its marker; a kept row whose label the taxonomy
+    now switches (``instead_in``) counts as correct when the judge named that function as better.
+    The kept figure re-uses the sample that guided the pruning, so it is optimistic: a fresh sample
+    of the new labels gives the honest one.
+    """
+    judged = correct = kept = kept_correct = 0
+    for row in rows:
+        judged += 1
+        correct += bool(row["correct"])
+        function = taxonomy.get(row["function"])
+        if row["marker"] not in {m.text for m in function.markers}:
+            continue
+        kept += 1
+        now = taxonomy.in_section(row["function"], row.get("section_kind"))
+        kept_correct += bool(row["correct"]) if now == row["function"] else now == row.get("better")
+    return JudgedPrecision(judged, correct, kept, kept_correct)
+
+
+__all__ = ["DistantLabeller", "JudgedPrecision", "LabellingReport", "MarkerHit", "ParsedSentence",
+           "judged_precision", "load_parser", "parse_sentences", "root_covering_matches"]
