@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper
 from core.jobs import JobContext, ensure_context
-from core.labels import ROLES, RolePrediction
+from core.labels import ROLES, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # the model is passed in; core does not load it
@@ -37,6 +37,8 @@ class PaperAnalysis:
     model_id: str
     roles: list[RolePrediction]
     timings: dict[str, float] = field(default_factory=dict)  # seconds per step
+    # Communicative functions (top-3 each) when the model has a function head, else None.
+    functions: list[FunctionPrediction] | None = None
     # Sentence embeddings from the same runs (n x d, L2-normalised) when asked for; not in JSON.
     embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -50,6 +52,7 @@ class PaperAnalysis:
             "paper_sha256": self.paper_sha256,
             "model_id": self.model_id,
             "roles": [r.to_dict() for r in self.roles],
+            **({"functions": [f.to_dict() for f in self.functions]} if self.functions is not None else {}),
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
         }
 
@@ -64,6 +67,8 @@ class PaperAnalysis:
             model_id=str(data["model_id"]),
             roles=[RolePrediction.from_dict(r) for r in data["roles"]],
             timings={str(k): float(v) for k, v in dict(data.get("timings", {})).items()},
+            functions=([FunctionPrediction.from_dict(f) for f in data["functions"]]
+                       if data.get("functions") is not None else None),
         )
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -103,6 +108,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
     started = time.perf_counter()
     total = len(paper.sentences)
     roles: list[RolePrediction] = []
+    functions: list[FunctionPrediction] | None = []
     chunks: list[np.ndarray] = []
     ctx.progress(0, total, "Labelling sentence roles")
     for section_index, start, end in _runs_by_section(paper):
@@ -112,6 +118,8 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
         texts = [s.text for s in paper.sentences[start:end]]
         encoding = model.encode_document(texts, kind)
         roles.extend(encoding.roles)
+        found = encoding.functions
+        functions = None if found is None or functions is None else [*functions, *found]
         if with_embeddings:
             chunks.append(encoding.embeddings)
         heading = section.heading if section is not None else "text"
@@ -122,8 +130,8 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
 
         embeddings = (np.concatenate(chunks) if chunks
                       else np.zeros((0, model.embedding_dim), dtype=np.float32))
-    return PaperAnalysis(paper.sha256, model.model_id, roles,
-                         {"roles": time.perf_counter() - started}, embeddings)
+    return PaperAnalysis(paper.sha256, model.model_id, roles, {"roles": time.perf_counter() - started},
+                         functions if paper.sentences else None, embeddings)
 
 
 def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: str | None = None,
@@ -135,8 +143,8 @@ def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: s
     digest = hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()
     encoding = model.encode_document(list(sentences), section_kind)
     ctx.progress(len(sentences), len(sentences), "Labelled")
-    return PaperAnalysis(digest, model.model_id, encoding.roles,
-                         {"roles": time.perf_counter() - started}, encoding.embeddings)
+    return PaperAnalysis(digest, model.model_id, encoding.roles, {"roles": time.perf_counter() - started},
+                         encoding.functions, encoding.embeddings)
 
 
 def role_mix(paper: Paper, analysis: PaperAnalysis) -> list[tuple[int, Counter[str]]]:

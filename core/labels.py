@@ -38,4 +38,30 @@ class RolePrediction:
         return cls(label=str(data["label"]), probabilities=probs)
 
 
-__all__ = ["ROLES", "RolePrediction"]
+NO_FUNCTION = "none"  # a sentence whose best function is below the bundle's calibrated threshold
+
+
+@dataclass(frozen=True)
+class FunctionPrediction:
+    """The communicative function of one sentence: the winner (or ``NO_FUNCTION``) and the top
+    candidates with their probabilities, best first (ids of ``core.functions`` taxonomy)."""
+
+    label: str
+    top: tuple[tuple[str, float], ...]
+
+    @property
+    def confidence(self) -> float:
+        return self.top[0][1] if self.top else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"label": self.label, "top": [[f, round(p, 4)] for f, p in self.top]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> FunctionPrediction:
+        raw = data.get("top", [])
+        if not isinstance(raw, list):
+            raise ValueError("function prediction: 'top' must be a list of [id, probability]")
+        return cls(label=str(data["label"]), top=tuple((str(f), float(p)) for f, p in raw))
+
+
+__all__ = ["NO_FUNCTION", "ROLES", "FunctionPrediction", "RolePrediction"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from core.labels import RolePrediction
+from core.labels import FunctionPrediction, RolePrediction
 
 if TYPE_CHECKING:  # numpy stays off the GUI's start-up path
     import numpy as np
@@ -24,6 +24,9 @@ class DocumentEncodingLike(Protocol):
 
     @property
     def roles(self) -> list[RolePrediction]: ...
+
+    @property
+    def functions(self) -> list[FunctionPrediction] | None: ...  # None: the model has no function head
 
 
 @runtime_checkable
@@ -39,7 +42,7 @@ class RoleModel(Protocol):
     @property
     def embedding_dim(self) -> int: ...
 
-    def embed(self, sentences: Sequence[str], batch_size: int = 32) -> np.ndarray: ...
+    def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray: ...
 
     def classify_roles(self, sentences: Sequence[str],
                        section_kinds: Sequence[str] | str | None = None) -> list[RolePrediction]: ...

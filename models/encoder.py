@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import ModelError
+from core.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, default_bundle_path, files_digest, verify_bundle
 from models.roles import RolePrediction
@@ -37,17 +38,42 @@ CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 
 
+VIEWS = ("content", "function")  # embed(view=...): what "similar" means (docs/architecture.md)
+FUNCTION_TOP = 3  # runners-up kept in a FunctionPrediction
+
+
 @dataclass
 class DocumentEncoding:
-    """Both outputs of one run over a document."""
+    """The outputs of one run over a document."""
 
-    embeddings: np.ndarray  # (n, d) float32, L2-normalised
+    embeddings: np.ndarray  # (n, d) float32, L2-normalised (the content view)
     probabilities: np.ndarray  # (n, len(labels)) float32, rows sum to 1
     labels: tuple[str, ...]
+    function_probabilities: np.ndarray | None = None  # (n, F) float32, rows sum to 1
+    function_ids: tuple[str, ...] = ()
+    function_threshold: float = 0.0
 
     @property
     def roles(self) -> list[RolePrediction]:
         return predictions_from_probabilities(self.probabilities, self.labels)
+
+    @property
+    def functions(self) -> list[FunctionPrediction] | None:
+        if self.function_probabilities is None:
+            return None
+        return function_predictions(self.function_probabilities, self.function_ids, self.function_threshold)
+
+
+def function_predictions(probabilities: np.ndarray, ids: Sequence[str], threshold: float,
+                         top: int = FUNCTION_TOP) -> list[FunctionPrediction]:
+    """Top candidates per row; the label is the best one, or "none" below ``threshold``."""
+    order = np.argsort(-probabilities, axis=-1)[:, :top]
+    out = []
+    for row, best in zip(probabilities.tolist(), order.tolist(), strict=True):
+        ranked = tuple((ids[i], float(row[i])) for i in best)
+        label = ranked[0][0] if ranked and ranked[0][1] >= threshold else NO_FUNCTION
+        out.append(FunctionPrediction(label, ranked))
+    return out
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -119,6 +145,10 @@ class EncoderModel:
         self._pad_id = pad_id
         self._kind_index = {kind: i for i, kind in enumerate(manifest.section_kinds)}
         self._adapters: dict[str, LabelAdapter] | None = None
+        functions = dict(manifest.context.get("functions", {}))
+        self.function_ids: tuple[str, ...] = tuple(functions.get("ids", ()))
+        self.function_threshold = float(functions.get("threshold", 0.0))
+        self.function_dim = int(functions.get("embedding_dim", 0))
 
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
@@ -133,6 +163,15 @@ class EncoderModel:
     @property
     def embedding_dim(self) -> int:
         return int(self.manifest.embedding_dim)
+
+    @property
+    def has_functions(self) -> bool:
+        """True when the graph has the function outputs (bundles from 0.3 on)."""
+        return bool(self.function_ids)
+
+    def _document_outputs(self) -> tuple[str, ...]:
+        base = ("sentence_embedding", "role_logits")
+        return (*base, "function_logits") if self.has_functions else base
 
     @property
     def adapters(self) -> dict[str, LabelAdapter]:
@@ -176,14 +215,21 @@ class EncoderModel:
         return self.session.run(list(outputs), feed)  # type: ignore[attr-defined]
 
     # -- 3. post-processing and public API ---------------------------------------------------
-    def embed(self, sentences: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray:
         """(n, d) float32 L2-normalised embeddings, in the order given.
 
+        ``view``: "content" (the default: what the sentence is about, kept close to the base
+        model) or "function" (what the sentence does: sentences with the same communicative
+        function are near). A bundle without a function head has one embedding that serves both.
         Sentences are sorted by token length and run in batches padded to their own
         longest sentence, which is much faster than corpus order.
         """
+        if view not in VIEWS:
+            raise ValueError(f"unknown embedding view {view!r}: use one of {', '.join(VIEWS)}")
+        output = "function_embedding" if view == "function" and self.has_functions else "sentence_embedding"
+        width = self.function_dim if output == "function_embedding" else self.embedding_dim
         n = len(sentences)
-        result = np.zeros((n, self.embedding_dim), dtype=np.float32)
+        result = np.zeros((n, width), dtype=np.float32)
         if n == 0:
             return result
         ids = self.tokenize(sentences)
@@ -193,9 +239,18 @@ class EncoderModel:
             chosen = order[start : start + batch_size]
             input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
             kinds = np.full(len(chosen), unknown, dtype=np.int64)
-            (embeddings,) = self.run(input_ids, mask, kinds, outputs=("sentence_embedding",))
+            (embeddings,) = self.run(input_ids, mask, kinds, outputs=(output,))
             result[chosen] = embeddings
         return l2_normalise(result)
+
+    def classify_functions(self, sentences: Sequence[str],
+                           section_kinds: Sequence[str] | str | None = None) -> list[FunctionPrediction]:
+        """The communicative function of every sentence of ONE document (top-3 with probabilities;
+        "none" when the best is below the bundle's calibrated threshold)."""
+        functions = self.encode_document(sentences, section_kinds).functions
+        if functions is None:
+            raise ModelError(f"model {self.model_id} has no function head (bundles from 0.3 on have one)")
+        return functions
 
     def role_probabilities(self, sentences: Sequence[str],
                            section_kinds: Sequence[str] | str | None = None) -> np.ndarray:
@@ -218,16 +273,21 @@ class EncoderModel:
         kinds = self.section_kind_ids(section_kinds, n)
         embeddings = np.zeros((n, self.embedding_dim), dtype=np.float32)
         logits = np.zeros((n, len(self.labels)), dtype=np.float32)
-        if n == 0:
-            return DocumentEncoding(embeddings, logits, self.labels)
-        ids = self.tokenize(sentences)
-        for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
-            input_ids, mask = pad_batch(ids[start:end], self._pad_id)
-            emb, lg = self.run(input_ids, mask, kinds[start:end])
-            keep = slice(keep_start - start, keep_end - start)
-            embeddings[keep_start:keep_end] = emb[keep]
-            logits[keep_start:keep_end] = lg[keep]
-        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels)
+        function_logits = (np.zeros((n, len(self.function_ids)), dtype=np.float32)
+                           if self.has_functions else None)
+        if n > 0:
+            ids = self.tokenize(sentences)
+            for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
+                input_ids, mask = pad_batch(ids[start:end], self._pad_id)
+                emb, lg, *rest = self.run(input_ids, mask, kinds[start:end], self._document_outputs())
+                keep = slice(keep_start - start, keep_end - start)
+                embeddings[keep_start:keep_end] = emb[keep]
+                logits[keep_start:keep_end] = lg[keep]
+                if function_logits is not None:
+                    function_logits[keep_start:keep_end] = rest[0][keep]
+        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
+                                None if function_logits is None else softmax(function_logits),
+                                self.function_ids, self.function_threshold)
 
 
 def _pad_id(tokenizer: Tokenizer) -> int:
@@ -330,6 +390,10 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     session = create_session(bundle / "model.onnx", device, threads)
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
     expected = {"sentence_embedding": int(manifest.embedding_dim), "role_logits": len(manifest.labels)}
+    functions = dict(manifest.context.get("functions", {}))
+    if functions:
+        expected |= {"function_embedding": int(functions.get("embedding_dim", 0)),
+                     "function_logits": len(functions.get("ids", ()))}
     for name, width in expected.items():
         if name not in outputs:
             raise ModelError(f"model bundle {bundle}: model.onnx has no output '{name}'")

@@ -52,6 +52,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(0 = pure partial-label loss)")
     parser.add_argument("--init", default=None, metavar="CHECKPOINT",
                         help="start from the weights of this checkpoint")
+    parser.add_argument("--init-bundle", default=None, metavar="BUNDLE",
+                        help="start from a model bundle's weights (read back from its ONNX graph, "
+                        "int8 weights dequantised), e.g. resources/models/default")
     parser.add_argument("--metric-loss", default="supcon",
                         help="loss on the sentence embedding: supcon, multi_similarity, triplet_all, "
                         "triplet_hard, arcface, or none")
@@ -62,6 +65,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="train a label adapter for this dataset's own labels (e.g. pmc-sents-full); "
                         "shipped in the bundle, used by `rhetorica eval roles --head adapter`")
     parser.add_argument("--adapter-weight", type=float, default=0.5)
+    parser.add_argument("--functions", action="append", default=[], metavar="FILE",
+                        help="distant function labels (JSON Lines of 'rhetorica data functions'): adds the "
+                        "function head and the content view (distilled from the base model)")
+    parser.add_argument("--function-dev", default="gold:dev", metavar="SPEC",
+                        help="function sentences for model selection (default gold:dev; 'none' to skip)")
+    parser.add_argument("--function-weight", type=float, default=1.0)
+    parser.add_argument("--function-loss", choices=("norm_softmax", "norm_softmax+supcon"),
+                        default="norm_softmax")
+    parser.add_argument("--content-weight", type=float, default=1.0,
+                        help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=int, default=1)
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
@@ -88,10 +101,13 @@ def run(args: argparse.Namespace) -> int:
         data=args.data, dev=args.dev, out=str(work), base=args.base, seed=args.seed, epochs=args.epochs,
         max_steps=args.max_steps, max_minutes=args.max_minutes, batch_size=args.batch_size,
         max_length=args.max_length, lr_encoder=args.lr_encoder, lr_head=args.lr_head,
-        primary_weight=args.primary_weight, init=args.init,
+        primary_weight=args.primary_weight, init=args.init, init_bundle=args.init_bundle,
         metric_loss="" if args.metric_loss == "none" else args.metric_loss, metric_weight=args.metric_weight,
         metric_kwargs={"temperature": 0.1} if args.metric_loss in ("supcon", "ntxent") else {},
         keep_fraction=keep, adapters=args.adapter, adapter_weight=args.adapter_weight,
+        function_data=args.functions, function_dev="" if args.function_dev == "none" else args.function_dev,
+        function_weight=args.function_weight, function_loss=args.function_loss,
+        content_weight=args.content_weight,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )

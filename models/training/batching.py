@@ -26,6 +26,8 @@ class EncodedDocument:
     primary: torch.Tensor  # [n] the role the dataset label names (see primary_role); -1 = none
     dataset: str = ""  # dataset key ("csabstruct", "pmc-sents-full", "user", ...)
     native: torch.Tensor | None = None  # [n] index of each label in DATASET_LABELS[dataset]
+    functions: torch.Tensor | None = None  # [n] function index (-1 = no function label)
+    content_target: torch.Tensor | None = None  # [n, d] the frozen base model's embeddings
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,16 @@ class Batch:
     primary: torch.Tensor  # [N] long, -1 = the label names no single role
     datasets: list[str] | None = None  # [N] dataset key of each sentence
     native: torch.Tensor | None = None  # [N] long, label index in its dataset's own labels
+    functions: torch.Tensor | None = None  # [N] long, function index, -1 = none
+    content_target: torch.Tensor | None = None  # [N, d] base-model embeddings (all rows or None)
 
     def to(self, device: torch.device) -> Batch:
+        def move(x: torch.Tensor | None) -> torch.Tensor | None:
+            return None if x is None else x.to(device)
+
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.section_kind.to(device),
                      self.doc_lengths, self.allowed.to(device), self.primary.to(device), self.datasets,
-                     None if self.native is None else self.native.to(device))
+                     move(self.native), move(self.functions), move(self.content_target))
 
     def soft_targets(self, primary_weight: float, logits: torch.Tensor | None = None) -> torch.Tensor:
         """Allowed sets as target distributions: ``primary_weight`` on the primary role, the rest
@@ -92,6 +99,8 @@ def primary_role(label: str, allowed: frozenset[str], dataset: str = "") -> str 
 
 
 def _primary_index(label: str, allowed: frozenset[str], dataset: str) -> int:
+    if len(allowed) == len(ROLES):  # every role allowed: no role supervision at all
+        return -1
     role = primary_role(label, allowed, dataset)
     return -1 if role is None else ROLES.index(role)
 
@@ -159,6 +168,8 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
     primary = []
     datasets: list[str] = []
     native = []
+    functions = []
+    targets: list[torch.Tensor] = []
     for p in pieces:
         doc = corpus[p.doc]
         ids.extend(doc.token_ids[p.start: p.end])
@@ -168,11 +179,17 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
         datasets.extend([doc.dataset] * p.size)
         native.append(doc.native[p.start: p.end] if doc.native is not None
                       else torch.full((p.size,), -1, dtype=torch.long))
+        functions.append(doc.functions[p.start: p.end] if doc.functions is not None
+                         else torch.full((p.size,), -1, dtype=torch.long))
+        if doc.content_target is not None:
+            targets.append(doc.content_target[p.start: p.end])
     length = max(len(x) for x in ids)
     input_ids = torch.full((len(ids), length), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), length), dtype=torch.long)
     for row, seq in enumerate(ids):
         input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[row, : len(seq)] = 1
+    content = torch.cat(targets) if len(targets) == len(pieces) else None  # all pieces have targets, or none
     return Batch(input_ids, mask, torch.tensor(kinds, dtype=torch.long), [p.size for p in pieces],
-                 torch.cat(allowed), torch.cat(primary), datasets, torch.cat(native))
+                 torch.cat(allowed), torch.cat(primary), datasets, torch.cat(native), torch.cat(functions),
+                 content)

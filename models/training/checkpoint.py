@@ -10,20 +10,22 @@ import torch
 
 from core.errors import ModelError
 from models.training.base import load_encoder, resolve_base_dir
-from models.training.net import HeadConfig, RhetoricaNet
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
 
 
-def build_net(base: str | Path | None, head: HeadConfig | None = None) -> tuple[RhetoricaNet, Path]:
-    """A fresh net on the base encoder (untrained head)."""
+def build_net(base: str | Path | None, head: HeadConfig | None = None,
+              functions: FunctionConfig | None = None) -> tuple[RhetoricaNet, Path]:
+    """A fresh net on the base encoder (untrained heads)."""
     base_dir = resolve_base_dir(base)
-    return RhetoricaNet(load_encoder(base_dir), head), base_dir
+    return RhetoricaNet(load_encoder(base_dir), head, functions), base_dir
 
 
 def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[str, Any]) -> None:
     """Write ``path`` atomically: state dict, head config, base folder, training metadata."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config),
+    functions = asdict(net.function_config) if net.function_config is not None else None
+    torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config), "functions": functions,
                 "base_dir": str(base_dir), "adapters": net.adapter_labels(), "meta": meta}, tmp)
     tmp.replace(path)
 
@@ -38,7 +40,8 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
         data = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as error:
         raise ModelError(f"cannot read checkpoint {path}: {error}") from None
-    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]))
+    functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
+    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]), functions)
     for dataset, labels in dict(data.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
     net.load_state_dict(data["state_dict"])

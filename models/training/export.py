@@ -28,7 +28,22 @@ from models.training.net import ADAPTER_EMBEDDING_SCALE, SECTION_KINDS, Rhetoric
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "section_kind")
 OUTPUTS = ("sentence_embedding", "role_logits")
+FUNCTION_OUTPUTS = ("function_embedding", "function_logits")  # after OUTPUTS, for nets with functions
+
+
+def graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
+    """The graph's output names, in the order the net returns them."""
+    return OUTPUTS + FUNCTION_OUTPUTS if net.has_functions else OUTPUTS
 CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
+
+
+def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, Any]:
+    """The manifest's ``context.functions``: vocabulary, shapes and the "none" threshold."""
+    config = net.function_config
+    assert config is not None
+    return {"ids": list(config.functions), "taxonomy": config.taxonomy, "embedding_dim": config.dim,
+            "head": config.describe(), "threshold": options.function_threshold,
+            "views": {"content": "sentence_embedding", "function": "function_embedding"}}
 
 
 @dataclass
@@ -53,6 +68,9 @@ class ExportOptions:
     )
     max_model_mb: float = 29.4  # model.onnx; the bundle (with tokenizer.json) stays under 30 MB
     trained_section_kinds: list[str] | None = None  # others are tied to "unknown" before export
+    # A sentence's function is "none" when its best function's probability is below this (the
+    # calibrated value comes from the gold dev split: models.training.calibrate).
+    function_threshold: float = 0.0
     training: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -66,8 +84,9 @@ def export_onnx(net: RhetoricaNet, path: Path) -> None:
     mask = torch.ones(n, length, dtype=torch.long)
     mask[1, 8:] = 0
     kinds = torch.tensor([0, 1, len(SECTION_KINDS)], dtype=torch.long)
+    outputs = graph_outputs(net)
     dynamic = {"input_ids": {0: "n", 1: "L"}, "attention_mask": {0: "n", 1: "L"}, "section_kind": {0: "n"},
-               "sentence_embedding": {0: "n"}, "role_logits": {0: "n"}}
+               **{name: {0: "n"} for name in outputs}}
     path.parent.mkdir(parents=True, exist_ok=True)
     with torch.no_grad(), warnings.catch_warnings():
         # Tracing notes about Python-side shape checks in transformers' attention code: the
@@ -75,7 +94,7 @@ def export_onnx(net: RhetoricaNet, path: Path) -> None:
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message=".*aten::index.*")
         torch.onnx.export(net, (ids, mask, kinds), str(path), input_names=list(INPUTS),
-                          output_names=list(OUTPUTS), dynamic_axes=dynamic, opset_version=OPSET,
+                          output_names=list(outputs), dynamic_axes=dynamic, opset_version=OPSET,
                           do_constant_folding=True, dynamo=False)
 
 
@@ -96,7 +115,10 @@ def numpy_adapters(net: RhetoricaNet) -> list[LabelAdapter]:
 
 
 def _passes(figures: dict[str, float], options: ExportOptions) -> bool:
-    return figures["mean_cosine"] >= options.min_cosine and figures["role_agreement"] >= options.min_agreement
+    """Every output within the thresholds: the embeddings' mean cosine, the labels' agreement."""
+    cosines = [figures[k] for k in ("mean_cosine", "function_mean_cosine") if k in figures]
+    agreements = [figures[k] for k in ("role_agreement", "function_agreement") if k in figures]
+    return min(cosines) >= options.min_cosine and min(agreements) >= options.min_agreement
 
 
 def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, options: ExportOptions,
@@ -155,10 +177,11 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         failed = not _passes(shipped_parity, options)
         parity_record["passed"] = not failed
         if failed and options.enforce_parity:
+            shown = ", ".join(f"{k} {v:.4f}" for k, v in shipped_parity.items()
+                              if k.endswith(("mean_cosine", "agreement")) and isinstance(v, float))
             raise ModelError(
-                f"export parity check failed ({key}): mean cosine {shipped_parity['mean_cosine']:.4f} "
-                f"(need >= {options.min_cosine}), role agreement {shipped_parity['role_agreement']:.4f} "
-                f"(need >= {options.min_agreement})")
+                f"export parity check failed ({key}): {shown} (need mean cosine >= {options.min_cosine}, "
+                f"agreement >= {options.min_agreement})")
         ctx.progress(4, 5, "writing bundle")
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shipped, out / "model.onnx")
@@ -179,6 +202,7 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             "head": net.head_config.describe(),
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
             "section_kinds_tied_to_unknown": tied,
+            **({"functions": _functions_record(net, options)} if net.function_config is not None else {}),
             "parity": parity_record,
             **({"adapters": adapters} if adapters else {}),
             "quantization": ({"method": "onnxruntime quantize_dynamic", "weight_type": "QInt8",

@@ -17,7 +17,7 @@ n), then a linear layer to the role logits.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 import torch
@@ -134,6 +134,55 @@ class RoleHead(nn.Module):
         return self.classifier(self.norm(x))
 
 
+@dataclass
+class FunctionConfig:
+    """Shape of the function outputs (saved in checkpoints, described in the manifest).
+
+    ``function_embedding`` = L2-normalised MLP of the pooled encoder output (``dim`` wide);
+    ``function_logits`` = ``scale`` x cosine to one learnt vector per function (a normalised-softmax
+    classifier: its cross-entropy is the "softmax" metric-learning loss of Sugimoto & Aizawa 2022).
+    ``sentence_embedding`` becomes the content view: a linear map of the pooled output (initialised
+    to the identity) trained to stay close to the frozen base model's embedding.
+    """
+
+    functions: list[str] = field(default_factory=list)  # taxonomy ids, in logit order
+    dim: int = 128
+    scale: float = 16.0
+    taxonomy: str = ""  # "name@version" of the taxonomy the ids come from
+
+    def describe(self) -> dict[str, object]:
+        return {"type": "normalised-softmax over an MLP projection", **asdict(self)}
+
+
+class FunctionHead(nn.Module):
+    """Pooled sentence -> (function_embedding [n, dim], function_logits [n, F])."""
+
+    def __init__(self, hidden: int, cfg: FunctionConfig) -> None:
+        super().__init__()
+        self.scale = cfg.scale
+        self.proj = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, cfg.dim))
+        self.classes = nn.Parameter(torch.randn(len(cfg.functions), cfg.dim) * 0.05)
+
+    def forward(self, pooled: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        embedding = F.normalize(self.proj(pooled), p=2.0, dim=-1)
+        logits = self.scale * embedding @ F.normalize(self.classes, p=2.0, dim=-1).T
+        return embedding, logits
+
+
+class ContentHead(nn.Module):
+    """Pooled sentence -> content embedding (a linear map initialised to the identity)."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(hidden, hidden)
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.eye(hidden))
+            self.linear.bias.zero_()
+
+    def forward(self, pooled: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.linear(pooled), p=2.0, dim=-1)
+
+
 ADAPTER_EMBEDDING_SCALE = 10.0  # the unit-length embedding is scaled up to the log-probabilities' range
 
 
@@ -178,13 +227,30 @@ def hf_config(encoder: nn.Module) -> Any:
 class RhetoricaNet(nn.Module):
     """Encoder (any Hugging Face BERT-like model) + mean pooling + context-aware role head."""
 
-    def __init__(self, encoder: nn.Module, head: HeadConfig | None = None) -> None:
+    def __init__(self, encoder: nn.Module, head: HeadConfig | None = None,
+                 functions: FunctionConfig | None = None) -> None:
         super().__init__()
         self.encoder = encoder
         self.head_config = head or HeadConfig()
         self.hidden = int(hf_config(encoder).hidden_size)
         self.head = RoleHead(self.hidden, self.head_config)
         self.adapters = nn.ModuleDict()  # dataset key -> LabelAdapter (not part of the ONNX graph)
+        # With functions: four outputs (content view, role logits, function embedding and logits).
+        self.function_config: FunctionConfig | None = None
+        self.content: ContentHead | None = None
+        self.function_head: FunctionHead | None = None
+        if functions is not None and functions.functions:
+            self.enable_functions(functions)
+
+    def enable_functions(self, functions: FunctionConfig) -> None:
+        """Add fresh content and function heads (e.g. to a net trained on roles only)."""
+        self.function_config = functions
+        self.content = ContentHead(self.hidden)
+        self.function_head = FunctionHead(self.hidden, functions)
+
+    @property
+    def has_functions(self) -> bool:
+        return self.function_head is not None
 
     def add_adapter(self, dataset: str, labels: list[str]) -> LabelAdapter:
         """A label adapter for ``dataset``'s own labels (kept if one exists already)."""
@@ -207,19 +273,36 @@ class RhetoricaNet(nn.Module):
         out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
         return mean_pool(out.last_hidden_state, attention_mask)
 
+    def sentence_outputs(self, pooled: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Per-sentence outputs of pooled vectors: (sentence_embedding,) or, with functions,
+        (content sentence_embedding, function_embedding, function_logits)."""
+        if self.content is None or self.function_head is None:
+            return (F.normalize(pooled, p=2.0, dim=-1),)
+        return (self.content(pooled), *self.function_head(pooled))
+
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                section_kind: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """One document in reading order -> (sentence_embedding [n, d], role_logits [n, C])."""
+                section_kind: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """One document in reading order -> (sentence_embedding [n, d], role_logits [n, C]) and,
+        with functions, (function_embedding [n, k], function_logits [n, F]) after them."""
         pooled = self.pooled(input_ids, attention_mask)
         lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
         logits = self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
-        return F.normalize(pooled, p=2.0, dim=-1), logits
+        embedding, *function_outputs = self.sentence_outputs(pooled)
+        return (embedding, logits, *function_outputs)
 
     def forward_batch(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                       section_kind: torch.Tensor, doc_lengths: list[int]
                       ) -> tuple[torch.Tensor, torch.Tensor]:
         """Several documents' sentences concatenated ([N, L], N = sum(doc_lengths))
         -> (embeddings [N, d], role_logits [N, C]) in the same order."""
+        embedding, logits, _ = self.forward_batch_all(input_ids, attention_mask, section_kind, doc_lengths)
+        return embedding, logits
+
+    def forward_batch_all(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                          section_kind: torch.Tensor, doc_lengths: list[int]
+                          ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+        """:meth:`forward_batch` plus the function outputs ((function_embedding, function_logits),
+        or () without functions)."""
         pooled = self.pooled(input_ids, attention_mask)
         n_max = max(doc_lengths)
         b = len(doc_lengths)
@@ -231,7 +314,8 @@ class RhetoricaNet(nn.Module):
         kinds = torch.full((b, n_max), UNKNOWN_SECTION, dtype=torch.long, device=device)
         kinds[key_mask] = section_kind
         logits = self.head(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
-        return F.normalize(pooled, p=2.0, dim=-1), logits[key_mask]
+        embedding, *function_outputs = self.sentence_outputs(pooled)
+        return embedding, logits[key_mask], tuple(function_outputs)
 
     def tie_untrained_section_kinds(self, trained: set[str]) -> list[str]:
         """Make section kinds never seen in training behave exactly like "unknown"

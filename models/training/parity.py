@@ -21,6 +21,19 @@ def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np
     return float((ref == got).float().mean())
 
 
+def _compare(ref_e: np.ndarray, e: np.ndarray, ref_l: np.ndarray, lg: np.ndarray,
+             labels: str) -> dict[str, float]:
+    """Cosine of embeddings and argmax agreement of logits, torch reference vs graph."""
+    cos = (ref_e * e).sum(-1) / (np.linalg.norm(ref_e, axis=-1) * np.linalg.norm(e, axis=-1))
+    agreement = f"{labels}_agreement" if labels else "agreement"
+    return {
+        "mean_cosine": round(float(cos.mean()), 5),
+        "min_cosine": round(float(cos.min()), 5),
+        agreement: round(float((ref_l.argmax(-1) == lg.argmax(-1)).mean()), 5),
+        "max_abs_logit_diff": round(float(np.abs(ref_l - lg).max()), 5),
+    }
+
+
 def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path],
                  documents: list[list[str]], min_sentences: int = 200) -> dict[str, Any]:
     """Run torch fp32 and each ONNX graph on the same documents; compare per sentence.
@@ -50,36 +63,33 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         options.intra_op_num_threads = max(1, torch.get_num_threads())
         sessions[name] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     net = net.to("cpu").eval()
-    ref_emb: list[np.ndarray] = []
-    ref_lab: list[np.ndarray] = []
-    out: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {
-        name: ([], [], []) for name in graphs}
+    from models.training.export import graph_outputs
+
+    names = list(graph_outputs(net))
+    reference: list[list[np.ndarray]] = [[] for _ in names]
+    out: dict[str, list[list[np.ndarray]]] = {name: [[] for _ in names] for name in graphs}
     for index, doc in enumerate(chosen):
         ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
         kind_value = index % (UNKNOWN_SECTION + 1)  # every section kind, then unknown
         section = np.full((len(doc),), kind_value, dtype=np.int64)
         with torch.no_grad():
-            emb, logits = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
-        ref_emb.append(emb.numpy())
-        ref_lab.append(logits.numpy())
+            torch_outputs = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
+        for slot, value in zip(reference, torch_outputs, strict=True):
+            slot.append(value.numpy())
         for name, session in sessions.items():
-            e, lg = session.run(["sentence_embedding", "role_logits"],
-                                {"input_ids": ids, "attention_mask": mask, "section_kind": section})
-            out[name][0].append(e)
-            out[name][1].append(lg)
-    ref_e = np.concatenate(ref_emb)
-    ref_l = np.concatenate(ref_lab)
+            got = session.run(names, {"input_ids": ids, "attention_mask": mask, "section_kind": section})
+            for slot, value in zip(out[name], got, strict=True):
+                slot.append(value)
+    ref = [np.concatenate(x) for x in reference]
+    ref_e, ref_l = ref[0], ref[1]
     result: dict[str, Any] = {"sentences": int(ref_e.shape[0]), "documents": len(chosen)}
     for name in graphs:
-        e = np.concatenate(out[name][0])
-        lg = np.concatenate(out[name][1])
-        cos = (ref_e * e).sum(-1) / (np.linalg.norm(ref_e, axis=-1) * np.linalg.norm(e, axis=-1))
-        result[name] = {
-            "mean_cosine": round(float(cos.mean()), 5),
-            "min_cosine": round(float(cos.min()), 5),
-            "role_agreement": round(float((ref_l.argmax(-1) == lg.argmax(-1)).mean()), 5),
-            "max_abs_logit_diff": round(float(np.abs(ref_l - lg).max()), 5),
-        }
+        mine = [np.concatenate(x) for x in out[name]]
+        e, lg = mine[0], mine[1]
+        result[name] = {**_compare(ref_e, e, ref_l, lg, "role")}
+        if len(names) == 4:  # function_embedding, function_logits: gated like the others
+            result[name].update({f"function_{k}": v for k, v in
+                                 _compare(ref[2], mine[2], ref[3], mine[3], "").items()})
         if net.adapters:  # informational: label adapters read the graph's two outputs
             result[name]["adapter_agreement"] = {
                 key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)

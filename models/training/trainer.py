@@ -35,11 +35,18 @@ from models.datasets import (
 )
 from models.metrics import classification_report
 from models.roles import ROLES
-from models.training.base import base_model_name, load_tokenizer
+from models.training.base import base_model_name, load_encoder, load_tokenizer
 from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
+from models.training.function_data import (
+    attach_content_targets,
+    attach_functions,
+    base_embeddings,
+    function_dev_set,
+    read_function_labels,
+)
 from models.training.losses import make_loss
-from models.training.net import SECTION_KINDS, HeadConfig, RhetoricaNet
+from models.training.net import SECTION_KINDS, FunctionConfig, HeadConfig, RhetoricaNet
 from models.training.samplers import budget_batches, pack_by_budget
 
 
@@ -67,6 +74,7 @@ class TrainConfig:
     # lets a role shared by many sets (conclusion) absorb probability mass.
     primary_weight: float = 0.0
     init: str | None = None  # start from this checkpoint's weights
+    init_bundle: str | None = None  # or from a model bundle's weights (models.training.from_bundle)
     label_smoothing: float = 0.0
     metric_loss: str = "supcon"  # "" for none
     metric_weight: float = 0.2
@@ -82,6 +90,14 @@ class TrainConfig:
     # outputs, trained jointly with full cross-entropy (models.adapters; e.g. "pmc-sents-full").
     adapters: list[str] = field(default_factory=list)
     adapter_weight: float = 0.5
+    # Communicative functions (issue 11): distant labels from 'rhetorica data functions' (JSON Lines),
+    # a normalised-softmax head on the pooled sentence, and a content view distilled from the base.
+    function_data: list[str] = field(default_factory=list)
+    function_dev: str = "gold:dev"  # "" = no function score in model selection
+    function_weight: float = 1.0
+    function_loss: str = "norm_softmax"  # or "norm_softmax+supcon" (supcon on the function embedding)
+    function_dim: int = 128
+    content_weight: float = 1.0  # distillation: 1 - cos(content view, frozen base embedding)
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -94,8 +110,9 @@ class TrainConfig:
 
 @dataclass
 class DevResult:
-    scores: dict[str, float]  # spec -> F1-micro
+    scores: dict[str, float]  # spec -> F1-micro (functions: "gold:dev#functions" -> top-1 accuracy)
     macro: dict[str, float]  # spec -> F1-macro
+    extra: dict[str, float] = field(default_factory=dict)  # reported, not selected on (content cosine)
 
     @property
     def mean(self) -> float:
@@ -168,10 +185,48 @@ def predict_documents(net: RhetoricaNet, corpus: list[EncodedDocument], device: 
     return probs, embs
 
 
-def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], device: torch.device) -> DevResult:
-    """F1-micro/macro of each dev set in its own label space (predicted role -> dataset label)."""
+@dataclass
+class FunctionDev:
+    """Gold dev sentences with a function: token ids, function indices, base-model embeddings."""
+
+    name: str
+    token_ids: list[list[int]]
+    functions: list[int]
+    content_target: torch.Tensor
+
+
+@torch.no_grad()
+def evaluate_functions(net: RhetoricaNet, dev: FunctionDev, device: torch.device) -> tuple[float, float]:
+    """(function top-1 accuracy, mean cosine of the content view to the base) on ``dev``."""
+    from models.encoder import pad_batch
+
+    net.eval()
+    hits = 0
+    cosine = 0.0
+    for start in range(0, len(dev.token_ids), 64):
+        ids, mask = pad_batch(dev.token_ids[start: start + 64], 0)
+        pooled = net.pooled(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
+        content, _, logits = net.sentence_outputs(pooled)
+        gold = torch.tensor(dev.functions[start: start + 64], device=device)
+        hits += int((logits.argmax(-1) == gold).sum())
+        target = dev.content_target[start: start + 64].to(device)
+        cosine += float((content * target).sum(-1).sum())
+    net.train()
+    n = max(1, len(dev.token_ids))
+    return hits / n, cosine / n
+
+
+def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], device: torch.device,
+                 function_dev: FunctionDev | None = None) -> DevResult:
+    """F1-micro/macro of each dev set in its own label space (predicted role -> dataset label),
+    and with ``function_dev`` the function top-1 accuracy (selected on) and content cosine."""
     scores: dict[str, float] = {}
     macro: dict[str, float] = {}
+    extra: dict[str, float] = {}
+    if function_dev is not None and net.has_functions:
+        accuracy, cosine = evaluate_functions(net, function_dev, device)
+        scores[f"{function_dev.name}#functions"] = accuracy
+        extra["content_cosine_to_base"] = cosine
     for spec, corpus in dev.items():
         name, _ = parse_spec(spec)
         probs, embs = predict_documents(net, corpus, device)
@@ -189,7 +244,7 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
             report = classification_report(gold, [adapter.labels[i] for i in ids], DATASET_LABELS[key])
             scores[f"{spec}#adapter"], macro[f"{spec}#adapter"] = report.f1_micro, report.f1_macro
     net.train()
-    return DevResult(scores, macro)
+    return DevResult(scores, macro, extra)
 
 
 def adapter_loss(net: RhetoricaNet, emb: torch.Tensor, logits: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -203,6 +258,47 @@ def adapter_loss(net: RhetoricaNet, emb: torch.Tensor, logits: torch.Tensor, bat
             out = adapter(emb[rows], logits[rows], corrected=False)
             total = total + F.cross_entropy(out, batch.native[rows], reduction="sum")
     return total / max(1, logits.shape[0])
+
+
+def function_and_content_loss(content: torch.Tensor, function_outputs: tuple[torch.Tensor, ...],
+                              batch: Batch, cfg: TrainConfig, function_metric: torch.nn.Module | None
+                              ) -> torch.Tensor:
+    """Function cross-entropy (normalised softmax) on the rows with a function label, optionally a
+    supervised-contrastive loss on their function embeddings, and the content distillation
+    ``1 - cos(content view, base embedding)`` on every row."""
+    function_embedding, function_logits = function_outputs
+    total = content.new_zeros(())
+    if batch.functions is not None and cfg.function_weight > 0:
+        rows = batch.functions >= 0
+        if bool(rows.any()):
+            gold = batch.functions[rows]
+            total = total + cfg.function_weight * F.cross_entropy(function_logits[rows], gold)
+            if function_metric is not None and int(rows.sum()) > 1:
+                total = total + cfg.function_weight * function_metric(function_embedding[rows], gold)
+    if batch.content_target is not None and cfg.content_weight > 0:
+        total = total + cfg.content_weight * (1 - (content * batch.content_target).sum(-1)).mean()
+    return total
+
+
+FunctionData = tuple[FunctionConfig | None, list[LabelledDocument], list[int], list[str], list[int]]
+
+
+def _read_function_data(cfg: TrainConfig) -> FunctionData:
+    """The function head's config, the distant-labelled documents and the gold dev sentences
+    (read before the model loads, like every dataset)."""
+    if not cfg.function_data:
+        return None, [], [], [], []
+    from core.functions import default_taxonomy
+
+    taxonomy = default_taxonomy()
+    ids = list(taxonomy.ids)
+    docs, functions = read_function_labels(cfg.function_data, ids)
+    texts: list[str] = []
+    dev_functions: list[int] = []
+    if cfg.function_dev:
+        texts, dev_functions = function_dev_set(ids, cfg.function_dev.split(":", 1)[1])
+    config = FunctionConfig(ids, cfg.function_dim, taxonomy=f"{taxonomy.name}@{taxonomy.version}")
+    return config, docs, functions, texts, dev_functions
 
 
 def _optimizer(net: RhetoricaNet, cfg: TrainConfig, extra: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -254,6 +350,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
         refuse_test_split(spec, "early stopping / model selection (--dev)")
     # Read every dataset before the model loads, so bad input fails at once with one line.
     documents = {spec: load_spec(spec, shared) for spec in dict.fromkeys([*cfg.data, *cfg.dev])}
+    functions_cfg, function_docs, function_ids, dev_texts, dev_functions = _read_function_data(cfg)
     started = time.time()
     seed_everything(cfg.seed)
     if cfg.threads > 0:
@@ -263,12 +360,33 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     out.mkdir(parents=True, exist_ok=True)
 
     ctx.progress(0, 1, "loading base model and data")
-    if cfg.init:
-        net, base_dir, _ = load_checkpoint(cfg.init, cfg.base)
+    if cfg.init or cfg.init_bundle:
+        if cfg.init:
+            net, base_dir, _ = load_checkpoint(cfg.init, cfg.base)
+        else:
+            from models.training.from_bundle import net_from_bundle
+
+            net, base_dir = net_from_bundle(str(cfg.init_bundle), cfg.base)
+        if functions_cfg is not None and not net.has_functions:
+            net.enable_functions(functions_cfg)
     else:
-        net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head))
+        net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head), functions_cfg)
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
     corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared, documents).values() for d in docs]
+    function_dev = None
+    if function_docs:
+        function_corpus = encode_documents(function_docs, tokenizer, "functions")
+        attach_functions(function_corpus, function_ids)
+        corpus += function_corpus
+    if net.has_functions and cfg.content_weight > 0:
+        ctx.progress(0, 1, "embedding the training sentences with the frozen base model (content targets)")
+        base_encoder = load_encoder(base_dir).to(device)
+        attach_content_targets(corpus, base_encoder, device)
+        if dev_texts:
+            dev_ids = [e.ids for e in tokenizer.encode_batch(dev_texts)]
+            function_dev = FunctionDev(cfg.function_dev, dev_ids, dev_functions,
+                                       base_embeddings(base_encoder, dev_ids, device))
+        del base_encoder
     dev = load_corpora(cfg.dev, tokenizer, shared, documents)
     if not corpus:
         raise DatasetError(f"no training documents in {', '.join(cfg.data) or '(no --data)'}")
@@ -280,14 +398,20 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
         keep = {label: f for spec, fractions in cfg.keep_fraction.items() if dataset_key(spec) == name
                 for label, f in fractions.items()}
         net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
-    trained_kinds = sorted({SECTION_KINDS[k] for d in corpus for k in d.kinds if k < len(SECTION_KINDS)})
+    # Section kinds the role head learnt from: documents with role supervision only.
+    trained_kinds = sorted({SECTION_KINDS[k] for d in corpus if d.dataset for k in d.kinds
+                            if k < len(SECTION_KINDS)})
 
     if cfg.freeze_embeddings:
         for param in cast(Any, net.encoder).embeddings.parameters():  # a Hugging Face BertModel
             param.requires_grad = False
     net.to(device).train()
     role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
-    metric_loss = (make_loss(cfg.metric_loss, **cfg.metric_kwargs).to(device) if cfg.metric_loss else None)
+    # With functions the sentence embedding is the content view: no role metric loss may bend it.
+    metric_loss = (make_loss(cfg.metric_loss, **cfg.metric_kwargs).to(device)
+                   if cfg.metric_loss and not net.has_functions else None)
+    function_metric = (make_loss("supcon", temperature=0.1).to(device)
+                       if net.has_functions and "supcon" in cfg.function_loss else None)
     extra = list(metric_loss.parameters()) if metric_loss is not None else []
     optimizer = _optimizer(net, cfg, extra)
     base_lrs = [g["lr"] for g in optimizer.param_groups]
@@ -319,15 +443,16 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
 
     def evaluate_and_save(reason: str) -> None:
         nonlocal best, best_scores, best_step, bad_evals, stop
-        result = evaluate_dev(net, dev, device) if dev else DevResult({}, {})
-        score = result.mean if dev else -float(step)  # without dev sets keep the last
+        selecting = bool(dev) or function_dev is not None
+        result = evaluate_dev(net, dev, device, function_dev) if selecting else DevResult({}, {})
+        score = result.mean if selecting else -float(step)  # without dev sets keep the last
         entry = {"step": step, "epoch": round(step / steps_per_epoch, 3), "dev_f1_micro": result.scores,
-                 "dev_f1_macro": result.macro, "loss": running, "seconds": round(time.time() - started, 1),
-                 "reason": reason}
+                 "dev_f1_macro": result.macro, **result.extra, "loss": running,
+                 "seconds": round(time.time() - started, 1), "reason": reason}
         history.append(entry)
         with (out / "history.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(entry) + "\n")
-        if score > best or not dev:
+        if score > best or not selecting:
             best, best_scores, best_step, bad_evals = score, result.scores, step, 0
             save_checkpoint(checkpoint, net, base_dir, {**meta_base, "step": step, "dev": result.scores,
                                                         "dev_macro": result.macro, "history": history})
@@ -347,11 +472,13 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             ctx.check()
             t0 = time.time()
             batch = collate([pieces[i] for i in batch_pieces], corpus).to(device)
-            emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
-                                            batch.doc_lengths)
+            emb, logits, function_outputs = net.forward_batch_all(
+                batch.input_ids, batch.attention_mask, batch.section_kind, batch.doc_lengths)
             targets = (batch.soft_targets(cfg.primary_weight, logits) if cfg.primary_weight > 0
                        else batch.allowed)
             loss = role_loss(logits, targets)
+            if function_outputs:
+                loss = loss + function_and_content_loss(emb, function_outputs, batch, cfg, function_metric)
             if net.adapters and cfg.adapter_weight > 0:
                 loss = loss + cfg.adapter_weight * adapter_loss(net, emb, logits, batch)
             if metric_loss is not None and cfg.metric_weight > 0:

@@ -1,0 +1,91 @@
+"""Rebuild a trainable torch net from a shipped model bundle (its ONNX graph's weights).
+
+Bundles ship ONNX only (int8 per-channel for most MatMuls), so a user who wants to fine-tune the
+model they have, or a new training recipe that starts where the shipped model is, would otherwise
+begin at the untrained base. :func:`net_from_bundle` reads every weight back out of ``model.onnx``:
+fp32 initialisers by name, int8 MatMul weights dequantised (``(q - zero_point) * scale`` per output
+channel) and mapped to their ``nn.Linear`` by the MatMul node's name, int8 embedding tables likewise.
+The quantisation error stays in the weights (the shipped graph's own parity figures bound it);
+training on from there recovers fp32 precision.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from core.errors import ModelError
+from models.training.checkpoint import build_net
+from models.training.net import HeadConfig, RhetoricaNet
+
+
+def _dequantise(values: dict[str, np.ndarray], stem: str) -> np.ndarray:
+    q = values[f"{stem}_quantized"].astype(np.float32)
+    return (q - values[f"{stem}_zero_point"].astype(np.float32)) * values[f"{stem}_scale"].astype(np.float32)
+
+
+def _module_of(node_name: str) -> str:
+    """The module path of a MatMul node: "/encoder/encoder/layer.0/attention/self/query/MatMul_quant"
+    -> "encoder.encoder.layer.0.attention.self.query"; an ``nn.Sequential`` child is scoped as
+    "proj/proj.0" by the exporter -> "proj.0"."""
+    parts: list[str] = []
+    for part in node_name.strip("/").split("/")[:-1]:
+        head, _, tail = part.partition(".")
+        if parts and tail and head == parts[-1]:
+            parts.append(tail)
+        else:
+            parts.append(part)
+    return ".".join(parts)
+
+
+def bundle_weights(model_path: Path) -> dict[str, np.ndarray]:
+    """State-dict-named float32 arrays of every weight in an exported (possibly int8) graph."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(model_path)).graph
+    values = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    weights: dict[str, np.ndarray] = {k: v.astype(np.float32) for k, v in values.items()
+                                      if not k.startswith("onnx::") and not k.endswith(
+                                          ("_scale", "_zero_point", "_quantized"))}
+    for stem in {k[: -len("_quantized")] for k in values if k.endswith("_quantized")}:
+        if not stem.startswith("onnx::"):  # an embedding table quantised per tensor
+            weights[f"{stem}"] = _dequantise(values, stem)
+    for node in graph.node:
+        matrix = None
+        if node.op_type == "MatMulInteger":
+            stem = node.input[1][: -len("_quantized")]
+            matrix = _dequantise(values, stem)
+        elif node.op_type == "MatMul" and node.input[1] in values:
+            matrix = values[node.input[1]].astype(np.float32)
+        if matrix is not None:
+            weights[f"{_module_of(node.name)}.weight"] = matrix.T.copy()  # [in, out] -> Linear [out, in]
+    return weights
+
+
+def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> tuple[RhetoricaNet, Path]:
+    """A :class:`RhetoricaNet` holding a bundle's encoder and role head (no adapters, no functions)."""
+    bundle = Path(bundle_dir)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    head = dict(manifest.get("context", {}).get("head", {}))
+    config = HeadConfig(**{k: head[k] for k in ("dim", "layers", "heads", "ffn", "dropout", "num_labels")
+                           if k in head})
+    net, base_dir = build_net(base, config)
+    weights = bundle_weights(bundle / "model.onnx")
+    state = net.state_dict()
+    skipped = ("adapters.", "content.", "function_head.", "encoder.pooler.")  # not in the graph
+    wanted = [k for k in state if not k.startswith(skipped) and not k.endswith("position_ids")]
+    missing = [k for k in wanted if k not in weights]
+    if missing:
+        raise ModelError(f"{bundle}: model.onnx lacks {len(missing)} weights the net needs "
+                         f"(e.g. {missing[0]}); is it a Rhetorica bundle?")
+    for key in wanted:
+        if tuple(weights[key].shape) != tuple(state[key].shape):
+            raise ModelError(f"{bundle}: weight {key} has shape {weights[key].shape}, "
+                             f"the net expects {tuple(state[key].shape)}")
+        state[key] = torch.from_numpy(weights[key])
+    net.load_state_dict(state)
+    return net, base_dir

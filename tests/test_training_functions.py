@@ -1,0 +1,170 @@
+"""Function head and content view: train a few steps on distant labels, export four outputs, reload."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from core.labels import NO_FUNCTION, ROLES  # noqa: E402
+from tests.conftest import shared_path  # noqa: E402
+
+pytestmark = [pytest.mark.shared, pytest.mark.slow]
+
+# Function-labelled sentences as 'rhetorica data functions' writes them (written here by hand).
+LABELLED = {
+    "proposal": ["We propose a new parser for scientific text.", "We present a method for citation analysis.",
+                 "In this paper we introduce a model of argument structure.",
+                 "We propose a simple baseline for table extraction."],
+    "main-finding": ["Results show that the parser is accurate.", "We find that longer contexts help.",
+                     "Our experiments show that the method generalises.", "We observe that errors drop."],
+    "future-work": ["In future work we will study other domains.", "We plan to release more data.",
+                    "Future research should test larger models.",
+                    "We leave multilingual text to future work."],
+}
+
+
+@pytest.fixture(scope="module")
+def function_run(tmp_path_factory):
+    from models.datasets import load_dataset
+    from models.training.trainer import TrainConfig, train
+
+    shared = shared_path()
+    tmp = tmp_path_factory.mktemp("functions")
+    labels = tmp / "labels.jsonl"
+    rows = [{"text": t, "function": f, "section_kind": "abstract", "source": "test"}
+            for f, texts in LABELLED.items() for t in texts]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    docs = load_dataset("csabstruct", "train", shared)[:4]
+    (tmp / "train.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
+                                                         "labels": d.labels}) + "\n" for d in docs),
+                                     encoding="utf-8")
+
+    class Ctx:
+        def progress(self, done, total, message=""):
+            pass
+
+        def check(self):
+            pass
+
+        def child(self, start, end):
+            return self
+
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "work"), max_steps=6,
+                      epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_head=3e-3,
+                      function_data=[str(labels)], function_dev="gold:dev", function_dim=32)
+    return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
+
+
+def test_function_training_selects_on_gold_dev_and_keeps_the_content_view(function_run):
+    from models.training.checkpoint import load_checkpoint
+
+    result, _ = function_run
+    net, _, meta = load_checkpoint(result.checkpoint)
+    assert net.has_functions and net.function_config.dim == 32
+    from core.functions import default_taxonomy
+
+    assert net.function_config.functions == list(default_taxonomy().ids)
+    last = result.history[-1]
+    assert "gold:dev#functions" in last["dev_f1_micro"]  # the function score is selected on
+    assert 0.0 <= last["dev_f1_micro"]["gold:dev#functions"] <= 1.0
+    assert last["content_cosine_to_base"] > 0.98  # distillation keeps the content view on the base
+    # Only the role-supervised documents count as trained section kinds (function rows allow every role).
+    assert meta["trained_section_kinds"] == []  # the jsonl documents have no section kinds
+
+
+def test_function_loss_learns_the_labelled_sentences(function_run):
+    """After 6 steps the labelled sentences' own function ranks above the average function."""
+    from models.encoder import pad_batch
+    from models.training.base import load_tokenizer
+    from models.training.checkpoint import load_checkpoint
+
+    result, _ = function_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    tokenizer = load_tokenizer(base_dir, 32)
+    ids = net.function_config.functions
+    texts = [t for texts in LABELLED.values() for t in texts]
+    gold = [ids.index(f) for f, texts in LABELLED.items() for _ in texts]
+    batch, mask = pad_batch([e.ids for e in tokenizer.encode_batch(texts)], 0)
+    with torch.no_grad():
+        _, _, logits = net.sentence_outputs(net.pooled(torch.from_numpy(batch), torch.from_numpy(mask)))
+    own = logits[torch.arange(len(gold)), torch.tensor(gold)]
+    assert bool((own > logits.mean(-1)).all())
+
+
+def test_four_output_export_parity_and_runtime_api(function_run, tmp_path):
+    import onnxruntime as ort
+
+    from models import load_model
+    from models.training.checkpoint import load_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+
+    result, _ = function_run
+    net, base_dir, meta = load_checkpoint(result.checkpoint)
+    documents = [list(texts) for texts in LABELLED.values()]
+    options = ExportOptions(name="tiny-functions", max_length=32, quantize=False, parity_sentences=12,
+                            function_threshold=0.05, trained_section_kinds=meta["trained_section_kinds"])
+    manifest = export_bundle(net, base_dir, tmp_path / "bundle", options, documents)
+    parity = manifest.context["parity"]["fp32"]
+    assert parity["function_mean_cosine"] > 0.9999 and parity["function_agreement"] == 1.0
+    functions = manifest.context["functions"]
+    assert functions["ids"] == list(net.function_config.functions) and functions["threshold"] == 0.05
+
+    graph = str(tmp_path / "bundle" / "model.onnx")
+    session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    assert [o.name for o in session.get_outputs()] == ["sentence_embedding", "role_logits",
+                                                        "function_embedding", "function_logits"]
+    model = load_model(tmp_path / "bundle")
+    texts = LABELLED["proposal"]
+    assert model.embed(texts).shape == (4, 384)
+    assert model.embed(texts, view="content").shape == (4, 384)
+    function_view = model.embed(texts, view="function")
+    assert function_view.shape == (4, 32)
+    assert np.allclose(np.linalg.norm(function_view, axis=-1), 1.0, atol=1e-4)
+    with pytest.raises(ValueError, match="unknown embedding view"):
+        model.embed(texts, view="style")
+    predictions = model.classify_functions(texts)
+    for p in predictions:
+        assert len(p.top) == 3 and p.top[0][1] >= p.top[1][1] >= p.top[2][1]
+        assert p.label == (p.top[0][0] if p.top[0][1] >= 0.05 else NO_FUNCTION)
+    roles = model.classify_roles(texts)
+    assert all(r.label in ROLES for r in roles)
+
+    from core.analysis import PaperAnalysis, analyze_texts
+
+    analysis = analyze_texts(texts, model)
+    assert analysis.functions is not None and len(analysis.functions) == 4
+    again = PaperAnalysis.from_json(analysis.to_json())
+    assert [f.label for f in again.functions or []] == [f.label for f in analysis.functions]
+
+
+def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
+    """The shipped bundle's weights read back into torch give the bundle's own outputs."""
+    from models import load_model
+    from models.bundle import default_bundle_path
+    from models.encoder import pad_batch
+    from models.training.from_bundle import _module_of, net_from_bundle
+
+    assert _module_of("/head/proj/proj.0/MatMul_quant") == "head.proj.0"
+    dense = "encoder.encoder.layer.0.output.dense"
+    assert _module_of("/encoder/encoder/layer.0/output/dense/MatMul") == dense
+    net, _ = net_from_bundle(default_bundle_path())
+    model = load_model(default_bundle_path(), threads=2)
+    sentences = [t for texts in LABELLED.values() for t in texts]
+    ids, mask = pad_batch(model.tokenize(sentences), 0)
+    kinds = np.zeros(len(sentences), dtype=np.int64)
+    with torch.no_grad():
+        embedding, logits = net.eval()(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(kinds))
+    shipped_embedding, shipped_logits = model.run(ids, mask, kinds)
+    cosine = (embedding.numpy() * shipped_embedding).sum(-1) / np.linalg.norm(shipped_embedding, axis=-1)
+    assert cosine.min() > 0.98  # int8 weights dequantised; activations no longer quantised
+    assert (logits.numpy().argmax(-1) == shipped_logits.argmax(-1)).mean() >= 0.9
+    # A random head would agree by chance only: the weights really came from the bundle.
+    fresh = type(net)(net.encoder, net.head_config).eval()
+    with torch.no_grad():
+        _, random_logits = fresh(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(kinds))
+    assert not np.allclose(random_logits.numpy(), logits.numpy(), atol=1e-2)
