@@ -22,12 +22,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EXPORT_FORMAT = 1
 CSV_COLUMNS = ("id", "index", "section_number", "section_heading", "section_kind", "page", "role",
-               "confidence", *(f"p_{role}" for role in ROLES), "text")
+               "confidence", *(f"p_{role}" for role in ROLES), "function", "function_confidence",
+               "function_2", "function_3", "text")
+
+
+def _function_fields(analysis: PaperAnalysis, index: int) -> dict[str, Any]:
+    """The function columns of one sentence (empty when the model has no function head)."""
+    functions = analysis.functions
+    if functions is None:
+        return {"function": "", "function_confidence": "", "function_2": "", "function_3": ""}
+    prediction = functions[index]
+    top = list(prediction.top) + [("", 0.0)] * 3
+    return {"function": prediction.label, "function_confidence": round(prediction.confidence, 4),
+            "function_2": top[1][0], "function_3": top[2][0]}
 
 
 def _check(paper: Paper, analysis: PaperAnalysis) -> None:
     if len(analysis.roles) != len(paper.sentences):
         raise ValueError(f"analysis has {len(analysis.roles)} roles for {len(paper.sentences)} sentences")
+    if analysis.functions is not None and len(analysis.functions) != len(paper.sentences):
+        raise ValueError(f"analysis has {len(analysis.functions)} functions "
+                         f"for {len(paper.sentences)} sentences")
 
 
 def sentence_rows(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]:
@@ -48,6 +63,7 @@ def sentence_rows(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]
         }
         for role in ROLES:
             row[f"p_{role}"] = round(float(prediction.probabilities.get(role, 0.0)), 4)
+        row.update(_function_fields(analysis, sentence.index))
         row["text"] = sentence.text
         rows.append(row)
     return rows
@@ -86,6 +102,8 @@ def to_json_dict(paper: Paper, analysis: PaperAnalysis) -> dict[str, Any]:
         "model_id": analysis.model_id,
         "roles": list(ROLES),
         "role_counts": {role: overall.get(role, 0) for role in ROLES},
+        "function_counts": (dict(Counter(f.label for f in analysis.functions).most_common())
+                            if analysis.functions is not None else None),
         "sections": section_summary(paper, analysis),
         "sentences": sentence_rows(paper, analysis),
     }
@@ -134,7 +152,9 @@ def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
         for sentence in paper.sentences_in(section):
             prediction = analysis.roles[sentence.index]
             text = _md_escape(sentence.text)
-            lines.append(f"- **{prediction.label}** ({prediction.confidence:.2f}): {text}")
+            function = analysis.functions[sentence.index].label if analysis.functions is not None else ""
+            shown = f" · *{function}*" if function and function != "none" else ""
+            lines.append(f"- **{prediction.label}** ({prediction.confidence:.2f}){shown}: {text}")
         lines.append("")
     return "\n".join(lines)
 

@@ -60,3 +60,31 @@ def test_mismatched_analysis_is_refused(tmp_path: Path) -> None:
     analysis.roles = analysis.roles[:2]
     with pytest.raises(ValueError):
         export_json(paper, analysis, tmp_path / "x.json")
+
+
+def test_exports_carry_functions_when_the_model_has_them(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from core.labels import FunctionPrediction
+
+    paper = make_paper()
+    aim = FunctionPrediction("aim", (("aim", 0.7), ("proposal", 0.2), ("scope", 0.05)))
+    weak = FunctionPrediction("none", (("definition", 0.3), ("aim", 0.1), ("scope", 0.1)))
+    functions = [aim if i % 2 == 0 else weak for i in range(len(paper.sentences))]
+    analysis = replace(make_analysis(paper), functions=functions)
+    data = json.loads(export_json(paper, analysis, tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert [s["function"] for s in data["sentences"]] == [f.label for f in functions]
+    first = data["sentences"][0]
+    assert first["function_2"] == "proposal" and first["function_confidence"] == 0.7
+    assert data["function_counts"] == {"aim": sum(f.label == "aim" for f in functions),
+                                       "none": sum(f.label == "none" for f in functions)}
+    with open(export_csv(paper, analysis, tmp_path / "a.csv"), newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["function"] for r in rows] == [f.label for f in functions]
+    markdown = export_markdown(paper, analysis, tmp_path / "a.md").read_text(encoding="utf-8")
+    assert markdown.count("· *aim*") == sum(f.label == "aim" for f in functions)
+    assert "*none*" not in markdown
+    # Without a function head the columns stay, empty.
+    plain_path = export_json(paper, make_analysis(paper), tmp_path / "b.json")
+    plain = json.loads(plain_path.read_text(encoding="utf-8"))
+    assert plain["function_counts"] is None and plain["sentences"][0]["function"] == ""

@@ -130,3 +130,16 @@ def test_judged_precision_as_drawn_and_under_the_current_taxonomy() -> None:
     result = judged_precision(rows, default_taxonomy())
     assert (result.judged, result.correct, result.kept, result.kept_correct) == (4, 1, 3, 2)
     assert result.precision == 0.25 and result.kept_precision == pytest.approx(2 / 3)
+
+
+def test_the_none_threshold_maximises_accuracy_with_none_as_a_class() -> None:
+    import numpy as np
+
+    from models.training.function_threshold import best_threshold
+
+    best = np.array([0.9, 0.8, 0.3, 0.2, 0.6])
+    right = np.array([True, False, False, False, True])  # the best function is the gold one
+    gold_none = np.array([False, False, True, True, False])
+    threshold, without, with_ = best_threshold(best, right, gold_none)
+    # Below 0.6 everything is "none": sentences 3 and 4 become right, 1-2-5 keep their answers.
+    assert threshold == pytest.approx(0.6) and without == pytest.approx(0.4) and with_ == pytest.approx(0.8)

@@ -331,3 +331,28 @@ def test_opening_another_paper_mid_analysis(qtbot, window) -> None:  # type: ign
     assert len(window.page_view.overlay_items) == len(paper.sentences) == len(window.session.analysis.roles)
     qtbot.waitUntil(lambda: not window.tracker.busy, timeout=TIMEOUT_MS)
     assert window.session.paper is paper  # nothing from the first paper arrived late
+
+
+def test_inspector_shows_a_function_with_description_and_runners_up(qtbot, window):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from core.functions import default_taxonomy
+    from core.labels import FunctionPrediction
+
+    open_and_wait(qtbot, window, sample_paper_path())
+    inspector = window.panels["inspector"]
+    inspector.show_sentence(3)
+    assert "no function head" in inspector.function.text()  # the tiny test bundle has none
+    n = len(window.session.paper.sentences)
+    aim = FunctionPrediction("aim", (("aim", 0.62), ("proposal", 0.21), ("scope", 0.07)))
+    weak = FunctionPrediction("none", (("definition", 0.18), ("aim", 0.1), ("scope", 0.05)))
+    functions = [aim if i == 3 else weak for i in range(n)]
+    window.session.analysis = replace(window.session.analysis, functions=functions)
+    inspector.show_sentence(3)
+    taxonomy = default_taxonomy()
+    text = inspector.function.text()
+    assert taxonomy.get("aim").name in text and "62%" in text and taxonomy.get("aim").description in text
+    assert taxonomy.get("proposal").name in text and "21%" in text
+    inspector.show_sentence(4)
+    text = inspector.function.text()
+    assert text.startswith("<b>none</b>") and taxonomy.get("definition").name in text

@@ -14,11 +14,13 @@ from typing import Any
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "sciarg-fine", "uci-az")
 
 
-def add_dataset_options(parser: argparse.ArgumentParser) -> None:
-    """``--data``, ``--split``, the model options, ``--limit N`` and ``--json OUT``."""
+def add_dataset_options(parser: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
+    """``--data`` (the named datasets and ``extra`` ones), ``--split``, the model options, ``--limit N``
+    and ``--json OUT``."""
     from app.commands._options import add_model_options
 
-    parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
+    parser.add_argument("--data", choices=(*DATASETS, *extra), default="csabstruct",
+                        help="dataset (default csabstruct)")
     parser.add_argument("--split", default="test", help="dataset split (default test)")
     add_model_options(parser)
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")

@@ -22,9 +22,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Embed every sentence of the split; each one queries all the others by cosine "
         "similarity and a hit is a sentence with the same gold label (the dataset's own labels). "
         "P@1 and MAP@R as in Musgrave et al. 2020, the protocol of Sugimoto & Aizawa 2022 on "
-        "CSAbstruct. For csabstruct test the test-dedup figure is reported too.",
+        "CSAbstruct. For csabstruct test the test-dedup figure is reported too. --data gold uses the "
+        "hand-labelled full-paper gold sentences that have a communicative function, and their "
+        "function labels.",
     )
-    add_dataset_options(parser)
+    add_dataset_options(parser, extra=("gold",))
+    parser.add_argument("--view", choices=("content", "function"), default="content",
+                        help="which embedding of the bundle (default content; function needs a bundle "
+                        "with a function head, others have one embedding for both)")
     parser.add_argument("--record", action="store_true",
                         help="store the headline figures in the bundle's manifest.json metrics")
     parser.set_defaults(func=run)
@@ -33,13 +38,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from models.metrics import retrieval_report
 
-    model, docs = load_model_and_documents(args)
-    sentences = [s for d in docs for s in d.sentences]
-    labels = [x for d in docs for x in d.labels]
-    doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
+    if args.data == "gold":
+        model, sentences, labels = _gold_functions(args)
+        doc_of = [(s,) for s in sentences]
+        docs: list[object] = sorted({s for s in sentences})
+    else:
+        model, docs = load_model_and_documents(args)
+        sentences = [s for d in docs for s in d.sentences]
+        labels = [x for d in docs for x in d.labels]
+        doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
 
+    view_flag = [] if args.view == "content" else ["--view", args.view]
     started = time.perf_counter()
-    embeddings = model.embed(sentences)
+    embeddings = model.embed(sentences, view=args.view)
     seconds = time.perf_counter() - started
     report = retrieval_report(embeddings, labels)
     results = {
@@ -47,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
         "split": args.split,
         "model_id": model.model_id,
         "provider": model.provider,
+        "view": args.view,
+        "labels": "function" if args.data == "gold" else "dataset",
         "documents": len(docs),
         "sentences": len(sentences),
         "limit": args.limit,
         "embed_seconds": round(seconds, 3),
-        "command": command_line(args, "retrieval"),
+        "command": command_line(args, "retrieval", *view_flag),
         **report.to_dict(),
     }
     keep = test_dedup_indices(args, doc_of)
@@ -62,16 +75,17 @@ def run(args: argparse.Namespace) -> int:
 
     # Record and write before printing: a reader closing the pipe (`| head`) must not lose them.
     if args.record and args.limit is None:
-        entries = {f"{args.data}-{args.split}-p@1": (report.precision_at_1, f"{args.data}:{args.split}"),
-                   f"{args.data}-{args.split}-map@r": (report.map_at_r, f"{args.data}:{args.split}")}
+        tag = "-function-view" if args.view == "function" else ""
+        entries = {f"{args.data}-{args.split}-p@1{tag}": (report.precision_at_1, f"{args.data}:{args.split}"),
+                   f"{args.data}-{args.split}-map@r{tag}": (report.map_at_r, f"{args.data}:{args.split}")}
         if sub is not None:
-            entries[f"{args.data}-test-dedup-p@1"] = (sub.precision_at_1, f"{args.data}:test-dedup")
-            entries[f"{args.data}-test-dedup-map@r"] = (sub.map_at_r, f"{args.data}:test-dedup")
+            entries[f"{args.data}-test-dedup-p@1{tag}"] = (sub.precision_at_1, f"{args.data}:test-dedup")
+            entries[f"{args.data}-test-dedup-map@r{tag}"] = (sub.map_at_r, f"{args.data}:test-dedup")
         record_figures(model, entries, results["command"])
     write_json(args, results)
 
     print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
-          f"model {model.model_id} ({model.provider}); embedded in {seconds:.1f} s")
+          f"model {model.model_id} ({model.provider}), {args.view} view; embedded in {seconds:.1f} s")
     print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
     if sub is not None and keep is not None:
         print(f"  test-dedup ({len(keep)} sentences): P@1 {sub.precision_at_1:.4f}  "
@@ -80,3 +94,17 @@ def run(args: argparse.Namespace) -> int:
         print("not recorded: --record needs the whole split (no --limit)")
     return 0
 
+
+
+def _gold_functions(args: argparse.Namespace) -> tuple[object, list[str], list[str]]:
+    """The bundle, and the gold split's sentences that have a function, with their functions."""
+    from core.labels import NO_FUNCTION
+    from core.paths import shared_dir
+    from models.datasets.gold import load_gold
+    from models.encoder import load_model
+
+    items = [g for g in load_gold(args.split, shared_dir() / "pdfs") if g.function != NO_FUNCTION]
+    if args.limit is not None:
+        items = items[: args.limit]
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    return model, [g.text for g in items], [g.function for g in items]

@@ -30,7 +30,7 @@ from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import CorruptPdfError, RhetoricaError
 from core.jobs import JobContext
-from core.labels import RolePrediction
+from core.labels import FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -253,3 +253,11 @@ class Session(QObject):
         if self.analysis is None or not (0 <= index < len(self.analysis.roles)):
             return None
         return self.analysis.roles[index]
+
+    def function_of(self, index: int) -> FunctionPrediction | None:
+        """The FunctionPrediction of sentence ``index``; None before the analysis arrives or when
+        the model has no function head."""
+        functions = self.analysis.functions if self.analysis is not None else None
+        if functions is None or not (0 <= index < len(functions)):
+            return None
+        return functions[index]

@@ -60,8 +60,16 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
         apply_bias(net, calibration.bias)
         record["calibration"] = {"dev": list(calibrate), **calibration.to_dict()}
         ctx.progress(0, 5, f"dev F1-micro {calibration.before} -> {calibration.after}")
+    threshold = 0.0
+    if net.has_functions:
+        from models.training.function_threshold import fit_function_threshold
+
+        ctx.progress(0, 5, "fitting the function head's 'none' threshold on gold:dev")
+        fitted = fit_function_threshold(net, base_dir, max_length)
+        threshold = fitted.threshold
+        record["function_calibration"] = fitted.to_dict()
     options = ExportOptions(name=name, version=version, max_length=max_length,
-                            quantize=quantize, parity_data=parity_data,
+                            quantize=quantize, parity_data=parity_data, function_threshold=threshold,
                             trained_section_kinds=meta.get("trained_section_kinds"), training=record)
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
 

@@ -1,6 +1,10 @@
-"""Sentence inspector: the selected sentence's text, section, page, role and probability bars."""
+"""Sentence inspector: the selected sentence's text, section, page, role and probability bars, and its
+communicative function (with the taxonomy's description and the two runners-up) when the model has a
+function head."""
 
 from __future__ import annotations
+
+import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -18,6 +22,8 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style
+from core.functions import default_taxonomy
+from core.labels import NO_FUNCTION, FunctionPrediction
 
 
 class InspectorPanel(QWidget):
@@ -30,6 +36,9 @@ class InspectorPanel(QWidget):
         self.text.setMaximumHeight(140)
         self.role = QLabel("—")
         self.role.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.function = QLabel("—")
+        self.function.setWordWrap(True)
+        self.function.setTextFormat(Qt.TextFormat.RichText)
         self.section = QLabel("—")
         self.section.setWordWrap(True)
         self.where = QLabel("—")
@@ -46,6 +55,7 @@ class InspectorPanel(QWidget):
         form.setContentsMargins(6, 6, 6, 6)
         form.addRow(self.text)
         form.addRow("Role", self.role)
+        form.addRow("Function", self.function)
         form.addRow("Section", self.section)
         form.addRow("Where", self.where)
         form.addRow(self.bars)
@@ -92,6 +102,7 @@ class InspectorPanel(QWidget):
             self.role.setText(f"{prediction.label}  {prediction.confidence:.0%}")
             self.role.setStyleSheet(role_chip_style(color))
             self.bars.set_prediction(prediction.probabilities, prediction.label)
+        self.function.setText(function_text(self.session.function_of(index), prediction is not None))
         self.prev_button.setEnabled(index > 0)
         self.next_button.setEnabled(index + 1 < len(paper.sentences))
         self.stack.setCurrentIndex(1)
@@ -105,7 +116,34 @@ class InspectorPanel(QWidget):
             self.session.jump_to_sentence(self.index + delta)
 
 
+def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
+    """Rich text for the Function row: name and probability, description, runners-up."""
+    if prediction is None:
+        return ("<span style='color:#777'>this model has no function head</span>" if analysed
+                else "<span style='color:#777'>not labelled yet</span>")
+    taxonomy = default_taxonomy()
+
+    def name(function_id: str) -> str:
+        try:
+            return taxonomy.get(function_id).name
+        except KeyError:
+            return function_id
+
+    others = ", ".join(f"{name(f)} {p:.0%}" for f, p in prediction.top[1:3])
+    if prediction.label == NO_FUNCTION:
+        best = prediction.top[0] if prediction.top else ("", 0.0)
+        return (f"<b>none</b> <span style='color:#777'>(best guess: {html.escape(name(best[0]))} "
+                f"{best[1]:.0%}, below the model's threshold)</span>")
+    try:
+        description = taxonomy.get(prediction.label).description
+    except KeyError:
+        description = ""
+    return (f"<b>{html.escape(name(prediction.label))}</b> {prediction.confidence:.0%}"
+            f"<br><span style='color:#555'>{html.escape(description)}</span>"
+            + (f"<br><span style='color:#777'>also: {html.escape(others)}</span>" if others else ""))
+
+
 SPEC = register_panel(PanelSpec(
     id="inspector", title="Sentence", factory=InspectorPanel, order=20, shortcut="Ctrl+Shift+I",
-    description="The selected sentence and its role probabilities", width=400, height=330,
+    description="The selected sentence, its role probabilities and its function", width=400, height=360,
     show_on_selection=True))
