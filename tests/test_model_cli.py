@@ -372,3 +372,16 @@ def test_function_figures_by_hand() -> None:
     assert figures["macro_f1"] == pytest.approx(0.25, abs=1e-4)
     assert figures["given"] == 3 and figures["precision_of_given"] == pytest.approx(1 / 3, abs=1e-4)
     assert figures["recall_of_gold_functions"] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_bench_analyze_runs_cold_processes(bundle: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["bench", "analyze", "--model", str(bundle), "--runs", "2", "--threads", "1",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["runs"] == 2 and data["wall_seconds_best"] <= data["wall_seconds_median"]
+    assert data["pages"] == 13 and data["sentences"] > 100
+    assert {"parse", "roles", "model_load"} <= set(data["last_run_timings"])
+    assert data["functions"] is False  # the tiny bundle has no function head
+    assert "cold process end to end" in capsys.readouterr().out

@@ -85,6 +85,13 @@ def run(args: argparse.Namespace) -> int:
     total = {x: sum(1 for r in analysis.roles if r.label == x) for x in labels}
     print(f"{'all':34}{len(analysis.roles):5d} " + "".join(f"{total[x]:7d}" for x in labels))
 
+    if analysis.functions is not None:
+        counts: dict[str, int] = {}
+        for function in analysis.functions:
+            counts[function.label] = counts.get(function.label, 0) + 1
+        shown = ", ".join(f"{f} {n}" for f, n in sorted(counts.items(), key=lambda x: -x[1]) if f != "none")
+        print(f"\ncommunicative functions ({counts.get('none', 0)} sentences none): {shown[:400]}")
+
     print("\nmost confident sentence per role:")
     for label in labels:
         ranked = sorted((i for i, r in enumerate(analysis.roles) if r.label == label),

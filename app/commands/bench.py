@@ -8,6 +8,7 @@ from app.commands._groups import add_group
 
 MODULES = (
     "app.commands.bench_parse",
+    "app.commands.bench_analyze",
     "app.commands.bench_encode",
     "app.commands.bench_gemm",
     "app.commands.bench_gui",
