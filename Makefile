@@ -29,6 +29,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/rhetorica bench parse
+	$(BIN)/rhetorica bench analyze
 	$(BIN)/rhetorica bench encode
 	$(BIN)/rhetorica bench gemm
 	$(BIN)/rhetorica bench gui
