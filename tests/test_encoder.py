@@ -212,3 +212,31 @@ def test_manifest_must_match_the_graph(tmp_path: Path) -> None:
     write_manifest(bundle, manifest)
     with pytest.raises(ModelError, match="'sentence_embedding' has width 8 but the manifest says 16"):
         load_model(bundle)
+
+
+def test_function_outputs_views_and_threshold(tmp_path: Path) -> None:
+    """A bundle with a function head: both views, top-3 functions, 'none' below the threshold."""
+    from core.labels import NO_FUNCTION
+    from models import load_model
+    from tests.tiny_bundle import FUNCTION_DIM, FUNCTIONS, make_tiny_bundle, reference_function_outputs
+
+    sentences = ["we propose a new method", "results show that it works well",
+                 "previous work has studied this"]
+    model = load_model(make_tiny_bundle(tmp_path / "f", functions=True, function_threshold=0.3), threads=1)
+    assert model.has_functions and model.function_ids == FUNCTIONS
+    embedding, logits = reference_function_outputs(sentences)
+    assert np.allclose(model.embed(sentences, view="function"), embedding, atol=1e-5)
+    assert model.embed(sentences, view="function").shape == (3, FUNCTION_DIM)
+    assert model.embed(sentences).shape == model.embed(sentences, view="content").shape == (3, 8)
+    probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+    probabilities /= probabilities.sum(-1, keepdims=True)
+    for prediction, row in zip(model.classify_functions(sentences), probabilities, strict=True):
+        order = np.argsort(-row)[:3]
+        assert [f for f, _ in prediction.top] == [FUNCTIONS[i] for i in order]
+        assert [p for _, p in prediction.top] == pytest.approx(row[order].tolist(), abs=1e-5)
+        assert prediction.label == (FUNCTIONS[order[0]] if row[order[0]] >= 0.3 else NO_FUNCTION)
+    plain = load_model(make_tiny_bundle(tmp_path / "p"), threads=1)
+    assert not plain.has_functions and plain.encode_document(sentences).functions is None
+    assert np.allclose(plain.embed(sentences, view="function"), plain.embed(sentences))  # one embedding
+    with pytest.raises(ModelError, match="no function head"):
+        plain.classify_functions(sentences)

@@ -342,7 +342,11 @@ def test_inspector_shows_a_function_with_description_and_runners_up(qtbot, windo
     open_and_wait(qtbot, window, sample_paper_path())
     inspector = window.panels["inspector"]
     inspector.show_sentence(3)
-    assert "no function head" in inspector.function.text()  # the tiny test bundle has none
+    shown = window.session.analysis.functions
+    if shown is None:  # a bundle without a function head (the tiny test bundle, 0.2.0)
+        assert "no function head" in inspector.function.text()
+    elif shown[3].label != "none":
+        assert default_taxonomy().get(shown[3].label).name in inspector.function.text()
     n = len(window.session.paper.sentences)
     aim = FunctionPrediction("aim", (("aim", 0.62), ("proposal", 0.21), ("scope", 0.07)))
     weak = FunctionPrediction("none", (("definition", 0.18), ("aim", 0.1), ("scope", 0.05)))

@@ -69,3 +69,34 @@ def test_draft_is_restored_after_restart(qtbot, bundle: Path, home: Path) -> Non
         draft = window.panels["draft"]
         assert draft.text == TEXT
         qtbot.waitUntil(lambda d=draft: len(d.editor.labels) == 5, timeout=TIMEOUT_MS)
+
+
+def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, home: Path):  # type: ignore[no-untyped-def]
+    from core.functions import default_taxonomy
+    from core.moves import check_moves, describe_checks
+    from tests.tiny_bundle import make_tiny_bundle
+
+    bundle = make_tiny_bundle(tmp_path / "functions", functions=True, function_threshold=0.0)
+    for window in open_window(qtbot, bundle):
+        draft = window.panels["draft"]
+        window.docks["draft"].show()
+        with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS):
+            draft.set_text(TEXT)
+        editor = draft.editor
+        assert len(editor.functions) == len(editor.labels) == 5
+        found = [f.label for f in editor.functions if f is not None]
+        assert draft.moves.text() == describe_checks(check_moves(found, "introduction"), "introduction")
+        draft.checklist_kind.setCurrentText("conclusion")
+        assert draft.moves.text().startswith("conclusion: ")
+        # The tooltip names the sentence's function.
+        position = editor.labels[1][0].selectionStart() + 2
+        function = editor.function_at(position)
+        assert function is not None
+        tip = editor.tooltip_at(editor.cursorRect(_cursor_at(editor, position)).center())
+        assert default_taxonomy().get(function.label).name in tip
+
+
+def _cursor_at(editor, position):  # type: ignore[no-untyped-def]
+    cursor = editor.textCursor()
+    cursor.setPosition(position)
+    return cursor

@@ -28,6 +28,8 @@ _TEXT = (
 WORDS = tuple(dict.fromkeys(_TEXT.split()))
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
 DIM = 8
+FUNCTION_DIM = 4
+FUNCTIONS = ("aim", "proposal", "main-finding", "gap-prior-shortcoming", "future-work")  # taxonomy ids
 SECTION_KINDS = ("abstract", "introduction", "related-work", "method", "result", "discussion",
                  "conclusion", "other")
 
@@ -42,10 +44,12 @@ def weights(seed: int = 7) -> dict[str, np.ndarray]:
         "W1": rng.normal(size=(DIM, c)).astype(np.float32),  # previous sentence
         "W2": rng.normal(size=(DIM, c)).astype(np.float32),  # next sentence
         "K": rng.normal(size=(len(SECTION_KINDS) + 1, c)).astype(np.float32),  # + unknown
+        "FE": rng.normal(size=(DIM, FUNCTION_DIM)).astype(np.float32),  # function embedding projection
+        "FC": rng.normal(size=(FUNCTION_DIM, len(FUNCTIONS))).astype(np.float32),  # function logits
     }
 
 
-def build_onnx(path: Path, w: dict[str, np.ndarray]) -> None:
+def build_onnx(path: Path, w: dict[str, np.ndarray], functions: bool = False) -> None:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -89,6 +93,18 @@ def build_onnx(path: Path, w: dict[str, np.ndarray]) -> None:
         node("Add", ["a01", "l2"], ["a012"]),
         node("Add", ["a012", "lk"], ["role_logits"]),
     ]
+    outputs = [
+        helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["n", DIM]),
+        helper.make_tensor_value_info("role_logits", TensorProto.FLOAT, ["n", len(ROLES)]),
+    ]
+    if functions:  # function_embedding = normalise(emb @ FE); function_logits = function_embedding @ FC
+        inits += [const("FE", w["FE"]), const("FC", w["FC"])]
+        nodes += [node("MatMul", ["sentence_embedding", "FE"], ["fe_raw"]),
+                  node("LpNormalization", ["fe_raw"], ["function_embedding"], axis=1, p=2),
+                  node("MatMul", ["function_embedding", "FC"], ["function_logits"])]
+        value = helper.make_tensor_value_info
+        outputs += [value("function_embedding", TensorProto.FLOAT, ["n", FUNCTION_DIM]),
+                    value("function_logits", TensorProto.FLOAT, ["n", len(FUNCTIONS)])]
     graph = helper.make_graph(
         nodes, "tiny_rhetorica",
         inputs=[
@@ -96,10 +112,7 @@ def build_onnx(path: Path, w: dict[str, np.ndarray]) -> None:
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["n", "L"]),
             helper.make_tensor_value_info("section_kind", TensorProto.INT64, ["n"]),
         ],
-        outputs=[
-            helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["n", DIM]),
-            helper.make_tensor_value_info("role_logits", TensorProto.FLOAT, ["n", len(ROLES)]),
-        ],
+        outputs=outputs,
         initializer=inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -122,16 +135,23 @@ def build_tokenizer(path: Path) -> None:
     tokenizer.save(str(path))
 
 
-def make_tiny_bundle(directory: Path, *, max_length: int = 12, window: int = 8, seed: int = 7) -> Path:
-    """Write a complete bundle into ``directory`` and return it."""
+def make_tiny_bundle(directory: Path, *, max_length: int = 12, window: int = 8, seed: int = 7,
+                     functions: bool = False, function_threshold: float = 0.3) -> Path:
+    """Write a complete bundle into ``directory`` and return it (``functions``: with the two function
+    outputs and ``manifest.context["functions"]``, like bundles from 0.3 on)."""
     directory.mkdir(parents=True, exist_ok=True)
     w = weights(seed)
-    build_onnx(directory / "model.onnx", w)
+    build_onnx(directory / "model.onnx", w, functions)
+    context: dict[str, object] = {"kind": "conv3", "window": window}
+    if functions:
+        context["functions"] = {"ids": list(FUNCTIONS), "taxonomy": "rhetorica-functions@test",
+                                "embedding_dim": FUNCTION_DIM, "threshold": function_threshold,
+                                "views": {"content": "sentence_embedding", "function": "function_embedding"}}
     build_tokenizer(directory / "tokenizer.json")
     manifest = Manifest(
         name="tiny-test", version="0.0.1", base_model="none (test fixture)", labels=list(ROLES),
         section_kinds=list(SECTION_KINDS), max_length=max_length, embedding_dim=DIM,
-        context={"kind": "conv3", "window": window}, quantization="none",
+        context=context, quantization="none",
         training={"command": "tests/tiny_bundle.py", "seed": seed},
     )
     write_manifest(directory, manifest)
@@ -161,3 +181,13 @@ def reference_outputs(sentences: list[str], kinds: list[int], *, max_length: int
     nxt = np.concatenate([emb[1:], zero])
     logits = emb @ w["W0"] + prev @ w["W1"] + nxt @ w["W2"] + w["K"][kinds]
     return emb.astype(np.float32), logits.astype(np.float32)
+
+
+def reference_function_outputs(sentences: list[str], *, max_length: int = 12, seed: int = 7
+                               ) -> tuple[np.ndarray, np.ndarray]:
+    """(function_embedding, function_logits) of the sentences, computed with numpy."""
+    w = weights(seed)
+    emb, _ = reference_outputs(sentences, [0] * len(sentences), max_length=max_length, seed=seed)
+    raw = emb @ w["FE"]
+    function_embedding = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    return function_embedding.astype(np.float32), (function_embedding @ w["FC"]).astype(np.float32)

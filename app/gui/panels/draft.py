@@ -3,8 +3,11 @@
 As the author types, labelling is debounced (600 ms) and runs in a background worker: the text
 is split with ``core.text.sentences.split_sentences`` and the sentences are classified as one
 document by the shared model.  Each sentence gets a light background and an underline in its role
-colour, a chip with the role in the left margin and a tooltip with the probabilities.  The draft
-is saved (debounced, atomically) to ``user_data_dir()/drafts`` and restored on the next start.
+colour, a chip with the role in the left margin and a tooltip with the probabilities (and, with a
+model that has a function head, the sentence's communicative function).  Below the editor, a
+checklist shows which moves a section of the chosen kind usually makes and whether the draft makes
+them (``core.moves``: "✗ an aim statement").  The draft is saved (debounced, atomically) to
+``user_data_dir()/drafts`` and restored on the next start.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -35,8 +39,9 @@ from app.gui.session import Session
 from app.gui.workers import Worker
 from core.drafts import DraftStore
 from core.jobs import JobContext
-from core.labels import RolePrediction
+from core.labels import NO_FUNCTION, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
+from core.moves import EXPECTED, check_moves, describe_checks
 
 LABEL_DELAY_MS = 600
 SAVE_DELAY_MS = 800
@@ -44,22 +49,25 @@ MARGIN_W = 44
 ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "result": "RES",
                  "conclusion": "CON", "other": "OTH"}
 LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
+DraftLabels = tuple[LabelledDraft, list[FunctionPrediction] | None]  # and the functions, when known
+CHECKLIST_KINDS = tuple(EXPECTED)
 PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
 
-def label_draft(ctx: JobContext, text: str, model: RoleModel) -> LabelledDraft:
-    """Split ``text`` into sentences and label them as one document: [((start, end), prediction)]."""
+def label_draft(ctx: JobContext, text: str, model: RoleModel) -> DraftLabels:
+    """Split ``text`` into sentences and label them as one document: ([((start, end), role)],
+    functions or None when the model has no function head)."""
     from core.text.sentences import split_sentences
 
     spans = split_sentences(text)
     ctx.check()
     if not spans:
-        return []
+        return [], None
     ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
-    predictions = model.classify_roles([text[a:b] for a, b in spans])
+    encoding = model.encode_document([text[a:b] for a, b in spans])
     ctx.progress(1, 1, "draft labelled")
-    return list(zip(spans, predictions))
+    return list(zip(spans, encoding.roles, strict=True)), encoding.functions
 
 
 class _Margin(QWidget):
@@ -99,16 +107,18 @@ class DraftEditor(QPlainTextEdit):
         else:
             self.margin.update(0, rect.y(), self.margin.width(), rect.height())
 
-    def set_labels(self, labelled: LabelledDraft) -> None:
+    def set_labels(self, labelled: LabelledDraft, functions: list[FunctionPrediction] | None = None) -> None:
         self.labels = []
+        self.functions: list[FunctionPrediction | None] = []
         length = self.document().characterCount() - 1
-        for (start, end), prediction in labelled:
+        for number, ((start, end), prediction) in enumerate(labelled):
             if end > length:
                 continue
             cursor = QTextCursor(self.document())
             cursor.setPosition(start)
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             self.labels.append((cursor, prediction))
+            self.functions.append(functions[number] if functions is not None else None)
         self.refresh()
 
     def refresh(self) -> None:
@@ -128,20 +138,33 @@ class DraftEditor(QPlainTextEdit):
         self.setExtraSelections(selections)
         self.margin.update()
 
-    def label_at(self, position: int) -> RolePrediction | None:
-        for cursor, prediction in self.labels:
+    def _index_at(self, position: int) -> int:
+        for index, (cursor, _) in enumerate(self.labels):
             if cursor.selectionStart() <= position < cursor.selectionEnd():
-                return prediction
-        return None
+                return index
+        return -1
+
+    def label_at(self, position: int) -> RolePrediction | None:
+        index = self._index_at(position)
+        return self.labels[index][1] if index >= 0 else None
+
+    def function_at(self, position: int) -> FunctionPrediction | None:
+        index = self._index_at(position)
+        return self.functions[index] if index >= 0 and index < len(self.functions) else None
 
     def tooltip_at(self, pos: QPoint) -> str:
         """Tooltip text for a point in viewport coordinates ("" outside labelled sentences)."""
-        prediction = self.label_at(self.cursorForPosition(pos).position())
+        position = self.cursorForPosition(pos).position()
+        prediction = self.label_at(position)
         if prediction is None:
             return ""
         top = sorted(prediction.probabilities.items(), key=lambda kv: -kv[1])[:3]
         probs = "<br>".join(f"{r}: {p:.0%}" for r, p in top)
-        return f"<b>{prediction.label}</b> ({prediction.confidence:.0%})<br>{probs}"
+        function = self.function_at(position)
+        move = ""
+        if function is not None and function.label != NO_FUNCTION:
+            move = f"<br>function: <i>{function_name(function.label)}</i> ({function.confidence:.0%})"
+        return f"<b>{prediction.label}</b> ({prediction.confidence:.0%}){move}<br>{probs}"
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip:
@@ -189,6 +212,15 @@ class DraftEditor(QPlainTextEdit):
         painter.end()
 
 
+def function_name(function_id: str) -> str:
+    from core.functions import default_taxonomy
+
+    try:
+        return default_taxonomy().get(function_id).name
+    except KeyError:
+        return function_id
+
+
 class DraftPanel(QWidget):
     labelled = Signal(int)  # number of sentences labelled (after each labelling round)
 
@@ -205,12 +237,24 @@ class DraftPanel(QWidget):
             f"{ABBREVIATIONS[r]}&nbsp;</span> {r}" for r in ABBREVIATIONS))
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)
+        self.moves = QLabel("")
+        self.moves.setWordWrap(True)
+        self.moves.setStyleSheet("padding: 2px 4px;")
+        self.checklist_kind = QComboBox()
+        self.checklist_kind.addItems(CHECKLIST_KINDS)
+        self.checklist_kind.setCurrentText("introduction")
+        self.checklist_kind.setToolTip("The section this draft is: its usual moves are checked below")
+        self.checklist_kind.currentTextChanged.connect(lambda _k: self._show_moves())
+        self._functions: list[FunctionPrediction] | None = None
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
+        bottom.addWidget(QLabel("Moves of a"))
+        bottom.addWidget(self.checklist_kind)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.legend)
+        layout.addWidget(self.moves)
         layout.addLayout(bottom)
         self._version = 0
         self._labelled_version = -1
@@ -258,6 +302,8 @@ class DraftPanel(QWidget):
         text = self.text
         if not text.strip():
             self.editor.set_labels([])
+            self._functions = None
+            self._show_moves()
             self.status.setText("")
             self._labelled_version = self._version
             self.labelled.emit(0)
@@ -279,19 +325,33 @@ class DraftPanel(QWidget):
         self.status.setText("Labelling…")
         self.session.tracker.start(worker, "Labelling the draft")
 
-    def _on_labelled(self, worker: Worker, version: int, labelled: LabelledDraft) -> None:
+    def _on_labelled(self, worker: Worker, version: int, result: DraftLabels) -> None:
         if worker is self._worker:
             self._worker = None
         if version != self._version:
             return  # the text changed meanwhile; the debounce timer will label it again
+        labelled, functions = result
         self._labelled_version = version
-        self.editor.set_labels(labelled)
+        self.editor.set_labels(labelled, functions)
+        self._functions = functions
+        self._show_moves()
         counts: dict[str, int] = {}
         for _, prediction in labelled:
             counts[prediction.label] = counts.get(prediction.label, 0) + 1
         summary = ", ".join(f"{n} {r}" for r, n in counts.items())
         self.status.setText(f"{len(labelled)} sentences: {summary}" if labelled else "")
         self.labelled.emit(len(labelled))
+
+    def _show_moves(self) -> None:
+        """The move checklist for the chosen section kind (empty without functions)."""
+        if self._functions is None:
+            self.moves.setText("" if not self.editor.labels else
+                               "<span style='color:#777'>Move checklist: needs a model with a function head."
+                               "</span>")
+            return
+        kind = self.checklist_kind.currentText()
+        found = [f.label for f in self._functions if f.label != NO_FUNCTION]
+        self.moves.setText(describe_checks(check_moves(found, kind), kind))
 
     def _on_model_ready(self, _model: RoleModel) -> None:
         if self._waiting_for_model:
