@@ -360,3 +360,34 @@ def test_inspector_shows_a_function_with_description_and_runners_up(qtbot, windo
     inspector.show_sentence(4)
     text = inspector.function.text()
     assert text.startswith("<b>none</b>") and taxonomy.get("definition").name in text
+
+
+def test_profile_switches_between_roles_and_functions(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from core.functions import default_taxonomy
+    from core.labels import FunctionPrediction
+
+    open_and_wait(qtbot, window, sample_paper_path())
+    profile = window.panels["profile"]
+    assert profile.stack.currentIndex() == 1  # the role bars
+    paper = window.session.paper
+    n = len(paper.sentences)
+    aim = FunctionPrediction("aim", (("aim", 0.8), ("proposal", 0.1), ("scope", 0.05)))
+    none = FunctionPrediction("none", (("aim", 0.1), ("proposal", 0.1), ("scope", 0.05)))
+    intro = next(s for s in paper.sections if s.kind.value == "introduction" and s.sentence_count)
+    functions = [aim if intro.first_sentence <= i < intro.first_sentence + 2 else none for i in range(n)]
+    window.session.analysis = replace(window.session.analysis, functions=functions)
+    profile.mode.setCurrentText("functions")
+    assert profile.stack.currentWidget() is profile.functions_view
+    text = profile.functions_view.toPlainText()
+    assert f"{default_taxonomy().get('aim').name} ×2" in text
+    intro_part = text[text.index(intro.heading):]
+    checklist = intro_part[intro_part.index("introduction: "):].splitlines()[0]
+    assert "✓ an aim statement" in checklist and "✗ a gap or problem" in checklist
+    window.session.analysis = replace(window.session.analysis, functions=None)
+    profile.mode.setCurrentText("roles")
+    profile.mode.setCurrentText("functions")
+    assert "no function head" in profile.functions_view.toPlainText()
+    profile.mode.setCurrentText("roles")
+    assert profile.stack.currentIndex() == 1

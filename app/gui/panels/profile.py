@@ -1,4 +1,6 @@
-"""Rhetorical profile: the share of each role per section, as stacked horizontal bars (QPainter)."""
+"""Rhetorical profile: the share of each role per section, as stacked horizontal bars (QPainter), or,
+switched to functions, each section's most frequent communicative functions and the moves its kind
+of section usually makes (``core.moves``)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,24 @@ from collections import Counter
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QScrollArea, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label
 from core.analysis import PaperAnalysis
 from core.document import Paper
-from core.labels import ROLES
+from core.labels import NO_FUNCTION, ROLES
 
 ROW_H = 22
 LEGEND_H = 26
@@ -114,6 +126,45 @@ class ProfileChart(QWidget):
         painter.end()
 
 
+TOP_FUNCTIONS = 5
+
+
+def functions_html(paper: Paper, analysis: PaperAnalysis, session: Session) -> str:
+    """Per section: its most frequent functions (chips in their role's colour) and its move checklist."""
+    import html
+
+    from core.functions import default_taxonomy
+    from core.moves import check_moves, describe_checks
+
+    functions = analysis.functions
+    if functions is None:
+        return "<p style='color:#777'>This model has no function head: only roles can be shown.</p>"
+    taxonomy = default_taxonomy()
+    parts = []
+    for section in paper.sections:
+        if section.sentence_count == 0:
+            continue
+        end = section.first_sentence + section.sentence_count
+        found = [functions[j].label for j in range(section.first_sentence, end)]
+        counts = Counter(f for f in found if f != NO_FUNCTION).most_common(TOP_FUNCTIONS)
+        title = " ".join(p for p in (section.number, section.heading) if p) or section.kind.value
+        chips = []
+        for function_id, n in counts:
+            try:
+                info = taxonomy.get(function_id)
+                name, color = info.name, session.palette.color(info.role).name()
+            except KeyError:
+                name, color = function_id, "#999999"
+            chips.append(f"<span style='background:{color}'>&nbsp;&nbsp;</span> {html.escape(name)} ×{n}")
+        moves = describe_checks(check_moves(found, section.kind.value), section.kind.value)
+        checklist = f"<br><span style='color:#555'>{html.escape(moves)}</span>" if moves else ""
+        parts.append(f"<p><b>{html.escape(title)}</b> <span style='color:#777'>({section.sentence_count} "
+                     f"sentences, {found.count(NO_FUNCTION)} without a function)</span><br>"
+                     + ("<br>".join(chips) or "<span style='color:#777'>no function found</span>")
+                     + checklist + "</p>")
+    return "".join(parts)
+
+
 class ProfilePanel(QWidget):
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -122,12 +173,25 @@ class ProfilePanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.chart)
+        self.functions_view = QTextBrowser()
+        self.functions_view.setOpenLinks(False)
+        self.mode = QComboBox()
+        self.mode.addItems(["roles", "functions"])
+        self.mode.setToolTip("Show the share of roles per section, or each section's communicative functions")
+        self.mode.currentTextChanged.connect(lambda _m: self._refresh())
         self.stack = QStackedWidget()
         self.empty = hint_label("The share of each role per section appears here once the paper is labelled.")
         self.stack.addWidget(self.empty)
         self.stack.addWidget(scroll)
+        self.stack.addWidget(self.functions_view)
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 2, 4, 0)
+        top.addWidget(QLabel("Show"))
+        top.addWidget(self.mode)
+        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
         layout.addWidget(self.stack)
         session.analysisReady.connect(self._refresh)
         session.documentClosed.connect(self._refresh)
@@ -135,10 +199,17 @@ class ProfilePanel(QWidget):
         self._refresh()
 
     def _refresh(self, *_: object) -> None:
-        self.chart.set_data(self.session.paper, self.session.analysis)
-        self.stack.setCurrentIndex(1 if self.chart.rows else 0)
+        paper, analysis = self.session.paper, self.session.analysis
+        self.chart.set_data(paper, analysis)
+        if not self.chart.rows or paper is None or analysis is None:
+            self.stack.setCurrentIndex(0)
+        elif self.mode.currentText() == "functions":
+            self.functions_view.setHtml(functions_html(paper, analysis, self.session))
+            self.stack.setCurrentWidget(self.functions_view)
+        else:
+            self.stack.setCurrentIndex(1)
 
 
 SPEC = register_panel(PanelSpec(
     id="profile", title="Rhetorical profile", factory=ProfilePanel, order=30, shortcut="Ctrl+Shift+P",
-    description="Share of each role per section", in_front=True, height=470))
+    description="Share of each role per section, or each section's functions", in_front=True, height=470))
