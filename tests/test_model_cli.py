@@ -385,3 +385,27 @@ def test_bench_analyze_runs_cold_processes(bundle: Path, tmp_path: Path,
     assert {"parse", "roles", "model_load"} <= set(data["last_run_timings"])
     assert data["functions"] is False  # the tiny bundle has no function head
     assert "cold process end to end" in capsys.readouterr().out
+
+
+@pytest.mark.shared
+def test_eval_functions_scores_a_function_head(tmp_path: Path) -> None:
+    from core.analysis import analyze_paper
+    from core.paths import shared_dir
+    from models import load_model
+    from models.datasets.gold import load_gold_papers
+
+    bundle = make_tiny_bundle(tmp_path / "f", functions=True, function_threshold=0.3)
+    out = tmp_path / "functions.json"
+    assert main(["eval", "functions", "--split", "dev", "--model", str(bundle), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["functions"]
+    model = load_model(bundle, threads=2)
+    gold, predicted = [], []
+    for paper, items in load_gold_papers("dev", shared_dir() / "pdfs"):
+        functions = analyze_paper(paper, model).functions
+        assert functions is not None
+        for item in items:
+            gold.append(item.function)
+            predicted.append(functions[item.index].label)
+    right = sum(g == p for g, p in zip(gold, predicted, strict=True))
+    assert figures["sentences"] == 180 and figures["accuracy"] == pytest.approx(right / 180, abs=1e-4)
+    assert figures["given"] == sum(p != "none" for p in predicted)

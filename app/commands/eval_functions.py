@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
     items, predicted_roles, predicted_functions = [], [], []
-    has_functions = hasattr(model, "classify_functions")
+    has_functions = bool(getattr(model, "has_functions", False))
     for paper, found in papers:
         analysis = analyze_paper(paper, model)
         for item in found:
