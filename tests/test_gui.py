@@ -391,3 +391,33 @@ def test_profile_switches_between_roles_and_functions(qtbot, window) -> None:  #
     assert "no function head" in profile.functions_view.toPlainText()
     profile.mode.setCurrentText("roles")
     assert profile.stack.currentIndex() == 1
+
+
+def test_outline_switches_to_each_sections_function(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from core.functions import default_taxonomy
+    from core.labels import FunctionPrediction
+
+    open_and_wait(qtbot, window, sample_paper_path())
+    outline = window.panels["outline"]
+    paper = window.session.paper
+    intro_index, intro = next((i, s) for i, s in enumerate(paper.sections)
+                              if s.kind.value == "introduction" and s.sentence_count)
+    aim = FunctionPrediction("aim", (("aim", 0.8), ("proposal", 0.1), ("scope", 0.05)))
+    none = FunctionPrediction("none", (("aim", 0.1), ("proposal", 0.1), ("scope", 0.05)))
+    functions = [aim if i == intro.first_sentence else none for i in range(len(paper.sentences))]
+    window.session.analysis = replace(window.session.analysis, functions=functions)
+    outline.mode.setCurrentText("functions")
+    items = [outline.tree.topLevelItem(i) for i in range(outline.tree.topLevelItemCount())]
+    found = {}
+    while items:
+        item = items.pop()
+        items.extend(item.child(i) for i in range(item.childCount()))
+        found[item.data(0, Qt.ItemDataRole.UserRole)] = item
+    intro_item = found[intro_index]
+    assert intro_item.text(1) == default_taxonomy().get("aim").name
+    assert "✓ an aim statement" in intro_item.toolTip(1)
+    assert outline.tree.headerItem().text(1) == "Function"
+    outline.mode.setCurrentText("roles")
+    assert intro_item.text(1) == "" and outline.tree.headerItem().text(1) == "Roles"

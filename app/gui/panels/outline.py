@@ -1,4 +1,6 @@
-"""Outline panel: the paper's sections with their role mix as small stacked bars."""
+"""Outline panel: the paper's sections with their role mix as small stacked bars, or, switched to
+functions, each section's most frequent communicative function (tooltip: the top three and the
+section's move checklist)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ from PySide6.QtCore import QModelIndex, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
+    QLabel,
     QStackedWidget,
     QStyle,
     QStyledItemDelegate,
@@ -22,8 +27,8 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label, paint_role_mix
-from core.document import Paper
-from core.labels import ROLES
+from core.document import Paper, Section
+from core.labels import NO_FUNCTION, ROLES, FunctionPrediction
 
 COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
 SECTION_ROLE = Qt.ItemDataRole.UserRole
@@ -39,6 +44,7 @@ class _MixDelegate(QStyledItemDelegate):
         style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, option.widget)
         counts = index.data(COUNTS_ROLE)
         if counts is None:
+            super().paint(painter, option, index)  # functions mode: the item's text
             return
         rect = QRectF(option.rect).adjusted(4, 5, -4, -5)
         paint_role_mix(painter, rect, counts, self._session.palette)
@@ -62,12 +68,22 @@ class OutlinePanel(QWidget):
         self.tree.setItemDelegateForColumn(1, _MixDelegate(session, self.tree))
         self.tree.itemActivated.connect(self._on_activated)
         self.tree.itemClicked.connect(self._on_activated)
+        self.mode = QComboBox()
+        self.mode.addItems(["roles", "functions"])
+        self.mode.setToolTip("Show each section's role mix, or its most frequent communicative function")
+        self.mode.currentTextChanged.connect(lambda _m: self._refresh_counts())
         self.stack = QStackedWidget()
         self.empty = hint_label("Open a paper to see its sections.")
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tree)
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 2, 4, 0)
+        top.addWidget(QLabel("Show"))
+        top.addWidget(self.mode)
+        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
         layout.addWidget(self.stack)
         session.paperReady.connect(self._on_paper)
         session.analysisReady.connect(lambda _a: self._refresh_counts())
@@ -134,6 +150,9 @@ class OutlinePanel(QWidget):
         paper, analysis = self.session.paper, self.session.analysis
         if paper is None:
             return
+        functions = analysis.functions if analysis is not None else None
+        by_function = self.mode.currentText() == "functions"
+        self.tree.setHeaderLabels(["Section", "Function" if by_function else "Roles", "n"])
         iterator = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
         while iterator:
             item = iterator.pop()
@@ -141,7 +160,15 @@ class OutlinePanel(QWidget):
             section = paper.sections[item.data(0, SECTION_ROLE)]
             if analysis is None:
                 item.setData(1, COUNTS_ROLE, None)
+                item.setText(1, "")
                 continue
+            if by_function:
+                item.setData(1, COUNTS_ROLE, None)
+                text, tip = _function_summary(section, functions)
+                item.setText(1, text)
+                item.setToolTip(1, tip)
+                continue
+            item.setText(1, "")
             labels = Counter(analysis.roles[j].label for j in
                              range(section.first_sentence, section.first_sentence + section.sentence_count))
             item.setData(1, COUNTS_ROLE, {r: labels.get(r, 0) for r in ROLES})
@@ -160,6 +187,30 @@ class OutlinePanel(QWidget):
             self.session.jump_to(section.page, None)
 
 
+def _function_summary(section: Section, functions: list[FunctionPrediction] | None) -> tuple[str, str]:
+    """(the section's most frequent function name, tooltip with the top three and its moves)."""
+    from core.functions import default_taxonomy
+    from core.moves import check_moves, describe_checks
+
+    if functions is None:
+        return "—", "This model has no function head"
+    first, count = section.first_sentence, section.sentence_count
+    found = [functions[j].label for j in range(first, first + count)]
+    top = Counter(f for f in found if f != NO_FUNCTION).most_common(3)
+    taxonomy = default_taxonomy()
+
+    def name(function_id: str) -> str:
+        try:
+            return taxonomy.get(function_id).name
+        except KeyError:
+            return function_id
+
+    kind = section.kind.value
+    lines = [f"{name(f)} ×{n}" for f, n in top] or ["no function found"]
+    moves = describe_checks(check_moves(found, kind), kind)
+    return (name(top[0][0]) if top else "—"), "\n".join([*lines, *([moves] if moves else [])])
+
+
 SPEC = register_panel(PanelSpec(
     id="outline", title="Outline", factory=OutlinePanel, area=Qt.DockWidgetArea.LeftDockWidgetArea,
-    order=10, shortcut="Ctrl+Shift+O", description="Sections and their role mix", width=300))
+    order=10, shortcut="Ctrl+Shift+O", description="Sections and their role mix or functions", width=300))
