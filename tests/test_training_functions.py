@@ -168,3 +168,19 @@ def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
     with torch.no_grad():
         _, random_logits = fresh(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(kinds))
     assert not np.allclose(random_logits.numpy(), logits.numpy(), atol=1e-2)
+
+
+def test_function_parity_counts_the_label_users_see():
+    from models.training.export import ExportOptions, _passes
+    from models.training.parity import _label_agreement
+
+    reference = np.log(np.array([[0.5, 0.3, 0.2], [0.34, 0.33, 0.33], [0.9, 0.05, 0.05]]))
+    # Row 2 is a near-tie below the threshold: its argmax flips, its shown label ("none") does not.
+    int8 = np.log(np.array([[0.5, 0.3, 0.2], [0.33, 0.34, 0.33], [0.9, 0.05, 0.05]]))
+    assert _label_agreement(reference, int8, threshold=0.4) == 1.0
+    assert _label_agreement(reference, int8, threshold=0.0) == pytest.approx(2 / 3)
+    figures = {"mean_cosine": 0.995, "role_agreement": 0.98, "function_mean_cosine": 0.995,
+               "function_agreement": 0.88, "function_label_agreement": 0.975}
+    assert _passes(figures, ExportOptions())
+    assert not _passes({k: v for k, v in figures.items() if k != "function_label_agreement"}, ExportOptions())
+    assert not _passes(figures | {"function_label_agreement": 0.96}, ExportOptions())

@@ -34,8 +34,20 @@ def _compare(ref_e: np.ndarray, e: np.ndarray, ref_l: np.ndarray, lg: np.ndarray
     }
 
 
+def _label_agreement(ref_logits: np.ndarray, logits: np.ndarray, threshold: float) -> float:
+    """Agreement of the function label a user sees: the best function, or "none" (-1) when its
+    probability is below ``threshold``."""
+    def labels(x: np.ndarray) -> np.ndarray:
+        shifted = np.exp(x - x.max(-1, keepdims=True))
+        probabilities = shifted / shifted.sum(-1, keepdims=True)
+        return np.where(probabilities.max(-1) >= threshold, probabilities.argmax(-1), -1)
+
+    return float((labels(ref_logits) == labels(logits)).mean())
+
+
 def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path],
-                 documents: list[list[str]], min_sentences: int = 200) -> dict[str, Any]:
+                 documents: list[list[str]], min_sentences: int = 200,
+                 function_threshold: float | None = None) -> dict[str, Any]:
     """Run torch fp32 and each ONNX graph on the same documents; compare per sentence.
 
     Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
@@ -90,6 +102,9 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         if len(names) == 4:  # function_embedding, function_logits: gated like the others
             result[name].update({f"function_{k}": v for k, v in
                                  _compare(ref[2], mine[2], ref[3], mine[3], "").items()})
+            if function_threshold is not None:  # what users see: the label after the "none" threshold
+                result[name]["function_label_agreement"] = round(
+                    _label_agreement(ref[3], mine[3], function_threshold), 5)
         if net.adapters:  # informational: label adapters read the graph's two outputs
             result[name]["adapter_agreement"] = {
                 key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)
