@@ -108,7 +108,8 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
     started = time.perf_counter()
     total = len(paper.sentences)
     roles: list[RolePrediction] = []
-    functions: list[FunctionPrediction] | None = []
+    functions: list[FunctionPrediction] = []
+    has_functions = True  # until a section comes back without functions (no function head)
     chunks: list[np.ndarray] = []
     ctx.progress(0, total, "Labelling sentence roles")
     for section_index, start, end in _runs_by_section(paper):
@@ -119,7 +120,10 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
         encoding = model.encode_document(texts, kind)
         roles.extend(encoding.roles)
         found = encoding.functions
-        functions = None if found is None or functions is None else [*functions, *found]
+        if found is None:
+            has_functions = False
+        elif has_functions:
+            functions.extend(found)
         if with_embeddings:
             chunks.append(encoding.embeddings)
         heading = section.heading if section is not None else "text"
@@ -131,7 +135,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
         embeddings = (np.concatenate(chunks) if chunks
                       else np.zeros((0, model.embedding_dim), dtype=np.float32))
     return PaperAnalysis(paper.sha256, model.model_id, roles, {"roles": time.perf_counter() - started},
-                         functions if paper.sentences else None, embeddings)
+                         functions if has_functions and paper.sentences else None, embeddings)
 
 
 def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: str | None = None,

@@ -124,6 +124,14 @@ class FunctionTaxonomy:
                 return function
         raise KeyError(function_id)
 
+    def name_of(self, function_id: str) -> str:
+        """The short name of a function, or the id itself when the taxonomy lacks it (a bundle
+        trained on another taxonomy version)."""
+        for function in self.functions:
+            if function.id == function_id:
+                return function.name
+        return function_id
+
     def in_section(self, function_id: str, section_kind: str | None) -> str:
         """The function a marker of ``function_id`` signals in a section of ``section_kind``
         (its ``instead_in`` entry for that kind, else itself)."""

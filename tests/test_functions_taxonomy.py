@@ -106,3 +106,9 @@ def test_a_marker_can_signal_another_function_in_some_sections() -> None:
     assert taxonomy.in_section("aim", "conclusion") == "aim"
     for function in taxonomy.functions:  # the switch stays within the taxonomy
         assert all(target in taxonomy.ids for _, target in function.instead_in)
+
+
+def test_name_of_falls_back_to_the_id() -> None:
+    taxonomy = default_taxonomy()
+    assert taxonomy.name_of("aim") == taxonomy.get("aim").name
+    assert taxonomy.name_of("from-another-version") == "from-another-version"

@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy and the model load inside the commands (fast CLI start-up)
+    import numpy as np
+
+    from core.model_api import RoleModel
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -23,14 +29,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_model_options(parser)
     parser.add_argument("--against", type=Path, action="append", default=[], metavar="BUNDLE",
                         help="another bundle to score in the same run (repeatable)")
-    parser.add_argument("--view", default=None, metavar="VIEW",
-                        help="embedding view of a bundle with several (default: its content view)")
+    parser.add_argument("--view", choices=("content", "function"), default="content",
+                        help="embedding view (default content; a bundle without a function head has one "
+                        "embedding for both)")
     parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N papers")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
     parser.set_defaults(func=run)
 
 
-def abstract_vectors(model: object, abstracts: list[list[str]], view: str | None) -> object:
+def abstract_vectors(model: RoleModel, abstracts: list[list[str]], view: str) -> np.ndarray:
     """One L2-normalised vector per abstract: the mean of its sentences' embeddings."""
     import numpy as np
 
@@ -38,16 +45,10 @@ def abstract_vectors(model: object, abstracts: list[list[str]], view: str | None
 
     flat = [s for sentences in abstracts for s in sentences]
     owner = np.repeat(np.arange(len(abstracts)), [len(s) for s in abstracts])
-    vectors = embed(model, flat, view)
+    vectors = model.embed(flat, view=view)
     sums = np.zeros((len(abstracts), vectors.shape[1]), dtype=np.float64)
     np.add.at(sums, owner, vectors)
     return l2_normalise(sums.astype(np.float32))
-
-
-def embed(model: object, texts: list[str], view: str | None) -> object:
-    if view is None:
-        return model.embed(texts)  # type: ignore[attr-defined]
-    return model.embed(texts, view=view)  # type: ignore[attr-defined]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,15 +66,15 @@ def run(args: argparse.Namespace) -> int:
         model = load_model(bundle, device=args.device, threads=args.threads)
         started = time.perf_counter()
         items = abstract_vectors(model, [p.abstract for p in papers], args.view)
-        queries = embed(model, [p.tldr for p in papers], args.view)
+        queries = model.embed([p.tldr for p in papers], view=args.view)
         seconds = time.perf_counter() - started
-        report = ranking_report(queries, items)  # type: ignore[arg-type]
+        report = ranking_report(queries, items)
         rows.append({"model_id": model.model_id, "bundle": str(bundle or "default"),
                      "seconds": round(seconds, 1), **report.to_dict()})
     command = " ".join(["rhetorica", "eval", "content", "--split", args.split,
                         *(["--model", str(args.model)] if args.model else []),
                         *[f"--against {b}" for b in args.against],
-                        *(["--view", args.view] if args.view else []),
+                        *(["--view", args.view] if args.view != "content" else []),
                         *(["--limit", str(args.limit)] if args.limit is not None else [])])
     results = {"data": "scitldr", "split": args.split, "papers": len(papers), "command": command,
                "models": rows}

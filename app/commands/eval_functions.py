@@ -97,9 +97,8 @@ def run(args: argparse.Namespace) -> int:
         for item in found:
             items.append(item)
             predicted_roles.append(analysis.roles[item.index].label)
-            functions = getattr(analysis, "functions", None)
-            if has_functions and functions:
-                predicted_functions.append(functions[item.index].label)
+            if analysis.functions is not None:
+                predicted_functions.append(analysis.functions[item.index].label)
     seconds = time.perf_counter() - started
 
     gold_roles = [i.role for i in items]

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data == "gold":
         model, sentences, labels = _gold_functions(args)
         doc_of = [(s,) for s in sentences]
-        docs: list[object] = sorted({s for s in sentences})
+        docs: list[object] = list(sentences)  # each gold sentence stands alone
     else:
         model, docs = load_model_and_documents(args)
         sentences = [s for d in docs for s in d.sentences]

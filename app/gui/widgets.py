@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from app.gui.palette import RolePalette
 from core.labels import ROLES
@@ -86,6 +86,22 @@ class ProbabilityBars(QWidget):
                 painter.drawText(QRectF(label_w + bar_w + 4, y, value_w, self.ROW),
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{p:.0%}")
         painter.end()
+
+
+VIEW_MODES = ("roles", "functions")
+
+
+def view_mode_row(tooltip: str) -> tuple[QHBoxLayout, QComboBox]:
+    """A "Show [roles|functions]" row for a panel's top: (the row, its combo box)."""
+    combo = QComboBox()
+    combo.addItems(list(VIEW_MODES))
+    combo.setToolTip(tooltip)
+    row = QHBoxLayout()
+    row.setContentsMargins(4, 2, 4, 0)
+    row.addWidget(QLabel("Show"))
+    row.addWidget(combo)
+    row.addStretch(1)
+    return row, combo
 
 
 def hint_label(text: str, parent: QWidget | None = None) -> QLabel:

@@ -38,6 +38,7 @@ from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.workers import Worker
 from core.drafts import DraftStore
+from core.functions import default_taxonomy
 from core.jobs import JobContext
 from core.labels import NO_FUNCTION, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
@@ -163,7 +164,8 @@ class DraftEditor(QPlainTextEdit):
         function = self.function_at(position)
         move = ""
         if function is not None and function.label != NO_FUNCTION:
-            move = f"<br>function: <i>{function_name(function.label)}</i> ({function.confidence:.0%})"
+            name = default_taxonomy().name_of(function.label)
+            move = f"<br>function: <i>{name}</i> ({function.confidence:.0%})"
         return f"<b>{prediction.label}</b> ({prediction.confidence:.0%}){move}<br>{probs}"
 
     def viewportEvent(self, event: QEvent) -> bool:
@@ -210,15 +212,6 @@ class DraftEditor(QPlainTextEdit):
                 text = ABBREVIATIONS.get(role, "?")
                 painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text if len(shown) == 1 else text[0])
         painter.end()
-
-
-def function_name(function_id: str) -> str:
-    from core.functions import default_taxonomy
-
-    try:
-        return default_taxonomy().get(function_id).name
-    except KeyError:
-        return function_id
 
 
 class DraftPanel(QWidget):

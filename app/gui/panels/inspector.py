@@ -122,13 +122,7 @@ def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
         return ("<span style='color:#777'>this model has no function head</span>" if analysed
                 else "<span style='color:#777'>not labelled yet</span>")
     taxonomy = default_taxonomy()
-
-    def name(function_id: str) -> str:
-        try:
-            return taxonomy.get(function_id).name
-        except KeyError:
-            return function_id
-
+    name = taxonomy.name_of
     others = ", ".join(f"{name(f)} {p:.0%}" for f, p in prediction.top[1:3])
     if prediction.label == NO_FUNCTION:
         best = prediction.top[0] if prediction.top else ("", 0.0)

@@ -10,10 +10,7 @@ from PySide6.QtCore import QModelIndex, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
-    QComboBox,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QStackedWidget,
     QStyle,
     QStyledItemDelegate,
@@ -26,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label, paint_role_mix
+from app.gui.widgets import hint_label, paint_role_mix, view_mode_row
 from core.document import Paper, Section
 from core.labels import NO_FUNCTION, ROLES, FunctionPrediction
 
@@ -68,19 +65,13 @@ class OutlinePanel(QWidget):
         self.tree.setItemDelegateForColumn(1, _MixDelegate(session, self.tree))
         self.tree.itemActivated.connect(self._on_activated)
         self.tree.itemClicked.connect(self._on_activated)
-        self.mode = QComboBox()
-        self.mode.addItems(["roles", "functions"])
-        self.mode.setToolTip("Show each section's role mix, or its most frequent communicative function")
+        top, self.mode = view_mode_row("Show each section's role mix, or its most frequent "
+                                       "communicative function")
         self.mode.currentTextChanged.connect(lambda _m: self._refresh_counts())
         self.stack = QStackedWidget()
         self.empty = hint_label("Open a paper to see its sections.")
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.tree)
-        top = QHBoxLayout()
-        top.setContentsMargins(4, 2, 4, 0)
-        top.addWidget(QLabel("Show"))
-        top.addWidget(self.mode)
-        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -197,14 +188,7 @@ def _function_summary(section: Section, functions: list[FunctionPrediction] | No
     first, count = section.first_sentence, section.sentence_count
     found = [functions[j].label for j in range(first, first + count)]
     top = Counter(f for f in found if f != NO_FUNCTION).most_common(3)
-    taxonomy = default_taxonomy()
-
-    def name(function_id: str) -> str:
-        try:
-            return taxonomy.get(function_id).name
-        except KeyError:
-            return function_id
-
+    name = default_taxonomy().name_of
     kind = section.kind.value
     lines = [f"{name(f)} ×{n}" for f, n in top] or ["no function found"]
     moves = describe_checks(check_moves(found, kind), kind)

@@ -9,9 +9,6 @@ from collections import Counter
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
     QScrollArea,
     QSizePolicy,
     QStackedWidget,
@@ -22,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label
+from app.gui.widgets import hint_label, view_mode_row
 from core.analysis import PaperAnalysis
 from core.document import Paper
 from core.labels import NO_FUNCTION, ROLES
@@ -175,20 +172,14 @@ class ProfilePanel(QWidget):
         scroll.setWidget(self.chart)
         self.functions_view = QTextBrowser()
         self.functions_view.setOpenLinks(False)
-        self.mode = QComboBox()
-        self.mode.addItems(["roles", "functions"])
-        self.mode.setToolTip("Show the share of roles per section, or each section's communicative functions")
+        top, self.mode = view_mode_row("Show the share of roles per section, or each section's "
+                                       "communicative functions")
         self.mode.currentTextChanged.connect(lambda _m: self._refresh())
         self.stack = QStackedWidget()
         self.empty = hint_label("The share of each role per section appears here once the paper is labelled.")
         self.stack.addWidget(self.empty)
         self.stack.addWidget(scroll)
         self.stack.addWidget(self.functions_view)
-        top = QHBoxLayout()
-        top.setContentsMargins(4, 2, 4, 0)
-        top.addWidget(QLabel("Show"))
-        top.addWidget(self.mode)
-        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
