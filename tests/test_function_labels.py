@@ -143,3 +143,12 @@ def test_the_none_threshold_maximises_accuracy_with_none_as_a_class() -> None:
     threshold, without, with_ = best_threshold(best, right, gold_none)
     # Below 0.6 everything is "none": sentences 3 and 4 become right, 1-2-5 keep their answers.
     assert threshold == pytest.approx(0.6) and without == pytest.approx(0.4) and with_ == pytest.approx(0.8)
+
+
+def test_a_row_labelled_through_instead_in_stays_kept() -> None:
+    from models.training.function_labels import judged_precision
+
+    row = {"function": "work-summary", "marker": "we propose", "section_kind": "conclusion", "correct": True,
+           "better": ""}
+    result = judged_precision([row], default_taxonomy())
+    assert (result.kept, result.kept_correct) == (1, 1)

@@ -176,20 +176,22 @@ class JudgedPrecision:
 def judged_precision(rows: Iterable[dict[str, Any]], taxonomy: FunctionTaxonomy) -> JudgedPrecision:
     """Precision of judged rows (``function``, ``marker``, ``section_kind``, ``correct``, ``better``).
 
-    A row is *kept* when its function still has its marker; a kept row whose label the taxonomy
-    now switches (``instead_in``) counts as correct when the judge named that function as better.
+    A row is *kept* when the taxonomy still has its marker; the label that marker gives now (its
+    function, switched by ``instead_in`` for the row's section) is correct when it is the label that
+    was judged correct, or the one the judge named as better. A row labelled through ``instead_in``
+    ("we propose" in a conclusion → work-summary) is found through the marker's own function.
     The kept figure re-uses the sample that guided the pruning, so it is optimistic: a fresh sample
     of the new labels gives the honest one.
     """
+    owner = {m.text: f.id for f in taxonomy.functions for m in f.markers}  # markers are unique (tested)
     judged = correct = kept = kept_correct = 0
     for row in rows:
         judged += 1
         correct += bool(row["correct"])
-        function = taxonomy.get(row["function"])
-        if row["marker"] not in {m.text for m in function.markers}:
+        if row["marker"] not in owner:
             continue
         kept += 1
-        now = taxonomy.in_section(row["function"], row.get("section_kind"))
+        now = taxonomy.in_section(owner[row["marker"]], row.get("section_kind"))
         kept_correct += bool(row["correct"]) if now == row["function"] else now == row.get("better")
     return JudgedPrecision(judged, correct, kept, kept_correct)
 
