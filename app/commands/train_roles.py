@@ -71,6 +71,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--function-dev", default="gold:dev", metavar="SPEC",
                         help="function sentences for model selection (default gold:dev; 'none' to skip)")
     parser.add_argument("--function-weight", type=float, default=1.0)
+    parser.add_argument("--function-roles", action="store_true",
+                        help="the distant function labels also teach the role head: each sentence gets "
+                        "its function's role, with its real section kind (body-section supervision)")
     parser.add_argument("--function-loss", choices=("norm_softmax", "norm_softmax+supcon"),
                         default="norm_softmax")
     parser.add_argument("--content-weight", type=float, default=1.0,
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         keep_fraction=keep, adapters=args.adapter, adapter_weight=args.adapter_weight,
         function_data=args.functions, function_dev="" if args.function_dev == "none" else args.function_dev,
         function_weight=args.function_weight, function_loss=args.function_loss,
+        function_roles=args.function_roles,
         content_weight=args.content_weight,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,

@@ -1,8 +1,10 @@
 """Function supervision for training: distant labels as documents, gold dev, content targets.
 
 - :func:`read_function_labels` turns the JSON Lines of ``rhetorica data functions`` into single-
-  sentence documents that every role allows (so they carry no role supervision) and their function
-  indices.
+  sentence documents and their function indices. By default every role is allowed (no role
+  supervision); with ``function_roles`` each sentence also gets the role its function belongs to,
+  with its real section kind: role supervision for body sections, which the role datasets
+  (abstracts) never give.
 - :func:`function_dev_set` is the hand-labelled gold dev split's sentences with a function, for
   model selection (the gold test split is never read here).
 - :func:`attach_content_targets` runs the frozen base encoder once over every training sentence:
@@ -12,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import torch
@@ -27,9 +29,13 @@ from models.training.net import mean_pool
 NO_ROLE_LABEL = "function-only"
 
 
-def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str]
+def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str],
+                         function_roles: Mapping[str, str] | None = None
                          ) -> tuple[list[LabelledDocument], list[int]]:
-    """One single-sentence document per labelled line (all roles allowed), and its function index."""
+    """One single-sentence document per labelled line, and its function index.
+
+    ``function_roles`` (function id -> role): label each sentence with its function's role;
+    without it every role is allowed (the sentence trains the function head only)."""
     index = {f: i for i, f in enumerate(function_ids)}
     docs: list[LabelledDocument] = []
     functions: list[int] = []
@@ -50,8 +56,12 @@ def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str
                 if function not in index:
                     raise DatasetError(f"{path}:{number}: function {function!r} is not in the model's "
                                        "taxonomy")
-                docs.append(LabelledDocument(f"{path.stem}-{number}", [text], [NO_ROLE_LABEL],
-                                             [frozenset(ROLES)], [str(row.get("section_kind", "unknown"))]))
+                role = function_roles.get(function) if function_roles else None
+                supervised = role is not None and role in ROLES
+                label = str(role) if supervised else NO_ROLE_LABEL
+                allowed = frozenset({label}) if supervised else frozenset(ROLES)
+                docs.append(LabelledDocument(f"{path.stem}-{number}", [text], [label], [allowed],
+                                             [str(row.get("section_kind", "unknown"))]))
                 functions.append(index[function])
     return docs, functions
 

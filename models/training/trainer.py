@@ -97,6 +97,7 @@ class TrainConfig:
     function_weight: float = 1.0
     function_loss: str = "norm_softmax"  # or "norm_softmax+supcon" (supcon on the function embedding)
     function_dim: int = 128
+    function_roles: bool = False  # distant function labels also teach the role head (function's role)
     content_weight: float = 1.0  # distillation: 1 - cos(content view, frozen base embedding)
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
@@ -292,7 +293,8 @@ def _read_function_data(cfg: TrainConfig) -> FunctionData:
 
     taxonomy = default_taxonomy()
     ids = list(taxonomy.ids)
-    docs, functions = read_function_labels(cfg.function_data, ids)
+    roles = {f.id: f.role for f in taxonomy.functions} if cfg.function_roles else None
+    docs, functions = read_function_labels(cfg.function_data, ids, roles)
     texts: list[str] = []
     dev_functions: list[int] = []
     if cfg.function_dev:
@@ -399,7 +401,8 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
                 for label, f in fractions.items()}
         net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
     # Section kinds the role head learnt from: documents with role supervision only.
-    trained_kinds = sorted({SECTION_KINDS[k] for d in corpus if d.dataset for k in d.kinds
+    trained_kinds = sorted({SECTION_KINDS[k] for d in corpus if d.dataset or not bool(d.allowed.all())
+                            for k in d.kinds
                             if k < len(SECTION_KINDS)})
 
     if cfg.freeze_embeddings:
