@@ -4,14 +4,18 @@ One class, three separate steps (the fastembed ``onnx_model`` pattern):
 
 1. pre-processing: :meth:`EncoderModel.tokenize` (truncate to the manifest's
    ``max_length``) and :func:`pad_batch` (pad to the longest sentence of a batch);
-2. the onnxruntime run: :meth:`EncoderModel.run`;
+2. the onnxruntime runs: :meth:`EncoderModel.run` (the sentence graph) and, in a two-graph
+   bundle, :meth:`EncoderModel.run_roles` (the role graph on pooled vectors);
 3. post-processing: L2 normalisation of embeddings, softmax of role logits.
 
-The graph's inputs are one document's sentences in reading order (its role head
-looks at neighbours), so :meth:`EncoderModel.classify_roles` feeds a document as a
-whole, in overlapping windows when it is longer than the manifest's context window.
-:meth:`EncoderModel.embed` feeds length-sorted batches of any sentences (the
-embedding is per sentence) and restores the caller's order.
+Two bundle layouts are read. A two-graph bundle (0.3 on; manifest ``context.graphs``) splits the
+net: the sentence graph (``model.onnx``) runs on length-sorted batches of any sentences, and the
+small role graph (``roles.onnx``) runs on one document's pooled vectors in reading order, so no
+sentence is padded to its section's longest. A one-graph bundle (0.1, 0.2) takes one document's
+tokens at once, padded to the longest sentence. Either way :meth:`EncoderModel.classify_roles`
+feeds the role head a document as a whole, in overlapping windows when it is longer than the
+manifest's context window, and :meth:`EncoderModel.embed` feeds length-sorted batches and restores
+the caller's order.
 """
 
 from __future__ import annotations
@@ -132,10 +136,11 @@ class EncoderModel:
     """A loaded model bundle: ``embed``, ``classify_roles``, ``encode_document``."""
 
     def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: Tokenizer,
-                 pad_id: int = 0, load_seconds: float = 0.0) -> None:
+                 pad_id: int = 0, load_seconds: float = 0.0, role_session: object | None = None) -> None:
         self.bundle_dir = bundle_dir
         self.manifest = manifest
         self.session = session
+        self.role_session = role_session  # a two-graph bundle's role graph (None: one graph)
         self.tokenizer = tokenizer
         self.load_seconds = load_seconds
         self.labels: tuple[str, ...] = tuple(manifest.labels)
@@ -158,7 +163,8 @@ class EncoderModel:
         """The same bundle (manifest, tokenizer) running another graph, e.g. the fp32 reference
         of an int8 bundle, or the same graph with profiling on (``profile_prefix``)."""
         session = create_session(Path(model_path), device, threads, profile_prefix=profile_prefix)
-        return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id)
+        return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id,
+                            role_session=self.role_session)
 
     @property
     def embedding_dim(self) -> int:
@@ -168,6 +174,11 @@ class EncoderModel:
     def has_functions(self) -> bool:
         """True when the graph has the function outputs (bundles from 0.3 on)."""
         return bool(self.function_ids)
+
+    @property
+    def two_graphs(self) -> bool:
+        """True for a two-graph bundle (sentence graph + role graph on pooled vectors)."""
+        return self.role_session is not None
 
     def _document_outputs(self) -> tuple[str, ...]:
         base = ("sentence_embedding", "role_logits")
@@ -214,6 +225,32 @@ class EncoderModel:
         feed = {k: v for k, v in feed.items() if k in self._input_names}
         return self.session.run(list(outputs), feed)  # type: ignore[attr-defined]
 
+    def run_roles(self, pooled: np.ndarray, section_kind: np.ndarray) -> np.ndarray:
+        """Role logits [n, C] of one document's pooled vectors (two-graph bundles only)."""
+        if self.role_session is None:
+            raise ModelError(f"model {self.model_id} has one graph: its roles come from run()")
+        feed = {"pooled": pooled.astype(np.float32, copy=False), "section_kind": section_kind}
+        return self.role_session.run(["role_logits"], feed)[0]  # type: ignore[attr-defined]
+
+    def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
+                      batch_size: int = 32) -> list[np.ndarray]:
+        """Per-sentence outputs of token ids, in the order given: the sentences run in
+        length-sorted batches, each padded to its own longest sentence."""
+        n = len(ids)
+        order = np.argsort([len(x) for x in ids], kind="stable")
+        unknown = self.manifest.unknown_section_kind
+        results: list[np.ndarray] = []
+        for start in range(0, n, batch_size):
+            chosen = order[start : start + batch_size]
+            input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
+            kinds = np.full(len(chosen), unknown, dtype=np.int64)
+            values = self.run(input_ids, mask, kinds, outputs=outputs)
+            if not results:
+                results = [np.zeros((n, v.shape[-1]), dtype=np.float32) for v in values]
+            for result, value in zip(results, values, strict=True):
+                result[chosen] = value
+        return results
+
     # -- 3. post-processing and public API ---------------------------------------------------
     def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray:
         """(n, d) float32 L2-normalised embeddings, in the order given.
@@ -228,20 +265,10 @@ class EncoderModel:
             raise ValueError(f"unknown embedding view {view!r}: use one of {', '.join(VIEWS)}")
         output = "function_embedding" if view == "function" and self.has_functions else "sentence_embedding"
         width = self.function_dim if output == "function_embedding" else self.embedding_dim
-        n = len(sentences)
-        result = np.zeros((n, width), dtype=np.float32)
-        if n == 0:
-            return result
-        ids = self.tokenize(sentences)
-        order = np.argsort([len(x) for x in ids], kind="stable")
-        unknown = self.manifest.unknown_section_kind
-        for start in range(0, n, batch_size):
-            chosen = order[start : start + batch_size]
-            input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
-            kinds = np.full(len(chosen), unknown, dtype=np.int64)
-            (embeddings,) = self.run(input_ids, mask, kinds, outputs=(output,))
-            result[chosen] = embeddings
-        return l2_normalise(result)
+        if not sentences:
+            return np.zeros((0, width), dtype=np.float32)
+        (embeddings,) = self.run_sentences(self.tokenize(sentences), (output,), batch_size)
+        return l2_normalise(embeddings)
 
     def classify_functions(self, sentences: Sequence[str],
                            section_kinds: Sequence[str] | str | None = None) -> list[FunctionPrediction]:
@@ -277,10 +304,18 @@ class EncoderModel:
                            if self.has_functions else None)
         if n > 0:
             ids = self.tokenize(sentences)
+            if self.two_graphs:
+                wanted = ("function_logits",) if self.has_functions else ()
+                pooled, embeddings, *rest = self.run_sentences(ids, ("pooled", "sentence_embedding", *wanted))
+                if function_logits is not None:
+                    function_logits = rest[0]
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
+                keep = slice(keep_start - start, keep_end - start)
+                if self.two_graphs:
+                    logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
+                    continue
                 input_ids, mask = pad_batch(ids[start:end], self._pad_id)
                 emb, lg, *rest = self.run(input_ids, mask, kinds[start:end], self._document_outputs())
-                keep = slice(keep_start - start, keep_end - start)
                 embeddings[keep_start:keep_end] = emb[keep]
                 logits[keep_start:keep_end] = lg[keep]
                 if function_logits is not None:
@@ -389,6 +424,13 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
     session = create_session(bundle / "model.onnx", device, threads)
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
+    role_graph = dict(manifest.context.get("graphs", {})).get("roles")
+    role_session = None
+    if role_graph:
+        role_session = create_session(bundle / str(role_graph), device, threads)
+        outputs |= {o.name: o.shape for o in role_session.get_outputs()}  # type: ignore[attr-defined]
+        if "pooled" not in outputs:
+            raise ModelError(f"model bundle {bundle}: model.onnx has no output 'pooled' for {role_graph}")
     expected = {"sentence_embedding": int(manifest.embedding_dim), "role_logits": len(manifest.labels)}
     functions = dict(manifest.context.get("functions", {}))
     if functions:
@@ -401,4 +443,5 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
         if len(shape) == 2 and isinstance(shape[1], int) and shape[1] != width:
             raise ModelError(f"model bundle {bundle}: output '{name}' has width {shape[1]} but the "
                              f"manifest says {width}")
-    return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started)
+    return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started,
+                        role_session)

@@ -2,13 +2,14 @@
 from the torch model and accepts one that did not.
 
 A tiny randomly initialised RhetoricaNet (a 2-layer, 32-wide BERT; no pretrained weights, no shared
-data) is exported as the real export does; drifted copies of its ONNX graph are made by editing one
-initializer with the ``onnx`` package:
+data) is exported as the real export does (a sentence graph and a role graph); drifted copies are
+made by editing one initializer of one graph with the ``onnx`` package:
 
-* ``gamma``: the last encoder LayerNorm's scale, each channel times (1 + 0.25 N(0, 1)): the sentence
-  embeddings turn by about 11 degrees (mean cosine ~0.98, below the 0.99 threshold) while the roles
-  stay within the agreement threshold (~0.98 >= 0.97): only the cosine condition catches it;
-* ``classifier``: N(0, 0.3 std) noise on the role classifier's weight: embeddings untouched,
+* ``gamma`` (sentence graph): the last encoder LayerNorm's scale, each channel times
+  (1 + 0.25 N(0, 1)): the sentence embeddings turn by about 11 degrees (mean cosine ~0.98,
+  below the 0.99 threshold) while the roles stay within the agreement threshold (~0.98 >= 0.97):
+  only the cosine condition catches it;
+* ``classifier`` (role graph): N(0, 0.3 std) noise on the role classifier's weight: embeddings untouched,
   roles change (agreement ~0.45, below 0.97): only the agreement condition catches it.
 
 So each would pass a gate that always passed, or one that checked only the other figure.
@@ -54,14 +55,33 @@ def _edit(source: Path, target: Path, node_name: str, position: int, change) -> 
     onnx.save(model, str(target))
 
 
-def drift_gamma(source: Path, target: Path) -> None:
+def gamma_graph(source: Path, target: Path) -> None:
     noise = np.random.default_rng(2).standard_normal(32)
     _edit(source, target, LAST_ENCODER_NORM, 1, lambda w: w * (1 + 0.25 * noise))
 
 
-def drift_classifier(source: Path, target: Path) -> None:
+def _copy(source: Path, target: Path) -> None:
+    if Path(source).resolve() != Path(target).resolve():
+        shutil.copyfile(source, target)
+
+
+def drift_gamma(source, target) -> None:  # type: ignore[no-untyped-def]
+    """GraphPair -> GraphPair with the sentence graph drifted."""
+    _copy(source.roles, target.roles)
+    gamma_graph(source.sentences, target.sentences)
+
+
+def drift_classifier(source, target) -> None:  # type: ignore[no-untyped-def]
+    """GraphPair -> GraphPair with the role graph drifted."""
     noise = np.random.default_rng(1).standard_normal((32, 6))
-    _edit(source, target, CLASSIFIER, 1, lambda w: w + 0.3 * w.std() * noise)
+    _copy(source.sentences, target.sentences)
+    _edit(source.roles, target.roles, CLASSIFIER, 1, lambda w: w + 0.3 * w.std() * noise)
+
+
+def _pair(folder: Path, name: str):  # type: ignore[no-untyped-def]
+    from models.training.export import GraphPair
+
+    return GraphPair(folder / f"{name}.onnx", folder / f"{name}-roles.onnx")
 
 
 DRIFTS = {"gamma": drift_gamma, "classifier": drift_classifier}
@@ -91,8 +111,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     rng = np.random.default_rng(3)
     documents = [[" ".join(rng.choice(WORDS, size=int(rng.integers(3, 12))))
                   for _ in range(int(rng.integers(3, 9)))] for _ in range(12)]
-    fp32 = base / "fp32.onnx"
-    export_onnx(net, fp32)
+    fp32 = export_onnx(net, base / "fp32.onnx")
     return net, base, documents, fp32
 
 
@@ -108,7 +127,7 @@ def test_parity_check_sees_each_drift_and_the_gate_rejects_it(setup, tmp_path: P
     net, base, documents, fp32 = setup
     graphs = {"exact": fp32}
     for name, drift in DRIFTS.items():
-        graphs[name] = tmp_path / f"{name}.onnx"
+        graphs[name] = _pair(tmp_path, name)
         drift(fp32, graphs[name])
     result = parity_check(net, base / "tokenizer.json", graphs, documents, min_sentences=50)
     assert result["sentences"] >= 50
@@ -133,10 +152,11 @@ def export_with(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def
     def run(setup, out: Path, drift: str | None, **options):  # type: ignore[no-untyped-def]
         net, base, documents, _ = setup
 
-        def export_then_drift(model, path: Path) -> None:  # type: ignore[no-untyped-def]
-            real_export(model, path)
+        def export_then_drift(model, path: Path):  # type: ignore[no-untyped-def]
+            pair = real_export(model, path)
             if drift is not None:
-                DRIFTS[drift](path, path)
+                DRIFTS[drift](pair, pair)
+            return pair
 
         monkeypatch.setattr(export, "export_onnx", export_then_drift)
         opts = export.ExportOptions(**{"name": "parity-gate", "max_length": 16, "quantize": False,
@@ -159,6 +179,8 @@ def test_export_ships_the_exact_graph(setup, export_with, tmp_path: Path) -> Non
     parity = manifest.context["parity"]
     assert parity["passed"] is True and parity["fp32"]["role_agreement"] == 1.0
     assert parity["fp32"]["mean_cosine"] >= 0.99999 and (tmp_path / "bundle" / "model.onnx").is_file()
+    assert (tmp_path / "bundle" / "roles.onnx").is_file()
+    assert manifest.context["graphs"] == {"sentences": "model.onnx", "roles": "roles.onnx"}
 
 
 @pytest.mark.parametrize("drift", sorted(DRIFTS))
@@ -167,11 +189,11 @@ def test_unenforced_export_records_the_failure(setup, export_with, drift: str, t
     assert manifest.context["parity"]["passed"] is False
 
 
-@pytest.mark.parametrize("drift", [*sorted(DRIFTS), None])
+@pytest.mark.parametrize("drift", ["gamma", None])
 def test_export_gates_the_quantised_graph(setup, export_with, drift: str | None, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shipped (int8) graph is what the gate checks: a "quantiser" that drifts the graph is
-    refused on every plan; one that copies it exactly is shipped."""
+    """The shipped (int8) sentence graph is what the gate checks: a "quantiser" that drifts it is
+    refused on every plan; one that copies it exactly is shipped (with the fp32 role graph)."""
     from models.training import quantize
 
     calls = []
@@ -181,7 +203,7 @@ def test_export_gates_the_quantised_graph(setup, export_with, drift: str | None,
         if drift is None:
             shutil.copyfile(source, target)
         else:
-            DRIFTS[drift](Path(source), Path(target))
+            gamma_graph(Path(source), Path(target))
 
     monkeypatch.setattr(quantize, "quantize_int8", fake_quantize)
     out = tmp_path / "bundle"
@@ -207,17 +229,39 @@ def test_a_graph_wrong_for_one_section_kind_only_is_caught(setup, tmp_path: Path
     from models.training.parity import parity_check
 
     net, base, documents, fp32 = setup
-    model = onnx.load(str(fp32))
+    model = onnx.load(str(fp32.roles))
     (table,) = [i for i in model.graph.initializer
                 if tuple(i.dims) == (UNKNOWN_SECTION + 1, 32) and "section" in i.name]
     weights = numpy_helper.to_array(table).copy()
     row = SECTION_KINDS.index("method")
     weights[row] = 20 * np.random.default_rng(4).standard_normal(weights.shape[1])
     table.CopyFrom(numpy_helper.from_array(weights, table.name))
-    drifted = tmp_path / "section.onnx"
-    onnx.save(model, str(drifted))
+    drifted = _pair(tmp_path, "section")
+    shutil.copyfile(fp32.sentences, drifted.sentences)
+    onnx.save(model, str(drifted.roles))
     result = parity_check(net, base / "tokenizer.json", {"exact": fp32, "section": drifted},
                           documents, min_sentences=10_000)  # all 12 documents: kinds 0..11
     assert result["documents"] == len(documents) > UNKNOWN_SECTION
     assert _passes(result["exact"]) and result["section"]["mean_cosine"] >= 0.99999
     assert not _passes(result["section"])
+
+
+def test_two_graph_runtime_matches_the_torch_net(setup, export_with, tmp_path: Path) -> None:
+    """The runtime runs the sentence graph on length-sorted batches and the role graph on each
+    document's pooled vectors: the same numbers as the torch net on the document in one piece."""
+    from models import load_model
+    from models.encoder import pad_batch
+
+    net, _, documents, _ = setup
+    export_with(setup, tmp_path / "bundle", None)
+    model = load_model(tmp_path / "bundle", device="cpu")
+    assert model.two_graphs
+    doc = [s for d in documents[:5] for s in d]  # sentences of many lengths: several batches
+    encoding = model.encode_document(doc, "method")
+    ids, mask = pad_batch(model.tokenize(doc), 0)
+    kinds = torch.full((len(doc),), model.section_kind_ids("method", 1)[0], dtype=torch.long)
+    with torch.no_grad():
+        embedding, logits = net(torch.from_numpy(ids), torch.from_numpy(mask), kinds)
+    assert np.allclose(encoding.embeddings, embedding.numpy(), atol=1e-4)
+    assert np.allclose(encoding.probabilities, torch.softmax(logits, -1).numpy(), atol=1e-4)
+    assert np.allclose(model.embed(doc, batch_size=4), embedding.numpy(), atol=1e-4)

@@ -138,8 +138,9 @@ def test_export_quantise_parity_and_reload(tiny_run, tmp_path):
                             trained_section_kinds=meta["trained_section_kinds"], training={"steps": 4})
     manifest = export_bundle(net, base_dir, bundle, options, documents)
 
-    assert sorted(p.name for p in bundle.iterdir()) == ["manifest.json", "model.onnx", "tokenizer.json"]
-    assert verify_bundle(bundle).files == manifest.files
+    assert sorted(p.name for p in bundle.iterdir()) == ["manifest.json", "model.onnx", "roles.onnx",
+                                                         "tokenizer.json"]
+    assert verify_bundle(bundle).files == manifest.files and "roles.onnx" in manifest.files
     assert manifest.labels == list(ROLES) and manifest.quantization == "int8-dynamic-per-channel"
     assert manifest.max_length == 32 and manifest.embedding_dim == 384
     parity = manifest.context["parity"]
@@ -148,24 +149,28 @@ def test_export_quantise_parity_and_reload(tiny_run, tmp_path):
     assert parity["int8"]["mean_cosine"] > 0.97
     assert "introduction" in manifest.context["section_kinds_tied_to_unknown"]
     assert manifest.context["quantization"]["fp32_nodes"] == ["/encoder/encoder/layer.0/output/dense/MatMul"]
-    assert (bundle / "model.onnx").stat().st_size < 30e6
+    assert (bundle / "model.onnx").stat().st_size + (bundle / "roles.onnx").stat().st_size < 30e6
     tok = json.loads((bundle / "tokenizer.json").read_text())
     assert tok["truncation"]["max_length"] == 32 and tok["padding"] is None
 
+    # The sentence graph: tokens -> pooled + embedding; the role graph: pooled + section kinds -> logits.
     session = ort.InferenceSession(str(bundle / "model.onnx"), providers=["CPUExecutionProvider"])
-    assert [i.name for i in session.get_inputs()] == ["input_ids", "attention_mask", "section_kind"]
-    assert [o.name for o in session.get_outputs()] == ["sentence_embedding", "role_logits"]
+    roles = ort.InferenceSession(str(bundle / "roles.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["input_ids", "attention_mask"]
+    assert [o.name for o in session.get_outputs()] == ["pooled", "sentence_embedding"]
+    assert [i.name for i in roles.get_inputs()] == ["pooled", "section_kind"]
     for n, length in ((1, 5), (7, 19)):
         ids = np.full((n, length), 1000, dtype=np.int64)
         ids[:, 0] = 101
-        emb, logits = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                                         "section_kind": np.zeros(n, dtype=np.int64)})
-        assert emb.shape == (n, 384) and logits.shape == (n, len(ROLES))
+        pooled, emb = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        (logits,) = roles.run(None, {"pooled": pooled, "section_kind": np.zeros(n, dtype=np.int64)})
+        assert emb.shape == (n, 384) and logits.shape == (n, len(ROLES)) and pooled.shape == (n, 384)
         assert np.allclose(np.linalg.norm(emb, axis=-1), 1.0, atol=1e-3)
 
     from models import load_model
 
     model = load_model(bundle)
+    assert model.two_graphs
     sentences = dev[0].sentences
     predictions = model.classify_roles(sentences, ["abstract"] * len(sentences))
     assert len(predictions) == len(sentences) and all(p.label in ROLES for p in predictions)

@@ -1,9 +1,17 @@
 """Export a trained RhetoricaNet to an ONNX model bundle (docs/architecture.md, "Model bundle format").
 
-Steps: legacy ``torch.onnx.export`` (opset 17, dynamic n and L; outputs ``sentence_embedding`` and
-``role_logits``) -> int8 dynamic per-channel quantisation (optional) -> parity check of torch fp32
-against the exported graphs on real sentences (the export FAILS below the thresholds) ->
-``tokenizer.json`` (truncation at max_length) -> ``manifest.json`` via :mod:`models.bundle`.
+A bundle holds two graphs (legacy ``torch.onnx.export``, opset 17, dynamic n and L):
+
+* ``model.onnx``, the sentence graph: tokens -> ``pooled`` (the encoder's mean-pooled output),
+  ``sentence_embedding`` and, with functions, ``function_embedding``/``function_logits``. Sentences
+  are independent here, so the runtime feeds length-sorted batches (little padding);
+* ``roles.onnx``, the role graph: one document's pooled vectors in reading order and their section
+  kinds -> ``role_logits`` (the context head: tiny, kept fp32).
+
+Steps: export both -> int8 dynamic per-channel quantisation of the sentence graph (optional) ->
+parity check of torch fp32 against the graph pair on real sentences (the export FAILS below the
+thresholds) -> ``tokenizer.json`` (truncation at max_length) -> ``manifest.json`` via
+:mod:`models.bundle`.
 """
 
 from __future__ import annotations
@@ -23,18 +31,39 @@ from models.adapters import ADAPTERS_FILE, LabelAdapter, write_adapters
 from models.bundle import Manifest, bundle_size_bytes, write_manifest
 from models.roles import ROLES
 from models.training.base import base_model_name, tokenizer_json
-from models.training.net import ADAPTER_EMBEDDING_SCALE, SECTION_KINDS, RhetoricaNet
+from models.training.net import (
+    ADAPTER_EMBEDDING_SCALE,
+    SECTION_KINDS,
+    RhetoricaNet,
+    RoleGraph,
+    SentenceGraph,
+)
 
 OPSET = 17
-INPUTS = ("input_ids", "attention_mask", "section_kind")
 OUTPUTS = ("sentence_embedding", "role_logits")
 FUNCTION_OUTPUTS = ("function_embedding", "function_logits")  # after OUTPUTS, for nets with functions
+SENTENCE_INPUTS = ("input_ids", "attention_mask")
+ROLE_INPUTS = ("pooled", "section_kind")
+ROLE_GRAPH = "roles.onnx"  # the bundle's role graph (the sentence graph is models.bundle's model.onnx)
+CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
 
 
 def graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
-    """The graph's output names, in the order the net returns them."""
+    """The bundle's outputs, in the order the net returns them."""
     return OUTPUTS + FUNCTION_OUTPUTS if net.has_functions else OUTPUTS
-CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
+
+
+def sentence_graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
+    """The sentence graph's outputs: ``pooled`` (the role graph's input), then the per-sentence ones."""
+    return ("pooled", "sentence_embedding", *(FUNCTION_OUTPUTS if net.has_functions else ()))
+
+
+@dataclass(frozen=True)
+class GraphPair:
+    """The two graphs of a bundle, as files."""
+
+    sentences: Path  # tokens -> pooled + per-sentence outputs (quantised when shipped int8)
+    roles: Path  # pooled + section kinds -> role logits (fp32)
 
 
 def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, Any]:
@@ -66,7 +95,7 @@ class ExportOptions:
         ("layer.0/output/dense/", "layer.1/output/dense/"),
         ("layer.0/output/dense/", "layer.1/output/dense/", "layer.2/output/dense/"),
     )
-    max_model_mb: float = 29.4  # model.onnx; the bundle (with tokenizer.json) stays under 30 MB
+    max_model_mb: float = 29.4  # both graphs; the bundle (with tokenizer.json) stays under 30 MB
     trained_section_kinds: list[str] | None = None  # others are tied to "unknown" before export
     # A sentence's function is "none" when its best function's probability is below this (the
     # calibrated value comes from the gold dev split: models.training.calibrate).
@@ -75,8 +104,9 @@ class ExportOptions:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def export_onnx(net: RhetoricaNet, path: Path) -> None:
-    """Write the fp32 graph: inputs [n, L] / [n], outputs [n, d] and [n, len(ROLES)], n and L dynamic."""
+def export_onnx(net: RhetoricaNet, path: Path) -> GraphPair:
+    """Write the fp32 graph pair: the sentence graph at ``path``, the role graph beside it
+    (``<stem>-roles.onnx``); n (sentences) and L (tokens) are dynamic."""
     net = net.to("cpu").eval()
     n, length = 3, 12
     ids = torch.randint(1000, 2000, (n, length), dtype=torch.long)
@@ -84,18 +114,25 @@ def export_onnx(net: RhetoricaNet, path: Path) -> None:
     mask = torch.ones(n, length, dtype=torch.long)
     mask[1, 8:] = 0
     kinds = torch.tensor([0, 1, len(SECTION_KINDS)], dtype=torch.long)
-    outputs = graph_outputs(net)
-    dynamic = {"input_ids": {0: "n", 1: "L"}, "attention_mask": {0: "n", 1: "L"}, "section_kind": {0: "n"},
-               **{name: {0: "n"} for name in outputs}}
+    pair = GraphPair(path, path.with_name(f"{path.stem}-roles.onnx"))
+    sentence_outputs = sentence_graph_outputs(net)
     path.parent.mkdir(parents=True, exist_ok=True)
     with torch.no_grad(), warnings.catch_warnings():
         # Tracing notes about Python-side shape checks in transformers' attention code: the
-        # parity check below verifies the graph on real documents of many lengths instead.
+        # parity check verifies the graphs on real documents of many lengths instead.
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message=".*aten::index.*")
-        torch.onnx.export(net, (ids, mask, kinds), str(path), input_names=list(INPUTS),
-                          output_names=list(outputs), dynamic_axes=dynamic, opset_version=OPSET,
-                          do_constant_folding=True, dynamo=False)
+        torch.onnx.export(SentenceGraph(net), (ids, mask), str(pair.sentences),
+                          input_names=list(SENTENCE_INPUTS), output_names=list(sentence_outputs),
+                          dynamic_axes={"input_ids": {0: "n", 1: "L"}, "attention_mask": {0: "n", 1: "L"},
+                                        **{name: {0: "n"} for name in sentence_outputs}},
+                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+        pooled = torch.randn(n, net.hidden)
+        torch.onnx.export(RoleGraph(net), (pooled, kinds), str(pair.roles), input_names=list(ROLE_INPUTS),
+                          output_names=["role_logits"],
+                          dynamic_axes={name: {0: "n"} for name in (*ROLE_INPUTS, "role_logits")},
+                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+    return pair
 
 
 def matmul_nodes(path: Path, patterns: tuple[str, ...]) -> list[str]:
@@ -104,6 +141,10 @@ def matmul_nodes(path: Path, patterns: tuple[str, ...]) -> list[str]:
 
     graph = onnx.load(str(path), load_external_data=False).graph
     return [n.name for n in graph.node if n.op_type == "MatMul" and any(p in n.name for p in patterns)]
+
+
+def _size(pair: GraphPair) -> int:
+    return pair.sentences.stat().st_size + pair.roles.stat().st_size
 
 
 def numpy_adapters(net: RhetoricaNet) -> list[LabelAdapter]:
@@ -147,9 +188,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         tied = net.tie_untrained_section_kinds(set(options.trained_section_kinds))
     with tempfile.TemporaryDirectory(prefix="rhetorica-export-") as tmp:
         work = Path(tmp)
-        fp32 = work / "model-fp32.onnx"
         ctx.progress(1, 5, "exporting ONNX (fp32)")
-        export_onnx(net, fp32)
+        fp32 = export_onnx(net, work / "model-fp32.onnx")
         tokenizer_text = tokenizer_json(base_dir, options.max_length)
         (work / "tokenizer.json").write_text(tokenizer_text, encoding="utf-8")
         documents = parity_sentences or []
@@ -162,11 +202,11 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             # Plans from smallest to largest: int8 everywhere except the listed MatMuls; the first
             # plan within the size limit that passes parity is shipped.
             for number, patterns in enumerate(options.fp32_plans):
-                nodes = matmul_nodes(fp32, patterns)
-                candidate = work / f"model-int8-{number}.onnx"
+                nodes = matmul_nodes(fp32.sentences, patterns)
+                candidate = GraphPair(work / f"model-int8-{number}.onnx", fp32.roles)
                 ctx.progress(3, 5, f"quantising (int8 dynamic, per channel; {len(nodes)} MatMuls kept fp32)")
-                quantize_int8(fp32, candidate, exclude=nodes)
-                if candidate.stat().st_size > options.max_model_mb * 1e6:
+                quantize_int8(fp32.sentences, candidate.sentences, exclude=nodes)
+                if _size(candidate) > options.max_model_mb * 1e6:
                     continue
                 result = parity_check(net, work / "tokenizer.json", {"int8": candidate}, documents,
                                       min_sentences=options.parity_sentences, function_threshold=threshold)
@@ -191,7 +231,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
                 f"agreement >= {options.min_agreement})")
         ctx.progress(4, 5, "writing bundle")
         out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shipped, out / "model.onnx")
+        shutil.copyfile(shipped.sentences, out / "model.onnx")
+        shutil.copyfile(shipped.roles, out / ROLE_GRAPH)
         shutil.copyfile(work / "tokenizer.json", out / "tokenizer.json")
         adapters = write_adapters(out, numpy_adapters(net)) if net.adapters else {}
     manifest = Manifest(
@@ -206,6 +247,7 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         context={
             "window": CONTEXT_WINDOW,
             "input": "one document's sentences in reading order (a section, or an abstract)",
+            "graphs": {"sentences": "model.onnx", "roles": ROLE_GRAPH},
             "head": net.head_config.describe(),
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
             "section_kinds_tied_to_unknown": tied,
@@ -216,7 +258,7 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
                               "per_channel": True, "fp32_nodes": fp32_nodes} if options.quantize else None),
         },
         quantization="int8-dynamic-per-channel" if options.quantize else "none",
-        files={ADAPTERS_FILE: ""} if adapters else {},
+        files={ROLE_GRAPH: "", **({ADAPTERS_FILE: ""} if adapters else {})},
         metrics=dict(options.metrics),
         training=dict(options.training),
     )

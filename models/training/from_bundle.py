@@ -2,7 +2,8 @@
 
 Bundles ship ONNX only (int8 per-channel for most MatMuls), so a user who wants to fine-tune the
 model they have, or a new training recipe that starts where the shipped model is, would otherwise
-begin at the untrained base. :func:`net_from_bundle` reads every weight back out of ``model.onnx``:
+begin at the untrained base. :func:`net_from_bundle` reads every weight back out of ``model.onnx``
+(and, in a two-graph bundle, the role head's out of ``roles.onnx``):
 fp32 initialisers by name, int8 MatMul weights dequantised (``(q - zero_point) * scale`` per output
 channel) and mapped to their ``nn.Linear`` by the MatMul node's name, int8 embedding tables likewise.
 The quantisation error stays in the weights (the shipped graph's own parity figures bound it);
@@ -75,6 +76,9 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
                            if k in head})
     net, base_dir = build_net(base, config)
     weights = bundle_weights(bundle / "model.onnx")
+    role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
+    if role_graph:  # a two-graph bundle: the role head's weights are in the role graph
+        weights |= bundle_weights(bundle / str(role_graph))
     state = net.state_dict()
     skipped = ("adapters.", "content.", "function_head.", "encoder.pooler.")  # not in the graph
     wanted = [k for k in state if not k.startswith(skipped) and not k.endswith("position_ids")]

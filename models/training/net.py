@@ -276,9 +276,7 @@ class RhetoricaNet(nn.Module):
     def sentence_outputs(self, pooled: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Per-sentence outputs of pooled vectors: (sentence_embedding,) or, with functions,
         (content sentence_embedding, function_embedding, function_logits)."""
-        if self.content is None or self.function_head is None:
-            return (F.normalize(pooled, p=2.0, dim=-1),)
-        return (self.content(pooled), *self.function_head(pooled))
+        return sentence_outputs(pooled, self.content, self.function_head)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 section_kind: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -326,6 +324,47 @@ class RhetoricaNet(nn.Module):
             for kind in tied:
                 table[SECTION_KINDS.index(kind)] = table[UNKNOWN_SECTION]
         return tied
+
+
+def sentence_outputs(pooled: torch.Tensor, content: ContentHead | None,
+                     function_head: FunctionHead | None) -> tuple[torch.Tensor, ...]:
+    """(sentence_embedding,) or, with the function heads, (content view, function_embedding,
+    function_logits) of pooled vectors [n, h]."""
+    if content is None or function_head is None:
+        return (F.normalize(pooled, p=2.0, dim=-1),)
+    return (content(pooled), *function_head(pooled))
+
+
+class SentenceGraph(nn.Module):
+    """The per-sentence half of a net, as exported (``sentences.onnx`` of a two-graph bundle):
+    tokens [n, L] -> (pooled [n, h], sentence_embedding[, function_embedding, function_logits]).
+
+    Sentences are independent here, so the runtime feeds length-sorted batches. The attribute
+    names match :class:`RhetoricaNet`'s, so the graph's node names map onto its state dict."""
+
+    def __init__(self, net: RhetoricaNet) -> None:
+        super().__init__()
+        self.encoder = net.encoder
+        self.content = net.content
+        self.function_head = net.function_head
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        pooled = mean_pool(out.last_hidden_state, attention_mask)
+        return (pooled, *sentence_outputs(pooled, self.content, self.function_head))
+
+
+class RoleGraph(nn.Module):
+    """The document half (``roles.onnx``): one document's pooled vectors [n, h] in reading order
+    and section kinds [n] -> role_logits [n, C] (the context head runs on vectors, not tokens)."""
+
+    def __init__(self, net: RhetoricaNet) -> None:
+        super().__init__()
+        self.head = net.head
+
+    def forward(self, pooled: torch.Tensor, section_kind: torch.Tensor) -> torch.Tensor:
+        lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
+        return self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
 
 
 def section_index(kind: str | None) -> int:

@@ -1,9 +1,10 @@
-"""Parity of an exported ONNX graph with the torch model it came from, on real sentences."""
+"""Parity of an exported graph pair (models.training.export) with the torch model it came from,
+on real sentences."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -11,6 +12,9 @@ import torch
 from core.errors import DatasetError
 from models.encoder import pad_batch
 from models.training.net import UNKNOWN_SECTION, RhetoricaNet
+
+if TYPE_CHECKING:
+    from models.training.export import GraphPair
 
 
 def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np.ndarray],
@@ -45,10 +49,11 @@ def _label_agreement(ref_logits: np.ndarray, logits: np.ndarray, threshold: floa
     return float((labels(ref_logits) == labels(logits)).mean())
 
 
-def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path],
+def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, GraphPair],
                  documents: list[list[str]], min_sentences: int = 200,
                  function_threshold: float | None = None) -> dict[str, Any]:
-    """Run torch fp32 and each ONNX graph on the same documents; compare per sentence.
+    """Run torch fp32 and each graph pair on the same documents, as the runtime does (the role
+    graph reads the sentence graph's pooled vectors); compare per sentence.
 
     Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
     "max_abs_logit_diff"[, "adapter_agreement": {dataset: agreement}]}}``.  Documents are used whole
@@ -69,15 +74,17 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
         total += len(doc)
     if total == 0:
         raise DatasetError("the parity check needs sentences: its data has none")
-    sessions = {}
-    for name, path in graphs.items():
+    def session(path: Path) -> Any:
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, torch.get_num_threads())
-        sessions[name] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    sessions = {name: (session(pair.sentences), session(pair.roles)) for name, pair in graphs.items()}
     net = net.to("cpu").eval()
-    from models.training.export import graph_outputs
+    from models.training.export import graph_outputs, sentence_graph_outputs
 
     names = list(graph_outputs(net))
+    sentence_names = list(sentence_graph_outputs(net))
     reference: list[list[np.ndarray]] = [[] for _ in names]
     out: dict[str, list[list[np.ndarray]]] = {name: [[] for _ in names] for name in graphs}
     for index, doc in enumerate(chosen):
@@ -88,9 +95,11 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Path
             torch_outputs = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
         for slot, value in zip(reference, torch_outputs, strict=True):
             slot.append(value.numpy())
-        for name, session in sessions.items():
-            got = session.run(names, {"input_ids": ids, "attention_mask": mask, "section_kind": section})
-            for slot, value in zip(out[name], got, strict=True):
+        for name, (sentences, roles) in sessions.items():
+            pooled, embedding, *functions = sentences.run(sentence_names, {"input_ids": ids,
+                                                                           "attention_mask": mask})
+            (role_logits,) = roles.run(["role_logits"], {"pooled": pooled, "section_kind": section})
+            for slot, value in zip(out[name], [embedding, role_logits, *functions], strict=True):
                 slot.append(value)
     ref = [np.concatenate(x) for x in reference]
     ref_e, ref_l = ref[0], ref[1]
