@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 from app.commands._evaluation import (
     add_dataset_options,
@@ -24,9 +26,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "P@1 and MAP@R as in Musgrave et al. 2020, the protocol of Sugimoto & Aizawa 2022 on "
         "CSAbstruct. For csabstruct test the test-dedup figure is reported too. --data gold uses the "
         "hand-labelled full-paper gold sentences that have a communicative function, and their "
-        "function labels.",
+        "function labels; --data labels --labels FILE the rows of a function-label file (e.g. the "
+        "unseen functions of 'rhetorica data open-set').",
     )
-    add_dataset_options(parser, extra=("gold",))
+    add_dataset_options(parser, extra=("gold", "labels"))
+    parser.add_argument("--labels", type=Path, default=None, metavar="FILE",
+                        help="with --data labels: function labels (JSON Lines) to retrieve among")
+    parser.add_argument("--unseen-of", type=Path, default=None, metavar="SPLIT",
+                        help="keep only sentences of the functions a split-N.json of 'rhetorica data "
+                        "open-set' holds out (the open-set test)")
     parser.add_argument("--view", choices=("content", "function"), default="content",
                         help="which embedding of the bundle (default content; function needs a bundle "
                         "with a function head, others have one embedding for both)")
@@ -38,10 +46,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from models.metrics import retrieval_report
 
-    if args.data == "gold":
-        model, sentences, labels = _gold_functions(args)
+    if args.data in ("gold", "labels"):
+        model, sentences, labels = _gold_functions(args) if args.data == "gold" else _labelled_functions(args)
+        if args.unseen_of is not None:
+            sentences, labels = _unseen_only(args.unseen_of, sentences, labels)
         doc_of = [(s,) for s in sentences]
-        docs: list[object] = list(sentences)  # each gold sentence stands alone
+        docs: list[object] = list(sentences)  # each sentence stands alone
     else:
         model, docs = load_model_and_documents(args)
         sentences = [s for d in docs for s in d.sentences]
@@ -49,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
 
     view_flag = [] if args.view == "content" else ["--view", args.view]
+    view_flag += ["--labels", str(args.labels)] if args.data == "labels" else []
+    view_flag += ["--unseen-of", str(args.unseen_of)] if args.unseen_of is not None else []
     started = time.perf_counter()
     embeddings = model.embed(sentences, view=args.view)
     seconds = time.perf_counter() - started
@@ -59,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         "model_id": model.model_id,
         "provider": model.provider,
         "view": args.view,
-        "labels": "function" if args.data == "gold" else "dataset",
+        "labels": "function" if args.data in ("gold", "labels") else "dataset",
+        **({"labels_file": str(args.labels)} if args.data == "labels" else {}),
+        **({"unseen_of": str(args.unseen_of)} if args.unseen_of is not None else {}),
         "documents": len(docs),
         "sentences": len(sentences),
         "limit": args.limit,
@@ -108,3 +122,30 @@ def _gold_functions(args: argparse.Namespace) -> tuple[object, list[str], list[s
         items = items[: args.limit]
     model = load_model(args.model, device=args.device, threads=args.threads)
     return model, [g.text for g in items], [g.function for g in items]
+
+
+def _labelled_functions(args: argparse.Namespace) -> tuple[object, list[str], list[str]]:
+    """The bundle, and the sentences and functions of a function-label file (``--labels``)."""
+    from core.errors import DatasetError
+    from models.encoder import load_model
+
+    if args.labels is None or not args.labels.is_file():
+        raise DatasetError(f"--data labels needs --labels FILE (a function-label file): got {args.labels}")
+    with args.labels.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    if args.limit is not None:
+        rows = rows[: args.limit]
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    return model, [str(r["text"]) for r in rows], [str(r["function"]) for r in rows]
+
+
+def _unseen_only(split_file: Path, sentences: list[str], labels: list[str]) -> tuple[list[str], list[str]]:
+    """The sentences whose function the open-set split holds out (its "unseen" list)."""
+    from core.errors import DatasetError
+
+    try:
+        unseen = set(json.loads(split_file.read_text(encoding="utf-8"))["unseen"])
+    except (OSError, ValueError, KeyError) as error:
+        raise DatasetError(f"{split_file}: not a split file of 'rhetorica data open-set' ({error})") from None
+    keep = [i for i, label in enumerate(labels) if label in unseen]
+    return [sentences[i] for i in keep], [labels[i] for i in keep]

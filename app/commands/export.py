@@ -15,7 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="Export a training checkpoint to a model bundle (ONNX, int8, parity-checked).",
         description="Export CHECKPOINT (a best.pt written by 'rhetorica train roles') to ONNX, quantise "
         "it (int8 dynamic, per channel) unless --no-quantize, check parity against torch on real "
-        "sentences (fails below the thresholds) and write manifest.json, model.onnx, tokenizer.json. "
+        "sentences (fails below the thresholds) and write manifest.json, model.onnx (the sentence graph), "
+        "roles.onnx (the role graph) and tokenizer.json. "
         "With --untrained instead of CHECKPOINT: the baseline bundle (the base encoder with a random "
         "role head), which the evaluations compare trained bundles with.",
     )
