@@ -38,15 +38,29 @@ def _compare(ref_e: np.ndarray, e: np.ndarray, ref_l: np.ndarray, lg: np.ndarray
     }
 
 
-def _label_agreement(ref_logits: np.ndarray, logits: np.ndarray, threshold: float) -> float:
-    """Agreement of the function label a user sees: the best function, or "none" (-1) when its
-    probability is below ``threshold``."""
-    def labels(x: np.ndarray) -> np.ndarray:
-        shifted = np.exp(x - x.max(-1, keepdims=True))
-        probabilities = shifted / shifted.sum(-1, keepdims=True)
-        return np.where(probabilities.max(-1) >= threshold, probabilities.argmax(-1), -1)
+def _shown_labels(logits: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """(label [n], top-3 [n, 3]) as the app shows them: the best function, or "none" (-1) when its
+    probability is below ``threshold``, and the three best candidates."""
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    probabilities = shifted / shifted.sum(-1, keepdims=True)
+    labels = np.where(probabilities.max(-1) >= threshold, probabilities.argmax(-1), -1)
+    return labels, np.argsort(-probabilities, axis=-1)[:, :3]
 
-    return float((labels(ref_logits) == labels(logits)).mean())
+
+def _label_agreement(ref_logits: np.ndarray, logits: np.ndarray, threshold: float) -> float:
+    """Agreement of the function label a user sees: the best function, or "none" when its
+    probability is below ``threshold``."""
+    return float((_shown_labels(ref_logits, threshold)[0] == _shown_labels(logits, threshold)[0]).mean())
+
+
+def _top3_agreement(ref_logits: np.ndarray, logits: np.ndarray, threshold: float) -> float:
+    """How often the reference label is still among what the graph shows: the same label, or
+    (when the reference names a function and the graph does too) one of the graph's three
+    candidates, which the inspector lists with their probabilities."""
+    ref, _ = _shown_labels(ref_logits, threshold)
+    got, top3 = _shown_labels(logits, threshold)
+    shown = (ref == got) | ((ref >= 0) & (got >= 0) & (top3 == ref[:, None]).any(-1))
+    return float(shown.mean())
 
 
 def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, GraphPair],
@@ -114,6 +128,8 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
             if function_threshold is not None:  # what users see: the label after the "none" threshold
                 result[name]["function_label_agreement"] = round(
                     _label_agreement(ref[3], mine[3], function_threshold), 5)
+                result[name]["function_top3_agreement"] = round(
+                    _top3_agreement(ref[3], mine[3], function_threshold), 5)
         if net.adapters:  # informational: label adapters read the graph's two outputs
             result[name]["adapter_agreement"] = {
                 key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)
