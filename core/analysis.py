@@ -97,12 +97,31 @@ def _runs_by_section(paper: Paper) -> list[tuple[int, int, int]]:
     return runs
 
 
+ENCODE_CHUNK = 256  # sentences encoded together (length-sorted across sections) between cancel checks
+
+
+def _chunks(runs: list[tuple[int, int, int]], size: int | None = None) -> list[list[tuple[int, int, int]]]:
+    """Consecutive section runs grouped into chunks of about ``size`` sentences (default
+    :data:`ENCODE_CHUNK`; a run is never split)."""
+    size = size or ENCODE_CHUNK
+    chunks: list[list[tuple[int, int, int]]] = []
+    count = size
+    for run in runs:
+        if count >= size:
+            chunks.append([])
+            count = 0
+        chunks[-1].append(run)
+        count += run[2] - run[1]
+    return chunks
+
+
 def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None, *,
                   with_embeddings: bool = False) -> PaperAnalysis:
-    """Label every sentence, section by section (each section one document with its kind).
+    """Label every sentence: each section is one document with its kind, and the sections are
+    encoded a chunk (~256 sentences) at a time, so the model can share batches across sections.
 
     Reports progress in sentences and stops with :class:`core.errors.Cancelled` when
-    ``ctx`` is cancelled (checked between sections).
+    ``ctx`` is cancelled (checked between chunks).
     """
     ctx = ensure_context(ctx)
     started = time.perf_counter()
@@ -112,22 +131,25 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
     has_functions = True  # until a section comes back without functions (no function head)
     chunks: list[np.ndarray] = []
     ctx.progress(0, total, "Labelling sentence roles")
-    for section_index, start, end in _runs_by_section(paper):
+    for chunk in _chunks(_runs_by_section(paper)):
         ctx.check()
-        section = paper.sections[section_index] if 0 <= section_index < len(paper.sections) else None
-        kind = section.kind.value if section is not None else None
-        texts = [s.text for s in paper.sentences[start:end]]
-        encoding = model.encode_document(texts, kind)
-        roles.extend(encoding.roles)
-        found = encoding.functions
-        if found is None:
-            has_functions = False
-        elif has_functions:
-            functions.extend(found)
-        if with_embeddings:
-            chunks.append(encoding.embeddings)
-        heading = section.heading if section is not None else "text"
-        ctx.progress(end, total, f"Labelled {heading or 'section'}")
+        documents = []
+        for section_index, start, end in chunk:
+            section = paper.sections[section_index] if 0 <= section_index < len(paper.sections) else None
+            documents.append(([s.text for s in paper.sentences[start:end]],
+                              section.kind.value if section is not None else None))
+        for encoding in model.encode_documents(documents):
+            roles.extend(encoding.roles)
+            found = encoding.functions
+            if found is None:
+                has_functions = False
+            elif has_functions:
+                functions.extend(found)
+            if with_embeddings:
+                chunks.append(encoding.embeddings)
+        last_index, _, end = chunk[-1]
+        last = paper.sections[last_index] if 0 <= last_index < len(paper.sections) else None
+        ctx.progress(end, total, f"Labelled {(last.heading if last is not None else '') or 'section'}")
     embeddings = None
     if with_embeddings:
         import numpy as np

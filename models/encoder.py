@@ -289,6 +289,47 @@ class EncoderModel:
         """The role of every sentence of ONE document (sentences in reading order)."""
         return self.encode_document(sentences, section_kinds).roles
 
+    def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]]
+                         ) -> list[DocumentEncoding]:
+        """:meth:`encode_document` of several documents ((sentences, section kinds) each).
+
+        With two graphs all their sentences go through the sentence graph together, length-sorted
+        across documents (short sentences of every section share batches: little padding), then the
+        role graph runs on each document's pooled vectors."""
+        if not self.two_graphs:
+            return [self.encode_document(sentences, kinds) for sentences, kinds in documents]
+        flat = [s for sentences, _ in documents for s in sentences]
+        wanted = ("function_logits",) if self.has_functions else ()
+        outputs = (self.run_sentences(self.tokenize(flat), ("pooled", "sentence_embedding", *wanted))
+                   if flat else [])
+        encodings = []
+        cursor = 0
+        for sentences, kinds in documents:
+            n = len(sentences)
+            encodings.append(self._encode_pooled([o[cursor: cursor + n] for o in outputs], kinds, n))
+            cursor += n
+        return encodings
+
+    def _encode_pooled(self, outputs: list[np.ndarray], section_kinds: Sequence[str] | str | None,
+                       n: int) -> DocumentEncoding:
+        """A document's encoding from its sentence-graph outputs (pooled, embedding[, function
+        logits]): the role graph runs on the pooled vectors, window by window."""
+        kinds = self.section_kind_ids(section_kinds, n)
+        logits = np.zeros((n, len(self.labels)), dtype=np.float32)
+        if n == 0:
+            embeddings = np.zeros((0, self.embedding_dim), dtype=np.float32)
+            width = len(self.function_ids)
+            function_logits = np.zeros((0, width), dtype=np.float32) if self.has_functions else None
+        else:
+            pooled, embeddings, *rest = outputs
+            function_logits = rest[0] if self.has_functions else None
+            for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
+                keep = slice(keep_start - start, keep_end - start)
+                logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
+        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
+                                None if function_logits is None else softmax(function_logits),
+                                self.function_ids, self.function_threshold)
+
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:
         """Embeddings and role probabilities of one document from the same runs.
@@ -296,6 +337,8 @@ class EncoderModel:
         Documents longer than the context window go through overlapping windows and
         keep each sentence's prediction from the window where it is most central.
         """
+        if self.two_graphs:
+            return self.encode_documents([(sentences, section_kinds)])[0]
         n = len(sentences)
         kinds = self.section_kind_ids(section_kinds, n)
         embeddings = np.zeros((n, self.embedding_dim), dtype=np.float32)
@@ -304,18 +347,10 @@ class EncoderModel:
                            if self.has_functions else None)
         if n > 0:
             ids = self.tokenize(sentences)
-            if self.two_graphs:
-                wanted = ("function_logits",) if self.has_functions else ()
-                pooled, embeddings, *rest = self.run_sentences(ids, ("pooled", "sentence_embedding", *wanted))
-                if function_logits is not None:
-                    function_logits = rest[0]
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
-                keep = slice(keep_start - start, keep_end - start)
-                if self.two_graphs:
-                    logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
-                    continue
                 input_ids, mask = pad_batch(ids[start:end], self._pad_id)
                 emb, lg, *rest = self.run(input_ids, mask, kinds[start:end], self._document_outputs())
+                keep = slice(keep_start - start, keep_end - start)
                 embeddings[keep_start:keep_end] = emb[keep]
                 logits[keep_start:keep_end] = lg[keep]
                 if function_logits is not None:

@@ -77,7 +77,10 @@ def test_analysis_json_round_trip(model: EncoderModel, tmp_path: Path) -> None:
         PaperAnalysis.from_dict({**analysis.to_dict(), "schema_version": 99})
 
 
-def test_analyze_paper_cancels(model: EncoderModel) -> None:
+def test_analyze_paper_cancels(model: EncoderModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.analysis
+
+    monkeypatch.setattr(core.analysis, "ENCODE_CHUNK", 1)  # a cancel check before every section
     ctx = JobContext()
 
     def cancel_after_first(progress) -> None:  # type: ignore[no-untyped-def]
@@ -103,3 +106,11 @@ def test_analyze_texts_is_one_document(model: EncoderModel) -> None:
     assert analysis.paper_sha256 != analyze_texts(texts[:2], model).paper_sha256
     assert [r.label for r in model.classify_roles(texts, "abstract")] == analyze_texts(
         texts, model, section_kind="abstract").labels
+
+
+def test_sections_are_grouped_into_chunks_without_splitting_one() -> None:
+    from core.analysis import _chunks
+
+    runs = [(0, 0, 3), (1, 3, 10), (2, 10, 11), (3, 11, 20)]
+    assert _chunks(runs, 5) == [[(0, 0, 3), (1, 3, 10)], [(2, 10, 11), (3, 11, 20)]]
+    assert _chunks(runs, 100) == [runs] and _chunks([], 5) == []

@@ -268,3 +268,11 @@ def test_two_graph_runtime_matches_the_torch_net(setup, export_with, tmp_path: P
     assert np.allclose(encoding.embeddings, embedding.numpy(), atol=1e-4)
     assert np.allclose(encoding.probabilities, torch.softmax(logits, -1).numpy(), atol=1e-4)
     assert np.allclose(model.embed(doc, batch_size=4), embedding.numpy(), atol=1e-4)
+    # Several documents encoded together (length-sorted across them) = each on its own.
+    together = model.encode_documents([(documents[0], "method"), ([], None), (documents[1], None)])
+    alone = [model.encode_document(documents[0], "method"), model.encode_document([], None),
+             model.encode_document(documents[1], None)]
+    for got, want in zip(together, alone, strict=True):
+        assert got.embeddings.shape == want.embeddings.shape
+        assert np.allclose(got.probabilities, want.probabilities, atol=1e-5)
+        assert np.allclose(got.embeddings, want.embeddings, atol=1e-5)
