@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -33,6 +33,24 @@ bench: $(STAMP)
 	$(BIN)/rhetorica bench encode
 	$(BIN)/rhetorica bench gemm
 	$(BIN)/rhetorica bench gui
+
+# Every headline quality figure of a bundle (default: the shipped one), JSON under runs/eval/<bundle path>/
+# (docs/benchmarks.md quotes them). `make eval BUNDLE=runs/f3/bundle-int8`; the content figure runs the
+# untrained baseline (rhetorica export --untrained) in the same process.
+BUNDLE ?= resources/models/default
+EVAL   := runs/eval/$(subst /,-,$(BUNDLE))
+BASELINE := runs/baseline-bundle
+$(BASELINE)/manifest.json: | $(STAMP)
+	$(BIN)/rhetorica export --untrained --out $(BASELINE)
+
+eval: $(STAMP) $(BASELINE)/manifest.json
+	mkdir -p $(EVAL)
+	$(BIN)/rhetorica eval roles --data csabstruct --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/csabstruct-test.json
+	$(BIN)/rhetorica eval roles --data pmc-sents-full --split test --head adapter --model $(BUNDLE) --threads 2 --json $(EVAL)/pmc-test.json
+	$(BIN)/rhetorica eval roles --data sciarg-fine --split train-cl --model $(BUNDLE) --threads 2 --json $(EVAL)/sciarg-cl.json
+	$(BIN)/rhetorica eval functions --data gold --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-test.json
+	$(BIN)/rhetorica eval content --model $(BUNDLE) --against $(BASELINE) --threads 2 --json $(EVAL)/content-scitldr.json
+	$(BIN)/rhetorica eval retrieval --data gold --split test --view function --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-function-retrieval.json
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
