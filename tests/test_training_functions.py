@@ -141,6 +141,17 @@ def test_four_output_export_parity_and_runtime_api(function_run, tmp_path):
     again = PaperAnalysis.from_json(analysis.to_json())
     assert [f.label for f in again.functions or []] == [f.label for f in analysis.functions]
 
+    # The bundle read back into torch (as --init-bundle does) has every head, the function head too.
+    from models.encoder import pad_batch
+    from models.training.from_bundle import net_from_bundle
+
+    rebuilt, _ = net_from_bundle(tmp_path / "bundle")
+    assert rebuilt.has_functions and rebuilt.function_config.functions == net.function_config.functions
+    ids, mask = pad_batch(model.tokenize(texts), 0)
+    with torch.no_grad():
+        pooled = net.pooled(torch.from_numpy(ids), torch.from_numpy(mask))
+        assert torch.allclose(rebuilt.sentence_outputs(pooled)[2], net.sentence_outputs(pooled)[2], atol=1e-4)
+
 
 def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
     """The shipped bundle's weights read back into torch give the bundle's own outputs."""
@@ -158,10 +169,14 @@ def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
     ids, mask = pad_batch(model.tokenize(sentences), 0)
     kinds = model.section_kind_ids(None, len(sentences))  # "unknown"
     with torch.no_grad():
-        embedding, logits, *_ = net.eval()(torch.from_numpy(ids), torch.from_numpy(mask),
-                                           torch.from_numpy(kinds))
+        embedding, logits, *function_outputs = net.eval()(torch.from_numpy(ids), torch.from_numpy(mask),
+                                                          torch.from_numpy(kinds))
     shipped = model.encode_document(sentences)  # one graph or two: the runtime's own path
     shipped_embedding, shipped_logits = shipped.embeddings, np.log(shipped.probabilities)
+    assert net.has_functions == model.has_functions  # a function bundle brings its heads back
+    if model.has_functions:
+        function_logits = function_outputs[1].numpy()
+        assert (function_logits.argmax(-1) == shipped.function_probabilities.argmax(-1)).mean() >= 0.75
     cosine = (embedding.numpy() * shipped_embedding).sum(-1) / np.linalg.norm(shipped_embedding, axis=-1)
     assert cosine.min() > 0.98  # int8 weights dequantised; activations no longer quantised
     assert (logits.numpy().argmax(-1) == shipped_logits.argmax(-1)).mean() >= 0.9

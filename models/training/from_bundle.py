@@ -20,7 +20,7 @@ import torch
 
 from core.errors import ModelError
 from models.training.checkpoint import build_net
-from models.training.net import HeadConfig, RhetoricaNet
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
 
 
 def _dequantise(values: dict[str, np.ndarray], stem: str) -> np.ndarray:
@@ -67,20 +67,31 @@ def bundle_weights(model_path: Path) -> dict[str, np.ndarray]:
     return weights
 
 
+def _function_config(functions: dict[str, object]) -> FunctionConfig | None:
+    """The function head's config from a manifest's ``context.functions`` (None without one)."""
+    if not functions:
+        return None
+    head = dict(functions.get("head", {}))  # type: ignore[call-overload]
+    return FunctionConfig(list(functions.get("ids", [])), int(functions.get("embedding_dim", 128)),  # type: ignore[call-overload]
+                          float(head.get("scale", 16.0)), str(functions.get("taxonomy", "")))
+
+
 def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> tuple[RhetoricaNet, Path]:
-    """A :class:`RhetoricaNet` holding a bundle's encoder and role head (no adapters, no functions)."""
+    """A :class:`RhetoricaNet` holding a bundle's encoder, role head and, when it has them, its
+    content and function heads (no adapters)."""
     bundle = Path(bundle_dir)
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    head = dict(manifest.get("context", {}).get("head", {}))
+    context = manifest.get("context", {})
+    head = dict(context.get("head", {}))
     config = HeadConfig(**{k: head[k] for k in ("dim", "layers", "heads", "ffn", "dropout", "num_labels")
                            if k in head})
-    net, base_dir = build_net(base, config)
+    net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))))
     weights = bundle_weights(bundle / "model.onnx")
     role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
     if role_graph:  # a two-graph bundle: the role head's weights are in the role graph
         weights |= bundle_weights(bundle / str(role_graph))
     state = net.state_dict()
-    skipped = ("adapters.", "content.", "function_head.", "encoder.pooler.")  # not in the graph
+    skipped = ("adapters.", "encoder.pooler.")  # not in the graph
     wanted = [k for k in state if not k.startswith(skipped) and not k.endswith("position_ids")]
     missing = [k for k in wanted if k not in weights]
     if missing:
