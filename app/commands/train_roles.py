@@ -31,8 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "nicta-piboso:train, sciarg:train (or sciarg-fine:train), uci-az:train, "
         "scirex-sections:train (distant labels), jsonl:PATH, csv:PATH.",
     )
-    parser.add_argument("--data", action="append", required=True, metavar="SPEC",
-                        help="training data NAME:SPLIT (repeat for several)")
+    parser.add_argument("--data", action="append", default=[], metavar="SPEC",
+                        help="training data NAME:SPLIT (repeat for several; optional with --functions: "
+                        "a function-only run)")
     parser.add_argument("--dev", action="append", default=[], metavar="SPEC",
                         help="dev data for model selection / early stopping (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
@@ -96,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     from models.training.pipeline import train_bundle
     from models.training.trainer import TrainConfig
 
+    if not args.data and not args.functions:
+        from core.errors import DatasetError
+
+        raise DatasetError("nothing to train on: give --data NAME:SPLIT (role data) and/or --functions FILE")
     keep: dict[str, dict[str, float]] = {}
     for spec, label, fraction in args.keep:
         keep.setdefault(spec, {})[label] = fraction

@@ -100,7 +100,7 @@ def train_bundle(cfg: TrainConfig, bundle_dir: str | Path, *, quantize: bool = T
     """Train with ``cfg`` (checkpoints under ``cfg.out``), then export the best checkpoint."""
     ctx = ensure_context(ctx)
     result = train(cfg, ctx.child(0.0, 0.95))
-    parity_data = cfg.dev[0] if cfg.dev else cfg.data[0]
+    parity_data = cfg.dev[0] if cfg.dev else cfg.data[0] if cfg.data else "csabstruct:dev"
     extra = {"steps": result.steps, "seconds": round(result.seconds, 1),
              "history": result.history}
     manifest = export_checkpoint(result.checkpoint, bundle_dir, quantize=quantize, parity_data=parity_data,
