@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test lint bench eval clean
+.PHONY: setup run test lint bench eval openset clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -51,6 +51,29 @@ eval: $(STAMP) $(BASELINE)/manifest.json
 	$(BIN)/rhetorica eval functions --data gold --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-test.json
 	$(BIN)/rhetorica eval content --model $(BUNDLE) --against $(BASELINE) --threads 2 --json $(EVAL)/content-scitldr.json
 	$(BIN)/rhetorica eval retrieval --data gold --split test --view function --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-function-retrieval.json
+
+# The open-set function test (docs/training.md): train on N of the functions, retrieve the others.
+OPENSET := runs/openset
+openset: $(STAMP) $(BASELINE)/manifest.json
+	$(BIN)/rhetorica data open-set runs/function-labels/v3.jsonl --out $(OPENSET) --seed 1
+	for run in 10:norm_softmax: 20:norm_softmax: 40:norm_softmax: 20:norm_softmax+supcon:-supcon; do \
+	  n=$${run%%:*}; rest=$${run#*:}; loss=$${rest%%:*}; tag=$${rest#*:}; \
+	  $(BIN)/rhetorica train roles --functions $(OPENSET)/seen-$$n.jsonl --function-dev none \
+	    --function-loss $$loss --content-weight 0 --out $(OPENSET)/m$$n$$tag --work $(OPENSET)/w$$n$$tag \
+	    --epochs 4 --max-minutes 9 --evals-per-epoch 1 --lr-encoder 6e-5 --lr-head 1e-3 --metric-loss none \
+	    --max-length 64 --batch-size 64 --threads 1 --seed 31 --no-quantize --no-calibrate \
+	    --name open-set-$$n$$tag --version 0.0.1 || exit 1; \
+	  $(BIN)/rhetorica eval retrieval --data labels --labels $(OPENSET)/unseen-$$n.jsonl --view function \
+	    --model $(OPENSET)/m$$n$$tag --threads 1 --json $(OPENSET)/eval-unseen-$$n$$tag.json || exit 1; \
+	  $(BIN)/rhetorica eval retrieval --data gold --split test --unseen-of $(OPENSET)/split-$$n.json \
+	    --view function --model $(OPENSET)/m$$n$$tag --threads 1 --json $(OPENSET)/eval-gold-$$n$$tag.json || exit 1; \
+	done
+	for n in 10 20 40; do \
+	  $(BIN)/rhetorica eval retrieval --data labels --labels $(OPENSET)/unseen-$$n.jsonl \
+	    --model $(BASELINE) --threads 1 --json $(OPENSET)/base-unseen-$$n.json || exit 1; \
+	  $(BIN)/rhetorica eval retrieval --data gold --split test --unseen-of $(OPENSET)/split-$$n.json \
+	    --model $(BASELINE) --threads 1 --json $(OPENSET)/base-gold-$$n.json || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
