@@ -48,6 +48,7 @@ def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from core.analysis import analyze_paper, role_mix
     from core.jobs import JobContext
@@ -59,9 +60,12 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = JobContext(report)
     started = time.perf_counter()
-    paper = _load_paper(args.pdf, ctx)
-    parse_seconds = time.perf_counter() - started
-    model = load_model(args.model, device=args.device, threads=args.threads)
+    # The model loads (onnxruntime import, sha256 of the bundle, sessions) while the PDF parses.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        loading = pool.submit(load_model, args.model, device=args.device, threads=args.threads)
+        paper = _load_paper(args.pdf, ctx)
+        parse_seconds = time.perf_counter() - started
+        model = loading.result()
     analysis = analyze_paper(paper, model, ctx)
     analysis.timings["parse"] = parse_seconds
     analysis.timings["model_load"] = model.load_seconds
