@@ -181,3 +181,19 @@ def ranking_report(queries: np.ndarray, items: np.ndarray) -> RankingReport:
     ranks = 1 + others.sum(axis=1)
     return RankingReport(len(ranks), float((ranks == 1).mean()), float((ranks <= 5).mean()),
                          float((1.0 / ranks).mean()))
+
+
+def expected_calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> float:
+    """ECE: the mean over equal-width confidence bins of |accuracy − mean confidence|, weighted by
+    the share of predictions in the bin (Guo et al. 2017). 0 = the probabilities mean what they say."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    right = np.asarray(correct, dtype=np.float64)
+    if conf.size == 0:
+        return 0.0
+    which = np.minimum((conf * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        chosen = which == b
+        if chosen.any():
+            total += chosen.mean() * abs(right[chosen].mean() - conf[chosen].mean())
+    return float(total)

@@ -145,6 +145,26 @@ def test_the_none_threshold_maximises_accuracy_with_none_as_a_class() -> None:
     assert threshold == pytest.approx(0.6) and without == pytest.approx(0.4) and with_ == pytest.approx(0.8)
 
 
+def test_temperature_scaling_cools_an_overconfident_head() -> None:
+    import numpy as np
+
+    from models.training.function_threshold import fit_temperature
+
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 5, size=400)
+    # Logits 12 points apart: the best class gets ~1.0 of the probability but is right only ~40 %.
+    best = np.where(rng.random(400) < 0.4, gold, (gold + 1) % 5)
+    logits = np.zeros((400, 5))
+    logits[np.arange(400), best] = 12.0
+    t, before, after = fit_temperature(logits, gold)
+    assert t > 4 and after < before  # cooled: the loss of the gold class falls
+    confident = np.exp(12 / t) / (np.exp(12 / t) + 4)
+    assert abs(confident - 0.4) < 0.05  # the best class's probability now matches its accuracy
+    well = np.zeros((400, 5))
+    well[np.arange(400), gold] = 3.0  # always right: a sharper head is better (T < 1)
+    assert fit_temperature(well, gold)[0] < 1.0
+
+
 def test_a_row_labelled_through_instead_in_stays_kept() -> None:
     from models.training.function_labels import judged_precision
 

@@ -125,3 +125,15 @@ def test_ranking_report_counts_ties_against_the_query() -> None:
     items = np.array([[1, 0], [1, 0]], dtype=np.float32)
     report = ranking_report(items.copy(), items)
     assert report.recall_at_1 == 0.0 and report.mrr == 0.5
+
+
+def test_expected_calibration_error_by_hand() -> None:
+    from models.metrics import expected_calibration_error
+
+    # Bin [0.9, 1.0): confidences 0.95, 0.95, right once -> |0.5 - 0.95| = 0.45, weight 2/4;
+    # bin [0.3, 0.4): 0.35, 0.35, right once -> |0.5 - 0.35| = 0.15, weight 2/4.
+    assert expected_calibration_error([0.95, 0.95, 0.35, 0.35], [True, False, True, False]) == \
+        pytest.approx(0.5 * 0.45 + 0.5 * 0.15)
+    assert expected_calibration_error([0.8] * 10, [True] * 8 + [False] * 2) == pytest.approx(0.0)
+    assert expected_calibration_error([], []) == 0.0
+    assert expected_calibration_error([1.0], [True]) == 0.0  # 1.0 falls in the last bin

@@ -69,6 +69,20 @@ def function_figures(gold: Sequence[str], predicted: Sequence[str], ids: Sequenc
     }
 
 
+def _calibration(gold: Sequence[str], best: Sequence[tuple[str, float]]) -> dict[str, Any]:
+    """How far the shown probability of the best function is from its accuracy, on the gold
+    sentences that have a function (ECE over 10 bins, and the two means)."""
+    from core.labels import NO_FUNCTION
+    from models.metrics import expected_calibration_error
+
+    chosen = [(b, g) for b, g in zip(best, gold, strict=True) if g != NO_FUNCTION]
+    confidence = [b[1] for b, _ in chosen]
+    correct = [b[0] == g for b, g in chosen]
+    return {"sentences": len(chosen), "ece": round(expected_calibration_error(confidence, correct), 4),
+            "mean_confidence": round(sum(confidence) / len(chosen), 4) if chosen else 0.0,
+            "top1_accuracy": round(sum(correct) / len(chosen), 4) if chosen else 0.0}
+
+
 def _marker_predictions(items: list[Any]) -> list[str]:
     from core.functions import default_taxonomy
     from models.training.function_labels import DistantLabeller, load_parser, parse_sentences
@@ -91,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
     items, predicted_roles, predicted_functions = [], [], []
+    best_functions: list[tuple[str, float]] = []  # the top candidate and its probability, "none" or not
     has_functions = bool(getattr(model, "has_functions", False))
     for paper, found in papers:
         analysis = analyze_paper(paper, model)
@@ -98,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
             items.append(item)
             predicted_roles.append(analysis.roles[item.index].label)
             if analysis.functions is not None:
-                predicted_functions.append(analysis.functions[item.index].label)
+                prediction = analysis.functions[item.index]
+                predicted_functions.append(prediction.label)
+                best_functions.append(prediction.top[0] if prediction.top else ("", 0.0))
     seconds = time.perf_counter() - started
 
     gold_roles = [i.role for i in items]
@@ -120,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     gold_functions = [i.function for i in items]
     if predicted_functions:
         results["functions"] = function_figures(gold_functions, predicted_functions, ids)
+        results["functions"]["calibration"] = _calibration(gold_functions, best_functions)
     if args.markers:
         results["functions_marker_rule"] = function_figures(gold_functions, _marker_predictions(items), ids)
     if args.json is not None:
@@ -146,5 +164,10 @@ def _print(results: dict[str, Any], has_functions: bool) -> None:
                   f"({f['functions_in_gold']} functions); {f['given']} given a function, "
                   f"precision {100 * f['precision_of_given']:.1f}, "
                   f"recall {100 * f['recall_of_gold_functions']:.1f}")
+            if "calibration" in f:
+                c = f["calibration"]
+                print(f"  best function's probability: mean {100 * c['mean_confidence']:.1f} against "
+                      f"top-1 accuracy {100 * c['top1_accuracy']:.1f} on {c['sentences']} sentences "
+                      f"with a function; ECE {c['ece']:.4f}")
     if not has_functions:
         print("functions (model): this bundle has no function head")

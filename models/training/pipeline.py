@@ -62,10 +62,11 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
         ctx.progress(0, 5, f"dev F1-micro {calibration.before} -> {calibration.after}")
     threshold = 0.0
     if net.has_functions:
-        from models.training.function_threshold import fit_function_threshold
+        from models.training.function_threshold import apply_temperature, fit_function_threshold
 
-        ctx.progress(0, 5, "fitting the function head's 'none' threshold on gold:dev")
+        ctx.progress(0, 5, "fitting the function head's temperature and 'none' threshold on gold:dev")
         fitted = fit_function_threshold(net, base_dir, max_length)
+        apply_temperature(net, fitted.temperature)
         threshold = fitted.threshold
         record["function_calibration"] = fitted.to_dict()
     options = ExportOptions(name=name, version=version, max_length=max_length,
