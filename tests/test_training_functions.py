@@ -56,7 +56,8 @@ def function_run(tmp_path_factory):
 
     cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "work"), max_steps=6,
                       epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_head=3e-3,
-                      function_data=[str(labels)], function_dev="gold:dev", function_dim=32)
+                      function_data=[str(labels)], function_dev="gold:dev", function_dim=32,
+                      function_context=2)  # rows from an unknown source: each stays a single sentence
     return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
 
 

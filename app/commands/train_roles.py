@@ -77,6 +77,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "its function's role, with its real section kind (body-section supervision)")
     parser.add_argument("--function-loss", choices=("norm_softmax", "norm_softmax+supcon"),
                         default="norm_softmax")
+    parser.add_argument("--function-context", type=int, default=0, metavar="K",
+                        help="feed each distant-labelled sentence with up to K neighbours on each side "
+                        "(same document and section kind, unlabelled), so the role head learns it in a "
+                        "section as the app labels it (default 0: single sentences)")
     parser.add_argument("--content-weight", type=float, default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=int, default=1)
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         keep_fraction=keep, adapters=args.adapter, adapter_weight=args.adapter_weight,
         function_data=args.functions, function_dev="" if args.function_dev == "none" else args.function_dev,
         function_weight=args.function_weight, function_loss=args.function_loss,
-        function_roles=args.function_roles,
+        function_roles=args.function_roles, function_context=args.function_context,
         content_weight=args.content_weight,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,

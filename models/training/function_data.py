@@ -14,8 +14,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -29,6 +30,15 @@ from models.training.net import mean_pool
 NO_ROLE_LABEL = "function-only"
 
 
+def _role_label(row: dict[str, Any], function_roles: Mapping[str, str] | None) -> tuple[str, frozenset[str]]:
+    """(label, allowed roles) of a function-labelled sentence: its function's role when
+    ``function_roles`` knows one, else no role supervision (every role allowed)."""
+    role = function_roles.get(row["function"]) if function_roles else None
+    if role is not None and role in ROLES:
+        return str(role), frozenset({str(role)})
+    return NO_ROLE_LABEL, frozenset(ROLES)
+
+
 def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str],
                          function_roles: Mapping[str, str] | None = None
                          ) -> tuple[list[LabelledDocument], list[int]]:
@@ -39,6 +49,111 @@ def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str
     index = {f: i for i, f in enumerate(function_ids)}
     docs: list[LabelledDocument] = []
     functions: list[int] = []
+    for number, row in enumerate(read_function_rows(paths, function_ids), 1):
+        label, allowed = _role_label(row, function_roles)
+        docs.append(LabelledDocument(f"functions-{number}", [str(row["text"])], [label], [allowed],
+                                     [str(row.get("section_kind", "unknown"))]))
+        functions.append(index[row["function"]])
+    return docs, functions
+
+
+def attach_functions(corpus: list[EncodedDocument], functions: Sequence[int | Sequence[int]]) -> None:
+    """Give each document its function indices (in place): one index for a single-sentence document,
+    or one per sentence (-1 = a context sentence without a function label)."""
+    if len(corpus) != len(functions):
+        raise ValueError(f"{len(functions)} function labels for {len(corpus)} documents")
+    for doc, function in zip(corpus, functions, strict=True):
+        if isinstance(function, int):
+            doc.functions = torch.full((len(doc.doc),), function, dtype=torch.long)
+        else:
+            if len(function) != len(doc.doc):
+                raise ValueError(f"{len(function)} function labels for a {len(doc.doc)}-sentence document")
+            doc.functions = torch.tensor(list(function), dtype=torch.long)
+
+
+SourceSentences = Callable[[str], dict[str, list[tuple[str, str]]]]
+
+
+def _source_sentences(source: str) -> dict[str, list[tuple[str, str]]]:
+    """doc_id -> [(section kind, text)] in reading order, for one source of the labels."""
+    from models.training.function_corpus import corpus_sentences
+
+    name = "scitldr" if source.startswith("scitldr") else source
+    documents: dict[str, list[tuple[str, str]]] = {}
+    for sentence in corpus_sentences(name):
+        documents.setdefault(sentence.doc_id, []).append((sentence.section_kind, sentence.text))
+    return documents
+
+
+def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: Sequence[str],
+                                  function_roles: Mapping[str, str] | None, window: int,
+                                  sentences_of: SourceSentences = _source_sentences
+                                  ) -> tuple[list[LabelledDocument], list[list[int]]]:
+    """The labelled sentences with up to ``window`` neighbours on each side (same document, same
+    section kind), so the role head sees them in a section as the app does. Neighbours carry no
+    label (every role allowed, function -1); overlapping windows merge. A row whose sentence is not
+    found in its source stays a single-sentence document."""
+    index = {f: i for i, f in enumerate(function_ids)}
+    by_doc: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        by_doc.setdefault((str(row.get("source", "")), str(row.get("doc_id", ""))), []).append(row)
+    cache: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    docs: list[LabelledDocument] = []
+    functions: list[list[int]] = []
+
+    def label_of(row: dict[str, Any]) -> tuple[str, frozenset[str]]:
+        return _role_label(row, function_roles)
+
+    for (source, doc_id), doc_rows in by_doc.items():
+        if source not in cache:
+            try:
+                cache[source] = sentences_of(source)
+            except DatasetError:
+                cache[source] = {}
+        sentences = cache[source].get(doc_id, [])
+        position: dict[str, int] = {}
+        for i, (_, text) in enumerate(sentences):
+            position.setdefault(text, i)
+        found = {position[r["text"]]: r for r in doc_rows if r["text"] in position}
+        for row in doc_rows:
+            if row["text"] not in position:  # not found: alone, as without context
+                label, allowed = label_of(row)
+                docs.append(LabelledDocument(f"{source}-{doc_id}-{len(docs)}", [row["text"]], [label],
+                                             [allowed], [str(row.get("section_kind", "unknown"))]))
+                functions.append([index[row["function"]]])
+        spans: list[list[int]] = []
+        for i in sorted(found):
+            kind = sentences[i][0]
+            start, end = i, i + 1
+            while start > 0 and i - start < window and sentences[start - 1][0] == kind:
+                start -= 1
+            while end < len(sentences) and end - 1 - i < window and sentences[end][0] == kind:
+                end += 1
+            if spans and start <= spans[-1][1] and sentences[spans[-1][0]][0] == kind:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        for start, end in spans:
+            labels, allowed_sets, indices = [], [], []
+            for i in range(start, end):
+                if i in found:
+                    label, allowed = label_of(found[i])
+                    indices.append(index[found[i]["function"]])
+                else:
+                    label, allowed = NO_ROLE_LABEL, frozenset(ROLES)
+                    indices.append(-1)
+                labels.append(label)
+                allowed_sets.append(allowed)
+            docs.append(LabelledDocument(f"{source}-{doc_id}-{start}", [t for _, t in sentences[start:end]],
+                                         labels, allowed_sets, [k for k, _ in sentences[start:end]]))
+            functions.append(indices)
+    return docs, functions
+
+
+def read_function_rows(paths: Sequence[str | Path], function_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of function-label files (checked: text and a function of the taxonomy)."""
+    rows = []
+    known = set(function_ids)
     for path in paths:
         path = Path(path)
         if not path.is_file():
@@ -50,28 +165,14 @@ def read_function_labels(paths: Sequence[str | Path], function_ids: Sequence[str
                     continue
                 try:
                     row = json.loads(line)
-                    text, function = str(row["text"]), str(row["function"])
+                    str(row["text"]), str(row["function"])
                 except (ValueError, KeyError) as error:
                     raise DatasetError(f"{path}:{number}: not a function-label line ({error})") from None
-                if function not in index:
-                    raise DatasetError(f"{path}:{number}: function {function!r} is not in the model's "
+                if row["function"] not in known:
+                    raise DatasetError(f"{path}:{number}: function {row['function']!r} is not in the model's "
                                        "taxonomy")
-                role = function_roles.get(function) if function_roles else None
-                supervised = role is not None and role in ROLES
-                label = str(role) if supervised else NO_ROLE_LABEL
-                allowed = frozenset({label}) if supervised else frozenset(ROLES)
-                docs.append(LabelledDocument(f"{path.stem}-{number}", [text], [label], [allowed],
-                                             [str(row.get("section_kind", "unknown"))]))
-                functions.append(index[function])
-    return docs, functions
-
-
-def attach_functions(corpus: list[EncodedDocument], functions: Sequence[int]) -> None:
-    """Give each single-sentence document its function index (in place)."""
-    if len(corpus) != len(functions):
-        raise ValueError(f"{len(functions)} function labels for {len(corpus)} documents")
-    for doc, function in zip(corpus, functions, strict=True):
-        doc.functions = torch.full((len(doc.doc),), function, dtype=torch.long)
+                rows.append(row)
+    return rows
 
 
 def function_dev_set(function_ids: Sequence[str], split: str = "dev") -> tuple[list[str], list[int]]:

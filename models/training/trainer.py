@@ -43,7 +43,9 @@ from models.training.function_data import (
     attach_functions,
     base_embeddings,
     function_dev_set,
+    function_documents_in_context,
     read_function_labels,
+    read_function_rows,
 )
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, FunctionConfig, HeadConfig, RhetoricaNet
@@ -98,6 +100,7 @@ class TrainConfig:
     function_loss: str = "norm_softmax"  # or "norm_softmax+supcon" (supcon on the function embedding)
     function_dim: int = 128
     function_roles: bool = False  # distant function labels also teach the role head (function's role)
+    function_context: int = 0  # > 0: each labelled sentence with up to this many neighbours each side
     content_weight: float = 1.0  # distillation: 1 - cos(content view, frozen base embedding)
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
@@ -281,7 +284,8 @@ def function_and_content_loss(content: torch.Tensor, function_outputs: tuple[tor
     return total
 
 
-FunctionData = tuple[FunctionConfig | None, list[LabelledDocument], list[int], list[str], list[int]]
+# (head config, documents, per-sentence function indices of each document, gold dev texts, their functions)
+FunctionData = tuple[FunctionConfig | None, list[LabelledDocument], list[list[int]], list[str], list[int]]
 
 
 def _read_function_data(cfg: TrainConfig) -> FunctionData:
@@ -294,7 +298,13 @@ def _read_function_data(cfg: TrainConfig) -> FunctionData:
     taxonomy = default_taxonomy()
     ids = list(taxonomy.ids)
     roles = {f.id: f.role for f in taxonomy.functions} if cfg.function_roles else None
-    docs, functions = read_function_labels(cfg.function_data, ids, roles)
+    functions: list[list[int]]
+    if cfg.function_context > 0:
+        rows = read_function_rows(cfg.function_data, ids)
+        docs, functions = function_documents_in_context(rows, ids, roles, cfg.function_context)
+    else:
+        docs, single = read_function_labels(cfg.function_data, ids, roles)
+        functions = [[f] for f in single]
     texts: list[str] = []
     dev_functions: list[int] = []
     if cfg.function_dev:
