@@ -92,7 +92,9 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
     """The labelled sentences with up to ``window`` neighbours on each side (same document, same
     section kind), so the role head sees them in a section as the app does. Neighbours carry no
     label (every role allowed, function -1); overlapping windows merge. A row whose sentence is not
-    found in its source stays a single-sentence document."""
+    found in its source stays a single-sentence document; a sentence that occurs twice in one
+    document is placed once (on v3: 8,175 of 8,198 rows placed, 5,462 documents, 38,111 sentences
+    with window 3)."""
     index = {f: i for i, f in enumerate(function_ids)}
     by_doc: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
