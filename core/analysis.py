@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.document import Paper
+from core.document import Paper, Section
 from core.jobs import JobContext, ensure_context
 from core.labels import ROLES, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
@@ -97,6 +97,11 @@ def _runs_by_section(paper: Paper) -> list[tuple[int, int, int]]:
     return runs
 
 
+def _section(paper: Paper, index: int) -> Section | None:
+    """The section a sentence's ``section_index`` names (None: text outside any section)."""
+    return paper.sections[index] if 0 <= index < len(paper.sections) else None
+
+
 ENCODE_CHUNK = 256  # sentences encoded together (length-sorted across sections) between cancel checks
 
 
@@ -135,7 +140,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
         ctx.check()
         documents = []
         for section_index, start, end in chunk:
-            section = paper.sections[section_index] if 0 <= section_index < len(paper.sections) else None
+            section = _section(paper, section_index)
             documents.append(([s.text for s in paper.sentences[start:end]],
                               section.kind.value if section is not None else None))
         for encoding in model.encode_documents(documents):
@@ -148,7 +153,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
             if with_embeddings:
                 chunks.append(encoding.embeddings)
         last_index, _, end = chunk[-1]
-        last = paper.sections[last_index] if 0 <= last_index < len(paper.sections) else None
+        last = _section(paper, last_index)
         ctx.progress(end, total, f"Labelled {(last.heading if last is not None else '') or 'section'}")
     embeddings = None
     if with_embeddings:

@@ -329,6 +329,11 @@ class EncoderModel:
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
                 keep = slice(keep_start - start, keep_end - start)
                 logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
+        return self._encoding(embeddings, logits, function_logits)
+
+    def _encoding(self, embeddings: np.ndarray, logits: np.ndarray,
+                  function_logits: np.ndarray | None) -> DocumentEncoding:
+        """Post-processing of a document's raw outputs (normalised embeddings, softmaxes)."""
         return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
                                 None if function_logits is None else softmax(function_logits),
                                 self.function_ids, self.function_threshold)
@@ -358,9 +363,7 @@ class EncoderModel:
                 logits[keep_start:keep_end] = lg[keep]
                 if function_logits is not None:
                     function_logits[keep_start:keep_end] = rest[0][keep]
-        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
-                                None if function_logits is None else softmax(function_logits),
-                                self.function_ids, self.function_threshold)
+        return self._encoding(embeddings, logits, function_logits)
 
 
 def _pad_id(tokenizer: Tokenizer) -> int:

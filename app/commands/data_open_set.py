@@ -31,13 +31,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.errors import DatasetError
+    from models.training.function_labels import read_function_rows
     from models.training.open_set import open_set_split
 
-    if not args.labels.is_file():
-        raise DatasetError(f"{args.labels}: function labels not found "
-                           "(write them with 'rhetorica data functions')")
-    with args.labels.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
+    rows = read_function_rows([args.labels])
     args.out.mkdir(parents=True, exist_ok=True)
     for n in args.seen:
         try:

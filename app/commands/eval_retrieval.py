@@ -128,11 +128,11 @@ def _labelled_functions(args: argparse.Namespace) -> tuple[object, list[str], li
     """The bundle, and the sentences and functions of a function-label file (``--labels``)."""
     from core.errors import DatasetError
     from models.encoder import load_model
+    from models.training.function_labels import read_function_rows
 
-    if args.labels is None or not args.labels.is_file():
-        raise DatasetError(f"--data labels needs --labels FILE (a function-label file): got {args.labels}")
-    with args.labels.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
+    if args.labels is None:
+        raise DatasetError("--data labels needs --labels FILE (a function-label file)")
+    rows = read_function_rows([args.labels])
     if args.limit is not None:
         rows = rows[: args.limit]
     model = load_model(args.model, device=args.device, threads=args.threads)

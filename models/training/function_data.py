@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from core.labels import ROLES
 from models.datasets import LabelledDocument
 from models.encoder import pad_batch
 from models.training.batching import EncodedDocument
+from models.training.function_labels import read_function_rows
 from models.training.net import mean_pool
 
 NO_ROLE_LABEL = "function-only"
@@ -103,9 +103,6 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
     docs: list[LabelledDocument] = []
     functions: list[list[int]] = []
 
-    def label_of(row: dict[str, Any]) -> tuple[str, frozenset[str]]:
-        return _role_label(row, function_roles)
-
     for (source, doc_id), doc_rows in by_doc.items():
         if source not in cache:
             try:
@@ -119,7 +116,7 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
         found = {position[r["text"]]: r for r in doc_rows if r["text"] in position}
         for row in doc_rows:
             if row["text"] not in position:  # not found: alone, as without context
-                label, allowed = label_of(row)
+                label, allowed = _role_label(row, function_roles)
                 docs.append(LabelledDocument(f"{source}-{doc_id}-{len(docs)}", [row["text"]], [label],
                                              [allowed], [str(row.get("section_kind", "unknown"))]))
                 functions.append([index[row["function"]]])
@@ -139,7 +136,7 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
             labels, allowed_sets, indices = [], [], []
             for i in range(start, end):
                 if i in found:
-                    label, allowed = label_of(found[i])
+                    label, allowed = _role_label(found[i], function_roles)
                     indices.append(index[found[i]["function"]])
                 else:
                     label, allowed = NO_ROLE_LABEL, frozenset(ROLES)
@@ -150,31 +147,6 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
                                          labels, allowed_sets, [k for k, _ in sentences[start:end]]))
             functions.append(indices)
     return docs, functions
-
-
-def read_function_rows(paths: Sequence[str | Path], function_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of function-label files (checked: text and a function of the taxonomy)."""
-    rows = []
-    known = set(function_ids)
-    for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            raise DatasetError(f"{path}: function labels not found "
-                               "(write them with 'rhetorica data functions')")
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    str(row["text"]), str(row["function"])
-                except (ValueError, KeyError) as error:
-                    raise DatasetError(f"{path}:{number}: not a function-label line ({error})") from None
-                if row["function"] not in known:
-                    raise DatasetError(f"{path}:{number}: function {row['function']!r} is not in the model's "
-                                       "taxonomy")
-                rows.append(row)
-    return rows
 
 
 def function_dev_set(function_ids: Sequence[str], split: str = "dev") -> tuple[list[str], list[int]]:

