@@ -81,6 +81,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="feed each distant-labelled sentence with up to K neighbours on each side "
                         "(same document and section kind, unlabelled), so the role head learns it in a "
                         "section as the app labels it (default 0: single sentences)")
+    parser.add_argument("--content-fork", type=int, default=0, metavar="K",
+                        help="fork the top K encoder layers: frozen base copies give the content view "
+                             "exactly (no distillation), the lower layers are frozen and the role/function "
+                             "branch trains freely (costs K/6 more encoder time at run time; default 0)")
     parser.add_argument("--content-weight", type=float, default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=int, default=1)
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         function_weight=args.function_weight, function_loss=args.function_loss,
         function_roles=args.function_roles, function_context=args.function_context,
         content_weight=args.content_weight,
+        content_fork=args.content_fork,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )

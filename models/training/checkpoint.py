@@ -14,10 +14,11 @@ from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
 
 
 def build_net(base: str | Path | None, head: HeadConfig | None = None,
-              functions: FunctionConfig | None = None) -> tuple[RhetoricaNet, Path]:
-    """A fresh net on the base encoder (untrained heads)."""
+              functions: FunctionConfig | None = None, content_fork: int = 0) -> tuple[RhetoricaNet, Path]:
+    """A fresh net on the base encoder (untrained heads; ``content_fork``: see
+    :meth:`RhetoricaNet.enable_content_fork`)."""
     base_dir = resolve_base_dir(base)
-    return RhetoricaNet(load_encoder(base_dir), head, functions), base_dir
+    return RhetoricaNet(load_encoder(base_dir), head, functions, content_fork), base_dir
 
 
 def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[str, Any]) -> None:
@@ -26,7 +27,8 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     tmp = path.with_suffix(path.suffix + ".tmp")
     functions = asdict(net.function_config) if net.function_config is not None else None
     torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config), "functions": functions,
-                "base_dir": str(base_dir), "adapters": net.adapter_labels(), "meta": meta}, tmp)
+                "base_dir": str(base_dir), "adapters": net.adapter_labels(),
+                "content_fork": net.content_fork, "meta": meta}, tmp)
     tmp.replace(path)
 
 
@@ -41,8 +43,12 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     except Exception as error:
         raise ModelError(f"cannot read checkpoint {path}: {error}") from None
     functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
-    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]), functions)
+    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]), functions,
+                              int(data.get("content_fork", 0)))
     for dataset, labels in dict(data.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
-    net.load_state_dict(data["state_dict"])
+    state = dict(data["state_dict"])
+    if net.content is None:  # a content fork needs no content head (early fork checkpoints had one)
+        state = {k: v for k, v in state.items() if not k.startswith("content.")}
+    net.load_state_dict(state)
     return net, base_dir, dict(data.get("meta", {}))

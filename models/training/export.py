@@ -259,6 +259,10 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             "input": "one document's sentences in reading order (a section, or an abstract)",
             "graphs": {"sentences": "model.onnx", "roles": ROLE_GRAPH},
             "head": net.head_config.describe(),
+            **({"content_fork": {"layers": net.content_fork,
+                                 "note": "sentence_embedding = frozen copies of the base model's top "
+                                         "layers on the shared lower layers: the base embedding"}}
+               if net.content_fork else {}),
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
             "section_kinds_tied_to_unknown": tied,
             **({"functions": _functions_record(net, options)} if net.function_config is not None else {}),

@@ -30,7 +30,8 @@ def _dequantise(values: dict[str, np.ndarray], stem: str) -> np.ndarray:
 
 def _module_of(node_name: str) -> str:
     """The module path of a MatMul node: "/encoder/encoder/layer.0/attention/self/query/MatMul_quant"
-    -> "encoder.encoder.layer.0.attention.self.query"; an ``nn.Sequential`` child is scoped as
+    -> "encoder.encoder.layer.0.attention.self.query" (and "/layer.0/..." of a content-fork graph,
+    whose layers are called one by one, likewise); an ``nn.Sequential`` child is scoped as
     "proj/proj.0" by the exporter -> "proj.0"."""
     parts: list[str] = []
     for part in node_name.strip("/").split("/")[:-1]:
@@ -39,7 +40,13 @@ def _module_of(node_name: str) -> str:
             parts.append(tail)
         else:
             parts.append(part)
-    return ".".join(parts)
+    path = ".".join(parts)
+    # A content-fork graph calls the encoder's layers one by one, so their scopes lose the prefix.
+    if path.startswith("layer."):
+        return f"encoder.encoder.{path}"
+    if path.startswith("embeddings."):
+        return f"encoder.{path}"
+    return path
 
 
 def bundle_weights(model_path: Path) -> dict[str, np.ndarray]:
@@ -85,7 +92,8 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
     head = dict(context.get("head", {}))
     config = HeadConfig(**{k: head[k] for k in ("dim", "layers", "heads", "ffn", "dropout", "num_labels")
                            if k in head})
-    net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))))
+    fork = int(dict(context.get("content_fork", {})).get("layers", 0))
+    net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))), fork)
     weights = bundle_weights(bundle / "model.onnx")
     role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
     if role_graph:  # a two-graph bundle: the role head's weights are in the role graph

@@ -95,8 +95,8 @@ def fit_function_threshold(net: RhetoricaNet, base_dir: Path, max_length: int, s
     chunks = []
     for start in range(0, len(token_ids), 64):
         batch, mask = pad_batch(token_ids[start: start + 64], 0)
-        pooled = net.pooled(torch.from_numpy(batch), torch.from_numpy(mask))
-        chunks.append(net.sentence_outputs(pooled)[2].float().numpy())
+        pooled, content_pooled = net.pooled_views(torch.from_numpy(batch), torch.from_numpy(mask))
+        chunks.append(net.sentence_outputs(pooled, content_pooled)[2].float().numpy())
     logits = np.concatenate(chunks)
     index = {f: i for i, f in enumerate(ids)}
     with_function = [n for n, g in enumerate(items) if g.function in index]

@@ -16,6 +16,7 @@ n), then a linear layer to the role logits.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
@@ -59,6 +60,17 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of token states over the attention mask: [n, L, h] x [n, L] -> [n, h]."""
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+
+def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """[n, L] attention mask (1 = token) -> the [n, 1, 1, L] additive mask a BERT layer adds to its
+    attention scores (0 for tokens, a large negative number for padding)."""
+    return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+
+
+def bert_layers(encoder: nn.Module) -> nn.ModuleList:
+    """The transformer layers of a Hugging Face BERT-like encoder."""
+    return cast(nn.ModuleList, cast(Any, encoder).encoder.layer)
 
 
 def position_indices(lengths: torch.Tensor,
@@ -228,7 +240,7 @@ class RhetoricaNet(nn.Module):
     """Encoder (any Hugging Face BERT-like model) + mean pooling + context-aware role head."""
 
     def __init__(self, encoder: nn.Module, head: HeadConfig | None = None,
-                 functions: FunctionConfig | None = None) -> None:
+                 functions: FunctionConfig | None = None, content_fork: int = 0) -> None:
         super().__init__()
         self.encoder = encoder
         self.head_config = head or HeadConfig()
@@ -239,14 +251,49 @@ class RhetoricaNet(nn.Module):
         self.function_config: FunctionConfig | None = None
         self.content: ContentHead | None = None
         self.function_head: FunctionHead | None = None
+        # Content fork: frozen copies of the base's top layers give the content view exactly.
+        self.content_fork = 0
+        self.content_layers: nn.ModuleList | None = None
         if functions is not None and functions.functions:
             self.enable_functions(functions)
+        if content_fork:
+            self.enable_content_fork(content_fork)
+
+    def enable_content_fork(self, layers: int) -> None:
+        """Fork the encoder's top ``layers`` layers: the content view runs frozen copies of the
+        (still untrained) top layers on the shared lower layers' states, so it IS the base model's
+        embedding; the shared lower layers and the embeddings are frozen; the encoder's own top
+        layers (the role/function branch) and the heads train freely.  Call it on a net whose
+        encoder is the untrained base (a fresh net), before training."""
+        if not 0 < layers < len(bert_layers(self.encoder)):
+            raise ValueError(f"content fork of {layers} layers: the encoder has "
+                             f"{len(bert_layers(self.encoder))}")
+        self.content_fork = layers
+        encoder_layers = bert_layers(self.encoder)
+        self.content_layers = nn.ModuleList(copy.deepcopy(layer) for layer in encoder_layers[-layers:])
+        self.content = None  # the fork is the content view
+        for module in (self.content_layers, cast(Any, self.encoder).embeddings,
+                       *encoder_layers[: len(encoder_layers) - layers]):
+            for param in module.parameters():
+                param.requires_grad = False
+        self.train(self.training)
 
     def enable_functions(self, functions: FunctionConfig) -> None:
         """Add fresh content and function heads (e.g. to a net trained on roles only)."""
         self.function_config = functions
-        self.content = ContentHead(self.hidden)
+        self.content = None if self.content_fork else ContentHead(self.hidden)
         self.function_head = FunctionHead(self.hidden, functions)
+
+    def train(self, mode: bool = True) -> RhetoricaNet:
+        """As ``nn.Module.train``, but a content fork's frozen parts (embeddings, shared lower layers,
+        content layers) stay in eval mode: no dropout, so the content view is the base's exactly."""
+        super().train(mode)
+        if self.content_layers is not None:
+            encoder_layers = bert_layers(self.encoder)
+            for module in (self.content_layers, cast(Any, self.encoder).embeddings,
+                           *encoder_layers[: len(encoder_layers) - self.content_fork]):
+                module.train(False)
+        return self
 
     @property
     def has_functions(self) -> bool:
@@ -270,22 +317,28 @@ class RhetoricaNet(nn.Module):
         return {name: list(adapter.labels) for name, adapter in self.adapter_items()}
 
     def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
-        return mean_pool(out.last_hidden_state, attention_mask)
+        """The branch's pooled vector (what the role and function heads read)."""
+        return self.pooled_views(input_ids, attention_mask)[0]
 
-    def sentence_outputs(self, pooled: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def pooled_views(self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(branch pooled [n, h], content-fork pooled [n, h] or None without a fork)."""
+        return encode_views(self.encoder, self.content_layers, input_ids, attention_mask)
+
+    def sentence_outputs(self, pooled: torch.Tensor,
+                         content_pooled: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
         """Per-sentence outputs of pooled vectors: (sentence_embedding,) or, with functions,
         (content sentence_embedding, function_embedding, function_logits)."""
-        return sentence_outputs(pooled, self.content, self.function_head)
+        return sentence_outputs(pooled, self.content, self.function_head, content_pooled)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 section_kind: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """One document in reading order -> (sentence_embedding [n, d], role_logits [n, C]) and,
         with functions, (function_embedding [n, k], function_logits [n, F]) after them."""
-        pooled = self.pooled(input_ids, attention_mask)
+        pooled, content_pooled = self.pooled_views(input_ids, attention_mask)
         lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
         logits = self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
-        embedding, *function_outputs = self.sentence_outputs(pooled)
+        embedding, *function_outputs = self.sentence_outputs(pooled, content_pooled)
         return (embedding, logits, *function_outputs)
 
     def forward_batch(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -301,7 +354,7 @@ class RhetoricaNet(nn.Module):
                           ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
         """:meth:`forward_batch` plus the function outputs ((function_embedding, function_logits),
         or () without functions)."""
-        pooled = self.pooled(input_ids, attention_mask)
+        pooled, content_pooled = self.pooled_views(input_ids, attention_mask)
         n_max = max(doc_lengths)
         b = len(doc_lengths)
         device = pooled.device
@@ -312,7 +365,7 @@ class RhetoricaNet(nn.Module):
         kinds = torch.full((b, n_max), UNKNOWN_SECTION, dtype=torch.long, device=device)
         kinds[key_mask] = section_kind
         logits = self.head(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
-        embedding, *function_outputs = self.sentence_outputs(pooled)
+        embedding, *function_outputs = self.sentence_outputs(pooled, content_pooled)
         return embedding, logits[key_mask], tuple(function_outputs)
 
     def tie_untrained_section_kinds(self, trained: set[str]) -> list[str]:
@@ -326,10 +379,36 @@ class RhetoricaNet(nn.Module):
         return tied
 
 
+def encode_views(encoder: nn.Module, content_layers: nn.ModuleList | None, input_ids: torch.Tensor,
+                 attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Mean-pooled last states of ``encoder`` and, with ``content_layers`` (a content fork), of
+    those layers run on the states that enter the encoder's own top layers."""
+    if content_layers is None:
+        out = encoder(input_ids=input_ids, attention_mask=attention_mask)
+        return mean_pool(out.last_hidden_state, attention_mask), None
+    layers = bert_layers(encoder)
+    fork_at = len(layers) - len(content_layers)
+    hidden = cast(Any, encoder).embeddings(input_ids=input_ids)
+    mask = additive_mask(attention_mask, hidden.dtype)
+    for layer in layers[:fork_at]:
+        hidden = layer(hidden, mask)
+    content = hidden
+    for layer in content_layers:
+        content = layer(content, mask)
+    for layer in layers[fork_at:]:
+        hidden = layer(hidden, mask)
+    return mean_pool(hidden, attention_mask), mean_pool(content, attention_mask)
+
+
 def sentence_outputs(pooled: torch.Tensor, content: ContentHead | None,
-                     function_head: FunctionHead | None) -> tuple[torch.Tensor, ...]:
+                     function_head: FunctionHead | None,
+                     content_pooled: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
     """(sentence_embedding,) or, with the function heads, (content view, function_embedding,
-    function_logits) of pooled vectors [n, h]."""
+    function_logits) of pooled vectors [n, h].  With a content fork (``content_pooled``) the
+    content view is the fork's normalised pooled vector, exactly the base model's embedding."""
+    if content_pooled is not None:
+        content_view = F.normalize(content_pooled, p=2.0, dim=-1)
+        return (content_view,) if function_head is None else (content_view, *function_head(pooled))
     if content is None or function_head is None:
         return (F.normalize(pooled, p=2.0, dim=-1),)
     return (content(pooled), *function_head(pooled))
@@ -347,11 +426,11 @@ class SentenceGraph(nn.Module):
         self.encoder = net.encoder
         self.content = net.content
         self.function_head = net.function_head
+        self.content_layers = net.content_layers
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
-        pooled = mean_pool(out.last_hidden_state, attention_mask)
-        return (pooled, *sentence_outputs(pooled, self.content, self.function_head))
+        pooled, content_pooled = encode_views(self.encoder, self.content_layers, input_ids, attention_mask)
+        return (pooled, *sentence_outputs(pooled, self.content, self.function_head, content_pooled))
 
 
 class RoleGraph(nn.Module):

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from tokenizers import Tokenizer
 
-from core.errors import DatasetError
+from core.errors import DatasetError, ModelError
 from core.jobs import JobContext, ensure_context
 from models.datasets import (
     DATASET_LABELS,
@@ -102,6 +102,9 @@ class TrainConfig:
     function_roles: bool = False  # distant function labels also teach the role head (function's role)
     function_context: int = 0  # > 0: each labelled sentence with up to this many neighbours each side
     content_weight: float = 1.0  # distillation: 1 - cos(content view, frozen base embedding)
+    # Content fork (0 = none): the top K encoder layers are forked; frozen base copies give the
+    # content view exactly (no distillation needed), the lower 6-K layers are frozen.
+    content_fork: int = 0
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -196,7 +199,7 @@ class FunctionDev:
     name: str
     token_ids: list[list[int]]
     functions: list[int]
-    content_target: torch.Tensor
+    content_target: torch.Tensor | None  # base embeddings (None: not computed, content cosine not reported)
 
 
 @torch.no_grad()
@@ -209,15 +212,17 @@ def evaluate_functions(net: RhetoricaNet, dev: FunctionDev, device: torch.device
     cosine = 0.0
     for start in range(0, len(dev.token_ids), 64):
         ids, mask = pad_batch(dev.token_ids[start: start + 64], 0)
-        pooled = net.pooled(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
-        content, _, logits = net.sentence_outputs(pooled)
+        pooled, content_pooled = net.pooled_views(torch.from_numpy(ids).to(device),
+                                                  torch.from_numpy(mask).to(device))
+        content, _, logits = net.sentence_outputs(pooled, content_pooled)
         gold = torch.tensor(dev.functions[start: start + 64], device=device)
         hits += int((logits.argmax(-1) == gold).sum())
-        target = dev.content_target[start: start + 64].to(device)
-        cosine += float((content * target).sum(-1).sum())
+        if dev.content_target is not None:
+            target = dev.content_target[start: start + 64].to(device)
+            cosine += float((content * target).sum(-1).sum())
     net.train()
     n = max(1, len(dev.token_ids))
-    return hits / n, cosine / n
+    return hits / n, (cosine / n if dev.content_target is not None else float("nan"))
 
 
 def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], device: torch.device,
@@ -230,7 +235,8 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
     if function_dev is not None and net.has_functions:
         accuracy, cosine = evaluate_functions(net, function_dev, device)
         scores[f"{function_dev.name}#functions"] = accuracy
-        extra["content_cosine_to_base"] = cosine
+        if not math.isnan(cosine):
+            extra["content_cosine_to_base"] = cosine
     for spec, corpus in dev.items():
         name, _ = parse_spec(spec)
         probs, embs = predict_documents(net, corpus, device)
@@ -383,6 +389,11 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             net.enable_functions(functions_cfg)
     else:
         net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head), functions_cfg)
+    if cfg.content_fork and cfg.content_fork != net.content_fork:
+        if net.content_fork or cfg.init or cfg.init_bundle:
+            raise ModelError(f"--content-fork {cfg.content_fork}: a fork must be made on the untrained "
+                             f"base (the starting model has a fork of {net.content_fork} layers)")
+        net.enable_content_fork(cfg.content_fork)
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
     corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared, documents).values() for d in docs]
     function_dev = None
@@ -390,7 +401,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
         function_corpus = encode_documents(function_docs, tokenizer, "functions")
         attach_functions(function_corpus, function_ids)
         corpus += function_corpus
-    if net.has_functions and cfg.content_weight > 0:
+    if net.has_functions and cfg.content_weight > 0 and not net.content_fork:
         ctx.progress(0, 1, "embedding the training sentences with the frozen base model (content targets)")
         base_encoder = load_encoder(base_dir).to(device)
         attach_content_targets(corpus, base_encoder, device)
@@ -399,6 +410,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             function_dev = FunctionDev(cfg.function_dev, dev_ids, dev_functions,
                                        base_embeddings(base_encoder, dev_ids, device))
         del base_encoder
+    elif net.has_functions and dev_texts:  # a content fork: the content view is the base's already
+        function_dev = FunctionDev(cfg.function_dev, [e.ids for e in tokenizer.encode_batch(dev_texts)],
+                                   dev_functions, None)
     dev = load_corpora(cfg.dev, tokenizer, shared, documents)
     if not corpus:
         raise DatasetError(f"no training documents in {', '.join(cfg.data) or '(no --data)'}")

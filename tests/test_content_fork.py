@@ -1,0 +1,124 @@
+"""Content fork: frozen copies of the base's top layers make the content view the base embedding exactly,
+while the role/function branch trains; the fork survives checkpoint, export and read-back."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from tests.conftest import shared_path  # noqa: E402
+
+pytestmark = [pytest.mark.shared, pytest.mark.slow]
+
+SENTENCES = ["We propose a new parser for scientific text.", "Results show that the parser is accurate.",
+             "In future work we will study other domains.", "Little is known about citation intent.",
+             "We trained the model for three epochs on one GPU with a batch size of 32 sentences."]
+
+
+class Ctx:
+    def progress(self, done, total, message=""):
+        pass
+
+    def check(self):
+        pass
+
+    def child(self, start, end):
+        return self
+
+
+def _batch(tokenizer, texts):
+    from models.encoder import pad_batch
+
+    ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(texts)], 0)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+@pytest.fixture(scope="module")
+def fork_run(tmp_path_factory):
+    from models.datasets import load_dataset
+    from models.training.trainer import TrainConfig, train
+
+    shared = shared_path()
+    tmp = tmp_path_factory.mktemp("fork")
+    labels = tmp / "labels.jsonl"
+    rows = [{"text": t, "function": f, "section_kind": "abstract", "source": "test"}
+            for f, t in zip(["proposal", "main-finding", "future-work", "gap-neglected", "proposal"],
+                            SENTENCES)]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    docs = load_dataset("csabstruct", "train", shared)[:4]
+    (tmp / "train.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
+                                                         "labels": d.labels}) + "\n" for d in docs),
+                                     encoding="utf-8")
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "work"), max_steps=4,
+                      epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_encoder=1e-3,
+                      function_data=[str(labels)], function_dev="gold:dev", function_dim=32, content_fork=2)
+    return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
+
+
+def test_fork_keeps_the_base_embedding_exactly_and_trains_the_branch(fork_run):
+    from models.training.base import load_tokenizer
+    from models.training.checkpoint import build_net, load_checkpoint
+    from models.training.net import bert_layers
+
+    result, _ = fork_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    base, _ = build_net(base_dir)
+    assert net.content_fork == 2 and net.content_layers is not None
+    ids, mask = _batch(load_tokenizer(base_dir, 32), SENTENCES)
+    net.eval()
+    base.eval()
+    with torch.no_grad():
+        branch, content = net.pooled_views(ids, mask)
+        reference = base.pooled(ids, mask)
+    assert content is not None
+    assert torch.allclose(content, reference, atol=1e-5)  # the content view is the base's
+    assert not torch.allclose(branch, reference, atol=1e-3)  # the branch has trained
+    # Frozen: the embeddings and the shared lower layers are the base's; the top layers moved.
+    trained, untrained = bert_layers(net.encoder), bert_layers(base.encoder)
+    for low, ref in zip(trained[:4], untrained[:4]):
+        assert all(torch.equal(a, b) for a, b in zip(low.parameters(), ref.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(trained[5].parameters(), untrained[5].parameters()))
+
+
+def test_fork_exports_and_reads_back(fork_run, tmp_path):
+    from models import load_model
+    from models.training.base import load_tokenizer
+    from models.training.checkpoint import build_net, load_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+    from models.training.from_bundle import net_from_bundle
+
+    result, _ = fork_run
+    net, base_dir, meta = load_checkpoint(result.checkpoint)
+    options = ExportOptions(name="tiny-fork", max_length=32, quantize=False, parity_sentences=5,
+                            trained_section_kinds=meta["trained_section_kinds"])
+    manifest = export_bundle(net, base_dir, tmp_path / "bundle", options, [SENTENCES])
+    assert manifest.context["content_fork"]["layers"] == 2
+    model = load_model(tmp_path / "bundle")
+    base, _ = build_net(base_dir)
+    base.eval()
+    ids, mask = _batch(load_tokenizer(base_dir, 32), SENTENCES)
+    with torch.no_grad():
+        reference = torch.nn.functional.normalize(base.pooled(ids, mask), dim=-1).numpy()
+    assert np.allclose(model.embed(SENTENCES, view="content"), reference, atol=1e-4)
+    rebuilt, _ = net_from_bundle(tmp_path / "bundle")
+    assert rebuilt.content_fork == 2
+    rebuilt.eval()
+    net.eval()
+    with torch.no_grad():
+        assert torch.allclose(rebuilt.pooled_views(ids, mask)[0], net.pooled_views(ids, mask)[0], atol=1e-4)
+
+
+def test_a_fork_is_refused_on_a_trained_starting_point(fork_run):
+    from core.errors import ModelError
+    from models.training.trainer import TrainConfig, train
+
+    result, tmp = fork_run
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "again"), max_steps=1,
+                      init=str(result.checkpoint), content_fork=3)
+    with pytest.raises(ModelError, match="untrained base"):
+        train(cfg, Ctx())  # type: ignore[arg-type]
