@@ -86,7 +86,7 @@ class PaperAnalysis:
         return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
 
-def _runs_by_section(paper: Paper) -> list[tuple[int, int, int]]:
+def section_runs(paper: Paper) -> list[tuple[int, int, int]]:
     """Contiguous runs of sentences with the same section: (section_index, start, end)."""
     runs: list[tuple[int, int, int]] = []
     for i, sentence in enumerate(paper.sentences):
@@ -136,7 +136,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
     has_functions = True  # until a section comes back without functions (no function head)
     chunks: list[np.ndarray] = []
     ctx.progress(0, total, "Labelling sentence roles")
-    for chunk in _chunks(_runs_by_section(paper)):
+    for chunk in _chunks(section_runs(paper)):
         ctx.check()
         documents = []
         for section_index, start, end in chunk:

@@ -54,7 +54,8 @@ def fork_run(tmp_path_factory):
     (tmp / "train.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
                                                          "labels": d.labels}) + "\n" for d in docs),
                                      encoding="utf-8")
-    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "work"), max_steps=4,
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=["gold-papers:dev"], out=str(tmp / "work"),
+                      max_steps=4,
                       epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_encoder=1e-3,
                       function_data=[str(labels)], function_dev="gold:dev", function_dim=32, content_fork=2)
     return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
@@ -122,3 +123,25 @@ def test_a_fork_is_refused_on_a_trained_starting_point(fork_run):
                       init=str(result.checkpoint), content_fork=3)
     with pytest.raises(ModelError, match="untrained base"):
         train(cfg, Ctx())  # type: ignore[arg-type]
+
+
+def test_dev_scores_only_the_gold_sentences_of_whole_sections(fork_run):
+    """``gold-papers:dev`` feeds whole sections but scores only the hand-labelled sentences."""
+    from models.datasets.gold import UNLABELLED
+    from models.roles import ROLES
+    from models.training.base import load_tokenizer
+    from models.training.checkpoint import load_checkpoint
+    from models.training.trainer import evaluate_dev, load_corpora, predict_documents
+
+    result, _ = fork_run
+    assert "gold-papers:dev" in result.history[-1]["dev_f1_micro"]
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    corpus = load_corpora(["gold-papers:dev"], load_tokenizer(base_dir, 32), shared_path())
+    documents = corpus["gold-papers:dev"]
+    probs, _ = predict_documents(net, documents, torch.device("cpu"))
+    pairs = [(label, ROLES[int(p.argmax())]) for d, doc_probs in zip(documents, probs)
+             for label, p in zip(d.doc.labels, doc_probs) if label != UNLABELLED]
+    assert len(pairs) < sum(len(d.doc) for d in documents)
+    accuracy = sum(gold == predicted for gold, predicted in pairs) / len(pairs)
+    score = evaluate_dev(net, corpus, torch.device("cpu")).scores["gold-papers:dev"]
+    assert score == pytest.approx(accuracy)

@@ -84,3 +84,24 @@ def test_a_functions_role_is_the_hand_given_role() -> None:
     pairs = [(r["role"], role_of[r["function"]]) for r in _rows("dev") if r["function"] in role_of]
     assert len(pairs) == 154
     assert sum(given == taxonomy for given, taxonomy in pairs) == 152
+
+
+def test_gold_papers_are_whole_sections_scored_only_on_gold_sentences(shared: Path) -> None:
+    """``gold-papers:dev``: every sentence of each section run that holds a gold sentence, in order;
+    the gold sentences carry their role, the rest none (all roles allowed, never scored)."""
+    from models.datasets.gold import UNLABELLED, load_gold
+    from models.datasets.registry import load_spec, refuse_test_split
+
+    documents = load_spec("gold-papers:dev", shared)
+    gold = load_gold("dev", shared / "pdfs")
+    labelled = [(text, label) for d in documents for text, label in zip(d.sentences, d.labels)
+                if label != UNLABELLED]
+    assert sorted(labelled) == sorted((g.text, g.role) for g in gold)
+    assert sum(len(d) for d in documents) > 2 * len(gold)  # the neighbours come along
+    for document in documents:
+        assert any(label != UNLABELLED for label in document.labels)
+        assert document.section_kinds is not None and len(set(document.section_kinds)) == 1
+        assert all(allowed == frozenset(ROLES) for label, allowed in zip(document.labels, document.allowed)
+                   if label == UNLABELLED)
+    with pytest.raises(Exception, match="test"):
+        refuse_test_split("gold-papers:test", "model selection")

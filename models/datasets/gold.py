@@ -23,6 +23,7 @@ from pathlib import Path
 from core.document import Paper, Sentence
 from core.errors import DatasetError
 from models.datasets.documents import LabelledDocument
+from models.roles import ROLES
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold_data"
 
@@ -154,3 +155,31 @@ def gold_documents(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR) -> list
     return [LabelledDocument(f"gold-{name}", [g.text for g in items], [g.role for g in items],
                              [frozenset({g.role}) for g in items], [g.section_kind for g in items])
             for name, items in by_paper.items()]
+
+
+UNLABELLED = ""  # a gold paper's sentence that was not sampled: context for its neighbours, never scored
+
+
+def gold_paper_documents(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR) -> list[LabelledDocument]:
+    """The gold papers as the app labels them: every section run (``core.analysis.section_runs``)
+    that holds a gold sentence is one document with ALL its sentences in reading order and the
+    section's kind; gold sentences carry their role, the others :data:`UNLABELLED` (every role
+    allowed). A dev score on these (``gold-papers:dev``) measures what ``rhetorica eval functions``
+    measures, so model selection looks at sentences in their sections, not alone."""
+    from core.analysis import section_runs
+
+    documents: list[LabelledDocument] = []
+    for paper, items in load_gold_papers(split, pdf_dir, gold_dir):
+        role_of = {item.index: item.role for item in items}
+        for section_index, start, end in section_runs(paper):
+            if not any(start <= index < end for index in role_of):
+                continue
+            kind = (paper.sections[section_index].kind.value
+                    if 0 <= section_index < len(paper.sections) else "other")
+            labels = [role_of.get(i, UNLABELLED) for i in range(start, end)]
+            documents.append(LabelledDocument(
+                f"gold-{Path(paper.source_path).stem}-{start}",
+                [s.text for s in paper.sentences[start:end]], labels,
+                [frozenset({label}) if label else frozenset(ROLES) for label in labels],
+                [kind] * (end - start)))
+    return documents

@@ -34,6 +34,7 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
     "uci-az": ("AIMX", "OWNX", "CONT", "BASE", "MISC"),
     "scirex-sections": ("related-work", "conclusion"),  # section headings: models/datasets/scirex.py
     "gold": ROLES,  # the hand-labelled full-paper gold set (models/datasets/gold.py)
+    "gold-papers": ROLES,  # the same, in whole sections (unsampled sentences carry no label)
     "user": ROLES,
 }
 
@@ -96,6 +97,7 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
     # Distant labels from section headings (models/datasets/scirex.py).
     "scirex-sections": {"related-work": _fs("background"), "conclusion": _fs("conclusion")},
     "gold": {role: _fs(role) for role in ROLES},
+    "gold-papers": {role: _fs(role) for role in ROLES},
     "user": {role: _fs(role) for role in ROLES},
 }
 

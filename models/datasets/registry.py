@@ -23,6 +23,12 @@ def _load_gold(root: Path, split: str) -> list[LabelledDocument]:
     return gold_documents(split, root.parent / "pdfs")
 
 
+def _load_gold_papers(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.gold import gold_paper_documents
+
+    return gold_paper_documents(split, root.parent / "pdfs")
+
+
 READERS: dict[str, Reader] = {
     "csabstruct": readers.load_csabstruct,
     "pmc-sents-full": readers.load_pmc,
@@ -33,6 +39,7 @@ READERS: dict[str, Reader] = {
     "uci-az": readers.load_uci,
     "scirex-sections": load_scirex_sections,
     "gold": _load_gold,
+    "gold-papers": _load_gold_papers,  # whole sections; only the gold sentences are scored
 }
 
 

@@ -33,6 +33,7 @@ from models.datasets import (
     refuse_test_split,
     to_dataset_label,
 )
+from models.datasets.gold import UNLABELLED
 from models.metrics import classification_report
 from models.roles import ROLES
 from models.training.base import base_model_name, load_encoder, load_tokenizer
@@ -242,6 +243,8 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
         probs, embs = predict_documents(net, corpus, device)
         gold = [lab for d in corpus for lab in d.doc.labels]
         pred = [to_dataset_label(name, ROLES[int(k)]) for p in probs for k in p.argmax(-1)]
+        scored = [i for i, label in enumerate(gold) if label != UNLABELLED]  # context-only rows: unscored
+        gold, pred = [gold[i] for i in scored], [pred[i] for i in scored]
         key = "user" if name.startswith(("jsonl:", "csv:")) else name
         report = classification_report(gold, pred, DATASET_LABELS[key])
         scores[spec], macro[spec] = report.f1_micro, report.f1_macro
@@ -251,7 +254,8 @@ def evaluate_dev(net: RhetoricaNet, dev: dict[str, list[EncodedDocument]], devic
             log_p = torch.log(torch.from_numpy(np.concatenate(probs)).float().clamp(min=1e-12))
             with torch.no_grad():
                 ids = adapter(emb.to(device), log_p.to(device)).argmax(-1).cpu().tolist()
-            report = classification_report(gold, [adapter.labels[i] for i in ids], DATASET_LABELS[key])
+            adapted = [adapter.labels[ids[i]] for i in scored]
+            report = classification_report(gold, adapted, DATASET_LABELS[key])
             scores[f"{spec}#adapter"], macro[f"{spec}#adapter"] = report.f1_micro, report.f1_macro
     net.train()
     return DevResult(scores, macro, extra)
