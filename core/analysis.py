@@ -143,7 +143,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
             section = _section(paper, section_index)
             documents.append(([s.text for s in paper.sentences[start:end]],
                               section.kind.value if section is not None else None))
-        for encoding in model.encode_documents(documents):
+        for encoding in model.encode_documents(documents, with_embeddings=with_embeddings):
             roles.extend(encoding.roles)
             found = encoding.functions
             if found is None:

@@ -50,8 +50,8 @@ class RoleModel(Protocol):
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncodingLike: ...
 
-    def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]]
-                         ) -> Sequence[DocumentEncodingLike]: ...
+    def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
+                         with_embeddings: bool = True) -> Sequence[DocumentEncodingLike]: ...
 
 
 __all__ = ["DocumentEncodingLike", "RoleModel"]

@@ -139,11 +139,15 @@ class EncoderModel:
     """A loaded model bundle: ``embed``, ``classify_roles``, ``encode_document``."""
 
     def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: Tokenizer,
-                 pad_id: int = 0, load_seconds: float = 0.0, role_session: object | None = None) -> None:
+                 pad_id: int = 0, load_seconds: float = 0.0, role_session: object | None = None,
+                 content_session: object | None = None) -> None:
         self.bundle_dir = bundle_dir
         self.manifest = manifest
         self.session = session
         self.role_session = role_session  # a two-graph bundle's role graph (None: one graph)
+        # A content fork's graph: the sentence graph's fork_states -> sentence_embedding, run only
+        # when the content view is asked for (None: the sentence graph has sentence_embedding).
+        self.content_session = content_session
         self.tokenizer = tokenizer
         self.load_seconds = load_seconds
         self.labels: tuple[str, ...] = tuple(manifest.labels)
@@ -167,7 +171,7 @@ class EncoderModel:
         of an int8 bundle, or the same graph with profiling on (``profile_prefix``)."""
         session = create_session(Path(model_path), device, threads, profile_prefix=profile_prefix)
         return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id,
-                            role_session=self.role_session)
+                            role_session=self.role_session, content_session=self.content_session)
 
     @property
     def embedding_dim(self) -> int:
@@ -235,19 +239,33 @@ class EncoderModel:
         feed = {"pooled": pooled.astype(np.float32, copy=False), "section_kind": section_kind}
         return self.role_session.run(["role_logits"], feed)[0]  # type: ignore[attr-defined]
 
+    def run_content(self, states: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        """The content view [n, h] of a content fork's ``fork_states`` [n, L, h]."""
+        if self.content_session is None:
+            raise ModelError(f"model {self.model_id} has no content graph")
+        feed = {"fork_states": states, "attention_mask": attention_mask}
+        return self.content_session.run(["sentence_embedding"], feed)[0]  # type: ignore[attr-defined]
+
     def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
                       batch_size: int = 32) -> list[np.ndarray]:
         """Per-sentence outputs of token ids, in the order given: the sentences run in
-        length-sorted batches, each padded to its own longest sentence."""
+        length-sorted batches, each padded to its own longest sentence. With a content graph,
+        ``sentence_embedding`` comes from it (fed the sentence graph's fork states)."""
         n = len(ids)
         order = np.argsort([len(x) for x in ids], kind="stable")
         unknown = self.manifest.unknown_section_kind
+        forked = self.content_session is not None and "sentence_embedding" in outputs
+        graph_outputs = [("fork_states" if forked and name == "sentence_embedding" else name)
+                         for name in outputs]
         results: list[np.ndarray] = []
         for start in range(0, n, batch_size):
             chosen = order[start : start + batch_size]
             input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
             kinds = np.full(len(chosen), unknown, dtype=np.int64)
-            values = self.run(input_ids, mask, kinds, outputs=outputs)
+            values = self.run(input_ids, mask, kinds, outputs=graph_outputs)
+            if forked:
+                values = [self.run_content(v, mask) if name == "fork_states" else v
+                          for name, v in zip(graph_outputs, values, strict=True)]
             if not results:
                 results = [np.zeros((n, v.shape[-1]), dtype=np.float32) for v in values]
             for result, value in zip(results, values, strict=True):
@@ -292,19 +310,24 @@ class EncoderModel:
         """The role of every sentence of ONE document (sentences in reading order)."""
         return self.encode_document(sentences, section_kinds).roles
 
-    def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]]
-                         ) -> list[DocumentEncoding]:
+    def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
+                         with_embeddings: bool = True) -> list[DocumentEncoding]:
         """:meth:`encode_document` of several documents ((sentences, section kinds) each).
 
         With two graphs all their sentences go through the sentence graph together, length-sorted
         across documents (short sentences of every section share batches: little padding), then the
-        role graph runs on each document's pooled vectors."""
+        role graph runs on each document's pooled vectors. ``with_embeddings=False`` lets a bundle
+        with a content graph skip it (the encodings' embeddings are then zeros)."""
         if not self.two_graphs:
             return [self.encode_document(sentences, kinds) for sentences, kinds in documents]
         flat = [s for sentences, _ in documents for s in sentences]
         wanted = ("function_logits",) if self.has_functions else ()
-        outputs = (self.run_sentences(self.tokenize(flat), ("pooled", "sentence_embedding", *wanted),
-                                      batch_size=DOCUMENT_BATCH) if flat else [])
+        skip = not with_embeddings and self.content_session is not None
+        names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
+        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH)
+                   if flat else [])
+        if skip and outputs:
+            outputs.insert(1, np.zeros((len(flat), self.embedding_dim), dtype=np.float32))
         encodings = []
         cursor = 0
         for sentences, kinds in documents:
@@ -465,8 +488,15 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
     session = create_session(bundle / "model.onnx", device, threads)
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
-    role_graph = dict(manifest.context.get("graphs", {})).get("roles")
-    role_session = None
+    graphs = dict(manifest.context.get("graphs", {}))
+    role_graph = graphs.get("roles")
+    role_session = content_session = None
+    if graphs.get("content"):
+        content_session = create_session(bundle / str(graphs["content"]), device, threads)
+        outputs |= {o.name: o.shape for o in content_session.get_outputs()}  # type: ignore[attr-defined]
+        if "fork_states" not in outputs:
+            raise ModelError(f"model bundle {bundle}: model.onnx has no output 'fork_states' for "
+                             f"{graphs['content']}")
     if role_graph:
         role_session = create_session(bundle / str(role_graph), device, threads)
         outputs |= {o.name: o.shape for o in role_session.get_outputs()}  # type: ignore[attr-defined]
@@ -485,4 +515,4 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
             raise ModelError(f"model bundle {bundle}: output '{name}' has width {shape[1]} but the "
                              f"manifest says {width}")
     return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started,
-                        role_session)
+                        role_session, content_session)

@@ -99,7 +99,18 @@ def test_fork_exports_and_reads_back(fork_run, tmp_path):
                             trained_section_kinds=meta["trained_section_kinds"])
     manifest = export_bundle(net, base_dir, tmp_path / "bundle", options, [SENTENCES])
     assert manifest.context["content_fork"]["layers"] == 2
+    assert manifest.context["graphs"]["content"] == "content.onnx" and "content.onnx" in manifest.files
+    assert manifest.context["parity"]["fp32"]["mean_cosine"] > 0.9999  # the content view, via its graph
     model = load_model(tmp_path / "bundle")
+    assert model.content_session is not None
+    assert "fork_states" in {o.name for o in model.session.get_outputs()}
+    # Labelling without embeddings skips the content graph and gives the same labels.
+    documents = [(SENTENCES[:3], "introduction"), (SENTENCES[3:], None)]
+    full = model.encode_documents(documents)
+    fast = model.encode_documents(documents, with_embeddings=False)
+    for a, b in zip(full, fast, strict=True):
+        assert np.allclose(a.probabilities, b.probabilities, atol=1e-6)
+        assert not b.embeddings.any() and np.allclose(np.linalg.norm(a.embeddings, axis=-1), 1.0, atol=1e-4)
     base, _ = build_net(base_dir)
     base.eval()
     ids, mask = _batch(load_tokenizer(base_dir, 32), SENTENCES)

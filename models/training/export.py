@@ -6,7 +6,11 @@ A bundle holds two graphs (legacy ``torch.onnx.export``, opset 17, dynamic n and
   ``sentence_embedding`` and, with functions, ``function_embedding``/``function_logits``. Sentences
   are independent here, so the runtime feeds length-sorted batches (little padding);
 * ``roles.onnx``, the role graph: one document's pooled vectors in reading order and their section
-  kinds -> ``role_logits`` (the context head, 0.6 M weights).
+  kinds -> ``role_logits`` (the context head, 0.6 M weights);
+* with a content fork (``--content-fork K``), ``content.onnx``, the content graph: the sentence
+  graph's ``fork_states`` (token states where the fork starts) -> ``sentence_embedding``, the base
+  model's embedding. The sentence graph then has ``fork_states`` in place of ``sentence_embedding``,
+  and the runtime runs the content graph only when the content view is asked for.
 
 Steps: export both -> int8 dynamic per-channel quantisation of both (optional) ->
 parity check of torch fp32 against the graph pair on real sentences (the export FAILS below the
@@ -34,6 +38,7 @@ from models.training.base import base_model_name, tokenizer_json
 from models.training.net import (
     ADAPTER_EMBEDDING_SCALE,
     SECTION_KINDS,
+    ContentGraph,
     RhetoricaNet,
     RoleGraph,
     SentenceGraph,
@@ -45,6 +50,8 @@ FUNCTION_OUTPUTS = ("function_embedding", "function_logits")  # after OUTPUTS, f
 SENTENCE_INPUTS = ("input_ids", "attention_mask")
 ROLE_INPUTS = ("pooled", "section_kind")
 ROLE_GRAPH = "roles.onnx"  # the bundle's role graph (the sentence graph is models.bundle's model.onnx)
+CONTENT_GRAPH = "content.onnx"  # a content fork's graph: fork_states -> sentence_embedding
+CONTENT_INPUTS = ("fork_states", "attention_mask")
 CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
 
 
@@ -54,8 +61,10 @@ def graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
 
 
 def sentence_graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
-    """The sentence graph's outputs: ``pooled`` (the role graph's input), then the per-sentence ones."""
-    return ("pooled", "sentence_embedding", *(FUNCTION_OUTPUTS if net.has_functions else ()))
+    """The sentence graph's outputs: ``pooled`` (the role graph's input), then the per-sentence ones
+    (with a content fork ``fork_states``, the content graph's input, in place of the embedding)."""
+    second = "fork_states" if net.content_fork else "sentence_embedding"
+    return ("pooled", second, *(FUNCTION_OUTPUTS if net.has_functions else ()))
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,10 @@ class GraphPair:
 
     sentences: Path  # tokens -> pooled + per-sentence outputs (quantised when shipped int8)
     roles: Path  # pooled + section kinds -> role logits
+    content: Path | None = None  # a content fork's fork_states + mask -> sentence_embedding
+
+    def files(self) -> list[Path]:
+        return [self.sentences, self.roles, *([self.content] if self.content is not None else [])]
 
 
 def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, Any]:
@@ -114,7 +127,8 @@ def export_onnx(net: RhetoricaNet, path: Path) -> GraphPair:
     mask = torch.ones(n, length, dtype=torch.long)
     mask[1, 8:] = 0
     kinds = torch.tensor([0, 1, len(SECTION_KINDS)], dtype=torch.long)
-    pair = GraphPair(path, path.with_name(f"{path.stem}-roles.onnx"))
+    pair = GraphPair(path, path.with_name(f"{path.stem}-roles.onnx"),
+                     path.with_name(f"{path.stem}-content.onnx") if net.content_fork else None)
     sentence_outputs = sentence_graph_outputs(net)
     path.parent.mkdir(parents=True, exist_ok=True)
     with torch.no_grad(), warnings.catch_warnings():
@@ -125,8 +139,17 @@ def export_onnx(net: RhetoricaNet, path: Path) -> GraphPair:
         torch.onnx.export(SentenceGraph(net), (ids, mask), str(pair.sentences),
                           input_names=list(SENTENCE_INPUTS), output_names=list(sentence_outputs),
                           dynamic_axes={"input_ids": {0: "n", 1: "L"}, "attention_mask": {0: "n", 1: "L"},
-                                        **{name: {0: "n"} for name in sentence_outputs}},
+                                        **{name: {0: "n"} for name in sentence_outputs},
+                                        "fork_states": {0: "n", 1: "L"}},
                           opset_version=OPSET, do_constant_folding=True, dynamo=False)
+        if pair.content is not None:
+            states = torch.randn(n, length, net.hidden)
+            torch.onnx.export(ContentGraph(net), (states, mask), str(pair.content),
+                              input_names=list(CONTENT_INPUTS), output_names=["sentence_embedding"],
+                              dynamic_axes={"fork_states": {0: "n", 1: "L"},
+                                            "attention_mask": {0: "n", 1: "L"},
+                                            "sentence_embedding": {0: "n"}},
+                              opset_version=OPSET, do_constant_folding=True, dynamo=False)
         pooled = torch.randn(n, net.hidden)
         torch.onnx.export(RoleGraph(net), (pooled, kinds), str(pair.roles), input_names=list(ROLE_INPUTS),
                           output_names=["role_logits"],
@@ -144,7 +167,7 @@ def matmul_nodes(path: Path, patterns: tuple[str, ...]) -> list[str]:
 
 
 def _size(pair: GraphPair) -> int:
-    return pair.sentences.stat().st_size + pair.roles.stat().st_size
+    return sum(path.stat().st_size for path in pair.files())
 
 
 def numpy_adapters(net: RhetoricaNet) -> list[LabelAdapter]:
@@ -207,11 +230,14 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             roles_int8 = work / "roles-int8.onnx"
             skipped: list[str] = []
             quantize_int8(fp32.roles, roles_int8)
+            content_int8 = work / "content-int8.onnx" if fp32.content is not None else None
+            if fp32.content is not None and content_int8 is not None:
+                quantize_int8(fp32.content, content_int8)
             # Plans from smallest to largest: int8 everywhere except the listed MatMuls; the first
             # plan within the size limit that passes parity is shipped.
             for number, patterns in enumerate(options.fp32_plans):
                 nodes = matmul_nodes(fp32.sentences, patterns)
-                candidate = GraphPair(work / f"model-int8-{number}.onnx", roles_int8)
+                candidate = GraphPair(work / f"model-int8-{number}.onnx", roles_int8, content_int8)
                 ctx.progress(3, 5, f"quantising (int8 dynamic, per channel; {len(nodes)} MatMuls kept fp32)")
                 quantize_int8(fp32.sentences, candidate.sentences, exclude=nodes)
                 if _size(candidate) > options.max_model_mb * 1e6:
@@ -243,6 +269,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shipped.sentences, out / "model.onnx")
         shutil.copyfile(shipped.roles, out / ROLE_GRAPH)
+        if shipped.content is not None:
+            shutil.copyfile(shipped.content, out / CONTENT_GRAPH)
         shutil.copyfile(work / "tokenizer.json", out / "tokenizer.json")
         adapters = write_adapters(out, numpy_adapters(net)) if net.adapters else {}
     manifest = Manifest(
@@ -257,7 +285,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         context={
             "window": CONTEXT_WINDOW,
             "input": "one document's sentences in reading order (a section, or an abstract)",
-            "graphs": {"sentences": "model.onnx", "roles": ROLE_GRAPH},
+            "graphs": {"sentences": "model.onnx", "roles": ROLE_GRAPH,
+                       **({"content": CONTENT_GRAPH} if net.content_fork else {})},
             "head": net.head_config.describe(),
             **({"content_fork": {"layers": net.content_fork,
                                  "note": "sentence_embedding = frozen copies of the base model's top "
@@ -272,7 +301,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
                               "per_channel": True, "fp32_nodes": fp32_nodes} if options.quantize else None),
         },
         quantization="int8-dynamic-per-channel" if options.quantize else "none",
-        files={ROLE_GRAPH: "", **({ADAPTERS_FILE: ""} if adapters else {})},
+        files={ROLE_GRAPH: "", **({CONTENT_GRAPH: ""} if net.content_fork else {}),
+               **({ADAPTERS_FILE: ""} if adapters else {})},
         metrics=dict(options.metrics),
         training=dict(options.training),
     )

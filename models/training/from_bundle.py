@@ -98,6 +98,9 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
     role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
     if role_graph:  # a two-graph bundle: the role head's weights are in the role graph
         weights |= bundle_weights(bundle / str(role_graph))
+    content_graph = manifest.get("context", {}).get("graphs", {}).get("content")
+    if content_graph:  # a content fork: its frozen layers are in the content graph
+        weights |= bundle_weights(bundle / str(content_graph))
     state = net.state_dict()
     skipped = ("adapters.", "encoder.pooler.")  # not in the graph
     wanted = [k for k in state if not k.startswith(skipped) and not k.endswith("position_ids")]

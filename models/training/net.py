@@ -346,14 +346,14 @@ class RhetoricaNet(nn.Module):
                       ) -> tuple[torch.Tensor, torch.Tensor]:
         """Several documents' sentences concatenated ([N, L], N = sum(doc_lengths))
         -> (embeddings [N, d], role_logits [N, C]) in the same order."""
-        embedding, logits, _ = self.forward_batch_all(input_ids, attention_mask, section_kind, doc_lengths)
+        embedding, logits, _, _ = self.forward_batch_all(input_ids, attention_mask, section_kind, doc_lengths)
         return embedding, logits
 
     def forward_batch_all(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                           section_kind: torch.Tensor, doc_lengths: list[int]
-                          ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+                          ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...], torch.Tensor]:
         """:meth:`forward_batch` plus the function outputs ((function_embedding, function_logits),
-        or () without functions)."""
+        or () without functions) and the branch's pooled vectors [N, h] (what the heads read)."""
         pooled, content_pooled = self.pooled_views(input_ids, attention_mask)
         n_max = max(doc_lengths)
         b = len(doc_lengths)
@@ -366,7 +366,7 @@ class RhetoricaNet(nn.Module):
         kinds[key_mask] = section_kind
         logits = self.head(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
         embedding, *function_outputs = self.sentence_outputs(pooled, content_pooled)
-        return embedding, logits[key_mask], tuple(function_outputs)
+        return embedding, logits[key_mask], tuple(function_outputs), pooled
 
     def tie_untrained_section_kinds(self, trained: set[str]) -> list[str]:
         """Make section kinds never seen in training behave exactly like "unknown"
@@ -379,6 +379,24 @@ class RhetoricaNet(nn.Module):
         return tied
 
 
+def fork_states(encoder: nn.Module, fork_at: int, input_ids: torch.Tensor,
+                attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(token states entering layer ``fork_at`` [n, L, h], the additive attention mask) of a BERT-like
+    encoder, its layers run one by one."""
+    hidden = cast(Any, encoder).embeddings(input_ids=input_ids)
+    mask = additive_mask(attention_mask, hidden.dtype)
+    for layer in bert_layers(encoder)[:fork_at]:
+        hidden = layer(hidden, mask)
+    return hidden, mask
+
+
+def run_layers(layers: Any, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Token states after ``layers`` (BERT layers) with the additive ``mask``."""
+    for layer in layers:
+        hidden = layer(hidden, mask)
+    return hidden
+
+
 def encode_views(encoder: nn.Module, content_layers: nn.ModuleList | None, input_ids: torch.Tensor,
                  attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Mean-pooled last states of ``encoder`` and, with ``content_layers`` (a content fork), of
@@ -388,16 +406,10 @@ def encode_views(encoder: nn.Module, content_layers: nn.ModuleList | None, input
         return mean_pool(out.last_hidden_state, attention_mask), None
     layers = bert_layers(encoder)
     fork_at = len(layers) - len(content_layers)
-    hidden = cast(Any, encoder).embeddings(input_ids=input_ids)
-    mask = additive_mask(attention_mask, hidden.dtype)
-    for layer in layers[:fork_at]:
-        hidden = layer(hidden, mask)
-    content = hidden
-    for layer in content_layers:
-        content = layer(content, mask)
-    for layer in layers[fork_at:]:
-        hidden = layer(hidden, mask)
-    return mean_pool(hidden, attention_mask), mean_pool(content, attention_mask)
+    shared, mask = fork_states(encoder, fork_at, input_ids, attention_mask)
+    branch = run_layers(layers[fork_at:], shared, mask)
+    content = run_layers(content_layers, shared, mask)
+    return mean_pool(branch, attention_mask), mean_pool(content, attention_mask)
 
 
 def sentence_outputs(pooled: torch.Tensor, content: ContentHead | None,
@@ -415,8 +427,11 @@ def sentence_outputs(pooled: torch.Tensor, content: ContentHead | None,
 
 
 class SentenceGraph(nn.Module):
-    """The per-sentence half of a net, as exported (``sentences.onnx`` of a two-graph bundle):
+    """The per-sentence part of a net, as exported (``model.onnx`` of a bundle):
     tokens [n, L] -> (pooled [n, h], sentence_embedding[, function_embedding, function_logits]).
+    With a content fork ``sentence_embedding`` is replaced by ``fork_states`` [n, L, h] (the token
+    states where the fork starts), which the content graph (:class:`ContentGraph`) turns into the
+    content view only when it is asked for: labelling a paper does not pay for it.
 
     Sentences are independent here, so the runtime feeds length-sorted batches. The attribute
     names match :class:`RhetoricaNet`'s, so the graph's node names map onto its state dict."""
@@ -426,11 +441,34 @@ class SentenceGraph(nn.Module):
         self.encoder = net.encoder
         self.content = net.content
         self.function_head = net.function_head
-        self.content_layers = net.content_layers
+        self.content_fork = net.content_fork
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        pooled, content_pooled = encode_views(self.encoder, self.content_layers, input_ids, attention_mask)
-        return (pooled, *sentence_outputs(pooled, self.content, self.function_head, content_pooled))
+        if not self.content_fork:
+            out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+            pooled = mean_pool(out.last_hidden_state, attention_mask)
+            return (pooled, *sentence_outputs(pooled, self.content, self.function_head))
+        layers = bert_layers(self.encoder)
+        fork_at = len(layers) - self.content_fork
+        shared, mask = fork_states(self.encoder, fork_at, input_ids, attention_mask)
+        pooled = mean_pool(run_layers(layers[fork_at:], shared, mask), attention_mask)
+        functions = self.function_head(pooled) if self.function_head is not None else ()
+        return (pooled, shared, *functions)
+
+
+class ContentGraph(nn.Module):
+    """A content fork's own graph (``content.onnx``): the fork states [n, L, h] and the attention
+    mask [n, L] -> ``sentence_embedding`` [n, h] (the base model's embedding, L2-normalised)."""
+
+    def __init__(self, net: RhetoricaNet) -> None:
+        super().__init__()
+        assert net.content_layers is not None
+        self.content_layers = net.content_layers
+
+    def forward(self, states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        mask = additive_mask(attention_mask, states.dtype)
+        hidden = run_layers(self.content_layers, states, mask)
+        return F.normalize(mean_pool(hidden, attention_mask), p=2.0, dim=-1)
 
 
 class RoleGraph(nn.Module):

@@ -66,7 +66,8 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
                  documents: list[list[str]], min_sentences: int = 200,
                  function_threshold: float | None = None) -> dict[str, Any]:
     """Run torch fp32 and each graph pair on the same documents, as the runtime does (the role
-    graph reads the sentence graph's pooled vectors); compare per sentence.
+    graph reads the sentence graph's pooled vectors, a content graph its fork states); compare per
+    sentence.
 
     Returns ``{"sentences": n, "documents": m, name: {"mean_cosine", "min_cosine", "role_agreement",
     "max_abs_logit_diff"[, "adapter_agreement": {dataset: agreement}]}}``.  Documents are used whole
@@ -92,7 +93,9 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
         options.intra_op_num_threads = max(1, torch.get_num_threads())
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
-    sessions = {name: (session(pair.sentences), session(pair.roles)) for name, pair in graphs.items()}
+    sessions = {name: (session(pair.sentences), session(pair.roles),
+                       session(pair.content) if pair.content is not None else None)
+                for name, pair in graphs.items()}
     net = net.to("cpu").eval()
     from models.training.export import graph_outputs, sentence_graph_outputs
 
@@ -108,9 +111,12 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
             torch_outputs = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
         for slot, value in zip(reference, torch_outputs, strict=True):
             slot.append(value.numpy())
-        for name, (sentences, roles) in sessions.items():
+        for name, (sentences, roles, content) in sessions.items():
             pooled, embedding, *functions = sentences.run(sentence_names, {"input_ids": ids,
                                                                            "attention_mask": mask})
+            if content is not None:  # a content fork: the sentence graph gave the fork states
+                (embedding,) = content.run(["sentence_embedding"], {"fork_states": embedding,
+                                                                    "attention_mask": mask})
             (role_logits,) = roles.run(["role_logits"], {"pooled": pooled, "section_kind": section})
             for slot, value in zip(out[name], [embedding, role_logits, *functions], strict=True):
                 slot.append(value)

@@ -438,9 +438,10 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             param.requires_grad = False
     net.to(device).train()
     role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
-    # With functions the sentence embedding is the content view: no role metric loss may bend it.
+    # With functions the sentence embedding is the content view: no role metric loss may bend it
+    # (with a content fork it shapes the branch's pooled vector instead).
     metric_loss = (make_loss(cfg.metric_loss, **cfg.metric_kwargs).to(device)
-                   if cfg.metric_loss and not net.has_functions else None)
+                   if cfg.metric_loss and (net.content_fork or not net.has_functions) else None)
     function_metric = (make_loss("supcon", temperature=0.1).to(device)
                        if net.has_functions and "supcon" in cfg.function_loss else None)
     extra = list(metric_loss.parameters()) if metric_loss is not None else []
@@ -503,7 +504,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             ctx.check()
             t0 = time.time()
             batch = collate([pieces[i] for i in batch_pieces], corpus).to(device)
-            emb, logits, function_outputs = net.forward_batch_all(
+            emb, logits, function_outputs, pooled = net.forward_batch_all(
                 batch.input_ids, batch.attention_mask, batch.section_kind, batch.doc_lengths)
             targets = (batch.soft_targets(cfg.primary_weight, logits) if cfg.primary_weight > 0
                        else batch.allowed)
@@ -513,7 +514,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             if net.adapters and cfg.adapter_weight > 0:
                 loss = loss + cfg.adapter_weight * adapter_loss(net, emb, logits, batch)
             if metric_loss is not None and cfg.metric_weight > 0:
-                loss = loss + cfg.metric_weight * metric_loss(emb, batch.allowed)
+                # With a content fork the role metric loss shapes the branch, never the content view.
+                shaped = F.normalize(pooled, p=2.0, dim=-1) if net.content_fork else emb
+                loss = loss + cfg.metric_weight * metric_loss(shaped, batch.allowed)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
