@@ -1,0 +1,1 @@
+"""The user's library: papers, sentences and their embeddings (SQLite) and the indexes over them."""

@@ -1,0 +1,309 @@
+"""The library's database: papers, their sentences and both embedding views, in one SQLite file.
+
+A library is a folder (``library.sqlite3`` plus the approximate-nearest-neighbour indexes beside it,
+which can always be rebuilt from here). The database is the source of truth:
+
+* WAL mode, foreign keys on, a schema version in ``meta`` and ordered migrations;
+* a paper and all its sentences and vectors are written in ONE transaction, so a crash (even
+  ``kill -9``) during an add leaves either the whole paper or none of it;
+* papers are keyed by the sha256 of their source (a PDF's bytes, or the JSONL row's text), so adding
+  the same paper twice is skipped;
+* vectors are stored as float32 blobs, with the model id that made them (a library built with one
+  model is re-embedded, not mixed, when the model changes).
+
+No Qt, no torch, no model code: callers hand in texts, labels and vectors.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import RhetoricaError
+
+DATABASE_NAME = "library.sqlite3"
+SCHEMA_VERSION = 1
+VIEWS = ("content", "function")
+
+# Migrations, in order: MIGRATIONS[v] takes a database at version v to version v + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE papers (
+        id INTEGER PRIMARY KEY,
+        paper_id TEXT NOT NULL UNIQUE,      -- the id given at import (JSONL id) or the sha256
+        sha256 TEXT NOT NULL UNIQUE,        -- of the source: duplicates are skipped
+        title TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL DEFAULT '',    -- path or dataset the paper came from
+        note TEXT NOT NULL DEFAULT '',      -- licence / attribution
+        kind TEXT NOT NULL,                 -- 'pdf', 'jsonl' or 'corpus'
+        model_id TEXT NOT NULL,             -- the model that labelled and embedded it
+        added REAL NOT NULL,                -- unix time
+        sentence_count INTEGER NOT NULL
+    );
+    CREATE TABLE sentences (
+        id INTEGER PRIMARY KEY,             -- the label of the sentence in the indexes
+        paper INTEGER NOT NULL REFERENCES papers(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,          -- reading order within the paper
+        text TEXT NOT NULL,
+        section TEXT NOT NULL DEFAULT '',   -- heading as printed
+        section_kind TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL DEFAULT '',
+        role_confidence REAL NOT NULL DEFAULT 0,
+        function TEXT NOT NULL DEFAULT '',
+        function_confidence REAL NOT NULL DEFAULT 0,
+        content BLOB,                       -- float32 content-view vector
+        function_vector BLOB                -- float32 function-view vector
+    );
+    CREATE INDEX sentences_by_paper ON sentences(paper, position);
+    """,
+)
+
+
+class LibraryError(RhetoricaError):
+    """A library that cannot be opened or changed (one-line message)."""
+
+
+@dataclass(frozen=True)
+class NewSentence:
+    """A sentence to add: its text, where it sits, and the model's labels."""
+
+    text: str
+    section: str = ""
+    section_kind: str = ""
+    role: str = ""
+    role_confidence: float = 0.0
+    function: str = ""
+    function_confidence: float = 0.0
+
+
+@dataclass(frozen=True)
+class PaperRecord:
+    """A paper in the library."""
+
+    paper_id: str
+    sha256: str
+    title: str
+    source: str
+    note: str
+    kind: str
+    model_id: str
+    added: float
+    sentence_count: int
+
+
+@dataclass(frozen=True)
+class SentenceRecord:
+    """A stored sentence with its paper's id (the vectors are read separately)."""
+
+    id: int
+    paper_id: str
+    position: int
+    text: str
+    section: str
+    section_kind: str
+    role: str
+    function: str
+
+
+@dataclass(frozen=True)
+class LibraryStats:
+    papers: int
+    sentences: int
+    models: dict[str, int]  # model id -> papers
+    database_bytes: int
+
+
+def _blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+class LibraryStore:
+    """One library's SQLite database (open with :func:`open_store`; close when done)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.connection = connection
+        self.path = path
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> LibraryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (taken at once: ``BEGIN IMMEDIATE``); rolled back on any error."""
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.connection
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+
+    # -- writing ------------------------------------------------------------------------------
+    def add_paper(self, *, paper_id: str, sha256: str, title: str, source: str, note: str, kind: str,
+                  model_id: str, sentences: Sequence[NewSentence], content: np.ndarray,
+                  function: np.ndarray | None = None) -> list[int] | None:
+        """Add a paper with its sentences and vectors in one transaction; returns the sentence ids
+        (the indexes' labels), or None when a paper with this sha256 or id is already there."""
+        n = len(sentences)
+        if content.shape[0] != n or (function is not None and function.shape[0] != n):
+            raise ValueError(f"{n} sentences but {content.shape[0]} content vectors"
+                             + ("" if function is None else f" and {function.shape[0]} function vectors"))
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM papers WHERE sha256 = ? OR paper_id = ?",
+                          (sha256, paper_id)).fetchone():
+                return None
+            cursor = db.execute(
+                "INSERT INTO papers (paper_id, sha256, title, source, note, kind, model_id, added, "
+                "sentence_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (paper_id, sha256, title, source, note, kind, model_id, time.time(), n))
+            paper = cursor.lastrowid
+            ids: list[int] = []
+            for position, sentence in enumerate(sentences):
+                row = db.execute(
+                    "INSERT INTO sentences (paper, position, text, section, section_kind, role, "
+                    "role_confidence, function, function_confidence, content, function_vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (paper, position, sentence.text, sentence.section, sentence.section_kind,
+                     sentence.role, float(sentence.role_confidence), sentence.function,
+                     float(sentence.function_confidence), _blob(content[position]),
+                     _blob(None if function is None else function[position])))
+                ids.append(int(row.lastrowid or 0))
+        return ids
+
+    def remove_paper(self, paper_id: str) -> list[int]:
+        """Remove a paper and its sentences; returns the removed sentence ids (for the indexes)."""
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
+            if row is None:
+                raise LibraryError(f"no paper {paper_id!r} in the library {self.path.parent}")
+            ids = [int(r[0]) for r in db.execute("SELECT id FROM sentences WHERE paper = ?", (row[0],))]
+            db.execute("DELETE FROM papers WHERE id = ?", (row[0],))
+        return ids
+
+    # -- reading ------------------------------------------------------------------------------
+    def has_sha256(self, sha256: str) -> bool:
+        row = self.connection.execute("SELECT 1 FROM papers WHERE sha256 = ?", (sha256,)).fetchone()
+        return row is not None
+
+    def papers(self) -> list[PaperRecord]:
+        rows = self.connection.execute(
+            "SELECT paper_id, sha256, title, source, note, kind, model_id, added, sentence_count "
+            "FROM papers ORDER BY id")
+        return [PaperRecord(*row) for row in rows]
+
+    def paper(self, paper_id: str) -> PaperRecord | None:
+        row = self.connection.execute(
+            "SELECT paper_id, sha256, title, source, note, kind, model_id, added, sentence_count "
+            "FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
+        return None if row is None else PaperRecord(*row)
+
+    def sentences(self, ids: Sequence[int]) -> list[SentenceRecord]:
+        """The sentences with these ids, in the order given (unknown ids are skipped)."""
+        found: dict[int, SentenceRecord] = {}
+        for start in range(0, len(ids), 500):
+            chunk = [int(i) for i in ids[start: start + 500]]
+            marks = ",".join("?" * len(chunk))
+            for row in self.connection.execute(
+                    "SELECT s.id, p.paper_id, s.position, s.text, s.section, s.section_kind, s.role, "
+                    f"s.function FROM sentences s JOIN papers p ON p.id = s.paper WHERE s.id IN ({marks})",
+                    chunk):
+                found[int(row[0])] = SentenceRecord(*row)
+        return [found[int(i)] for i in ids if int(i) in found]
+
+    def sentences_of(self, paper_id: str) -> list[SentenceRecord]:
+        rows = self.connection.execute(
+            "SELECT s.id, p.paper_id, s.position, s.text, s.section, s.section_kind, s.role, s.function "
+            "FROM sentences s JOIN papers p ON p.id = s.paper WHERE p.paper_id = ? ORDER BY s.position",
+            (paper_id,))
+        return [SentenceRecord(*row) for row in rows]
+
+    def vectors(self, view: str, batch: int = 10_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(sentence ids [b], vectors [b, d]) of every stored sentence, in id order, ``batch`` at a
+        time (what an index rebuild reads); sentences without a vector of this view are skipped."""
+        if view not in VIEWS:
+            raise ValueError(f"unknown view {view!r}: use one of {', '.join(VIEWS)}")
+        column = "content" if view == "content" else "function_vector"
+        last = 0
+        while True:
+            rows = self.connection.execute(
+                f"SELECT id, {column} FROM sentences WHERE id > ? AND {column} IS NOT NULL "
+                "ORDER BY id LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            yield ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            last = int(ids[-1])
+
+    def sentence_count(self) -> int:
+        return int(self.connection.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])
+
+    def stats(self) -> LibraryStats:
+        db = self.connection
+        models = dict(db.execute("SELECT model_id, COUNT(*) FROM papers GROUP BY model_id").fetchall())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(f"{self.path.name}*") if p.is_file())
+        return LibraryStats(int(db.execute("SELECT COUNT(*) FROM papers").fetchone()[0]),
+                            self.sentence_count(), {str(k): int(v) for k, v in models.items()}, size)
+
+    def get_meta(self, key: str, default: str = "") -> str:
+        row = self.connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def _migrate(connection: sqlite3.Connection, path: Path) -> None:
+    version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise LibraryError(f"{path} was written by a newer Rhetorica (library schema {version}, "
+                           f"this version reads up to {SCHEMA_VERSION})")
+    for target in range(version, SCHEMA_VERSION):
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[target].split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {target + 1}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+
+def open_store(folder: str | Path) -> LibraryStore:
+    """Open (creating when needed) the library database in ``folder``, migrated to this version."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise LibraryError(f"cannot create the library folder {folder}: {error.strerror}") from None
+    path = folder / DATABASE_NAME
+    try:
+        connection = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        _migrate(connection, path)
+    except sqlite3.DatabaseError as error:
+        raise LibraryError(f"{path} is not a readable library database: {error}") from None
+    return LibraryStore(connection, path)
