@@ -125,15 +125,52 @@ def test_fork_exports_and_reads_back(fork_run, tmp_path):
         assert torch.allclose(rebuilt.pooled_views(ids, mask)[0], net.pooled_views(ids, mask)[0], atol=1e-4)
 
 
-def test_a_fork_is_refused_on_a_trained_starting_point(fork_run):
+def test_a_trained_encoder_forks_at_its_embeddings_with_the_base_layers() -> None:
+    """From a trained net (here: a fresh one whose layers were changed) the fork takes every layer:
+    the content view is the base's, the branch keeps the trained encoder; a partial fork is refused."""
+    from models.training.base import load_encoder, load_tokenizer
+    from models.training.checkpoint import build_net
+
+    trained, base_dir = build_net(None)
+    base, _ = build_net(base_dir)
+    with torch.no_grad():
+        for param in trained.encoder.parameters():
+            param.add_(0.01 * torch.randn_like(param))
+    trained.eval()
+    base.eval()
+    ids, mask = _batch(load_tokenizer(base_dir, 32), SENTENCES)
+    with torch.no_grad():
+        before = trained.pooled(ids, mask)
+        with pytest.raises(ValueError, match="only fork at its embeddings"):
+            trained.enable_content_fork(3, load_encoder(base_dir))
+        trained.enable_content_fork(6, load_encoder(base_dir))
+        trained.eval()
+        branch, content = trained.pooled_views(ids, mask)
+        reference = base.pooled(ids, mask)
+    assert torch.allclose(content, reference, atol=1e-5)
+    # The branch is the trained encoder on the base's embeddings (which role training never changes).
+    assert torch.nn.functional.cosine_similarity(branch, before).min() > 0.95
+    assert not torch.allclose(branch, reference, atol=1e-3)
+
+
+def test_fork_refusals_and_a_frozen_encoder(fork_run):
     from core.errors import ModelError
+    from models.training.checkpoint import load_checkpoint
     from models.training.trainer import TrainConfig, train
 
     result, tmp = fork_run
     cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "again"), max_steps=1,
                       init=str(result.checkpoint), content_fork=3)
-    with pytest.raises(ModelError, match="untrained base"):
+    with pytest.raises(ModelError, match="fork of 2 layers already"):
         train(cfg, Ctx())  # type: ignore[arg-type]
+    frozen = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "frozen"), max_steps=2,
+                         init=str(result.checkpoint), freeze_encoder=True, lr_head=1e-2, threads=2,
+                         max_length=32, batch_size=24)
+    after = train(frozen, Ctx())  # type: ignore[arg-type]
+    start, _, _ = load_checkpoint(result.checkpoint)
+    end, _, _ = load_checkpoint(after.checkpoint)
+    assert all(torch.equal(a, b) for a, b in zip(start.encoder.parameters(), end.encoder.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(start.head.parameters(), end.head.parameters()))
 
 
 def test_dev_scores_only_the_gold_sentences_of_whole_sections(fork_run):

@@ -84,7 +84,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--content-fork", type=int, default=0, metavar="K",
                         help="fork the top K encoder layers: frozen base copies give the content view "
                              "exactly (no distillation), the lower layers are frozen and the role/function "
-                             "branch trains freely (costs K/6 more encoder time at run time; default 0)")
+                             "branch trains freely; they ship as content.onnx, run only for embeddings. "
+                             "From a trained model (--init, --init-bundle) K must be all layers (6)")
+    parser.add_argument("--freeze-encoder", action="store_true",
+                        help="train the heads only; the encoder keeps the starting model's weights")
     parser.add_argument("--content-weight", type=float, default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=int, default=1)
@@ -126,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         function_roles=args.function_roles, function_context=args.function_context,
         content_weight=args.content_weight,
         content_fork=args.content_fork,
+        freeze_encoder=args.freeze_encoder,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )

@@ -259,19 +259,28 @@ class RhetoricaNet(nn.Module):
         if content_fork:
             self.enable_content_fork(content_fork)
 
-    def enable_content_fork(self, layers: int) -> None:
+    def enable_content_fork(self, layers: int, base: nn.Module | None = None) -> None:
         """Fork the encoder's top ``layers`` layers: the content view runs frozen copies of the
-        (still untrained) top layers on the shared lower layers' states, so it IS the base model's
+        base model's top layers on the shared lower layers' states, so it IS the base model's
         embedding; the shared lower layers and the embeddings are frozen; the encoder's own top
-        layers (the role/function branch) and the heads train freely.  Call it on a net whose
-        encoder is the untrained base (a fresh net), before training."""
-        if not 0 < layers < len(bert_layers(self.encoder)):
-            raise ValueError(f"content fork of {layers} layers: the encoder has "
-                             f"{len(bert_layers(self.encoder))}")
-        self.content_fork = layers
+        layers (the role/function branch) and the heads train freely.
+
+        On a fresh net the copies come from its own (still untrained) encoder. On a trained net pass
+        the untrained ``base`` encoder: the fork must then take every layer (``layers`` = all of
+        them, forking right after the embeddings, which role training keeps frozen), and the copies
+        and the embeddings come from ``base``."""
         encoder_layers = bert_layers(self.encoder)
-        self.content_layers = nn.ModuleList(copy.deepcopy(layer) for layer in encoder_layers[-layers:])
+        if not 0 < layers <= len(encoder_layers):
+            raise ValueError(f"content fork of {layers} layers: the encoder has {len(encoder_layers)}")
+        if base is not None and layers != len(encoder_layers):
+            raise ValueError(f"a trained encoder can only fork at its embeddings ({len(encoder_layers)} "
+                             f"layers), not {layers}: its lower layers are no longer the base's")
+        source = bert_layers(base) if base is not None else encoder_layers
+        self.content_fork = layers
+        self.content_layers = nn.ModuleList(copy.deepcopy(layer) for layer in source[-layers:])
         self.content = None  # the fork is the content view
+        if base is not None:
+            cast(Any, self.encoder).embeddings.load_state_dict(cast(Any, base).embeddings.state_dict())
         for module in (self.content_layers, cast(Any, self.encoder).embeddings,
                        *encoder_layers[: len(encoder_layers) - layers]):
             for param in module.parameters():

@@ -106,6 +106,7 @@ class TrainConfig:
     # Content fork (0 = none): the top K encoder layers are forked; frozen base copies give the
     # content view exactly (no distillation needed), the lower 6-K layers are frozen.
     content_fork: int = 0
+    freeze_encoder: bool = False  # train the heads only (the encoder keeps the starting weights)
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -394,10 +395,17 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     else:
         net, base_dir = build_net(cfg.base, HeadConfig(**cfg.head), functions_cfg)
     if cfg.content_fork and cfg.content_fork != net.content_fork:
-        if net.content_fork or cfg.init or cfg.init_bundle:
-            raise ModelError(f"--content-fork {cfg.content_fork}: a fork must be made on the untrained "
-                             f"base (the starting model has a fork of {net.content_fork} layers)")
-        net.enable_content_fork(cfg.content_fork)
+        if net.content_fork:
+            raise ModelError(f"--content-fork {cfg.content_fork}: the starting model has a fork of "
+                             f"{net.content_fork} layers already")
+        trained = bool(cfg.init or cfg.init_bundle)
+        try:  # a trained encoder forks at its embeddings, with the base model's layers as the copies
+            net.enable_content_fork(cfg.content_fork, load_encoder(base_dir) if trained else None)
+        except ValueError as error:
+            raise ModelError(f"--content-fork {cfg.content_fork}: {error}") from None
+    if cfg.freeze_encoder:  # heads only: the branch keeps the starting model's features
+        for param in net.encoder.parameters():
+            param.requires_grad = False
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
     corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared, documents).values() for d in docs]
     function_dev = None
