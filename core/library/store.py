@@ -31,7 +31,8 @@ DATABASE_NAME = "library.sqlite3"
 SCHEMA_VERSION = 1
 VIEWS = ("content", "function")
 
-# Migrations, in order: MIGRATIONS[v] takes a database at version v to version v + 1.
+# Migrations, in order: MIGRATIONS[v] takes a database at version v to version v + 1 (statements
+# are split on ";", so comments must not contain one).
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +49,7 @@ MIGRATIONS: tuple[str, ...] = (
         sentence_count INTEGER NOT NULL
     );
     CREATE TABLE sentences (
-        id INTEGER PRIMARY KEY,             -- the label of the sentence in the indexes
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- index label, never reused after a removal
         paper INTEGER NOT NULL REFERENCES papers(id) ON DELETE CASCADE,
         position INTEGER NOT NULL,          -- reading order within the paper
         text TEXT NOT NULL,

@@ -1,0 +1,191 @@
+"""Nearest-neighbour indexes over one embedding view of the library (cosine similarity).
+
+The database (``core.library.store``) is the source of truth; an index is a cache of its vectors
+that can always be rebuilt (``rhetorica library rebuild``). Two engines behind one small interface:
+
+* :class:`ExactIndex`: numpy, brute force; the reference for recall, and fine for small libraries;
+* :class:`HnswIndex`: hnswlib (HNSW graph, inner product on L2-normalised vectors), the engine the
+  product design names. hnswlib is not safe for adds concurrent with queries, so every call holds
+  the index's lock.
+
+Saving is atomic (write a temporary file, then ``os.replace``), so a crash while saving leaves the
+previous index; the database records which sentence count an index file was saved at, so a stale
+or missing index is noticed and rebuilt.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from core.errors import RhetoricaError
+
+
+class IndexError_(RhetoricaError):
+    """An index file that cannot be read (rebuild it from the library)."""
+
+
+class VectorIndex(Protocol):
+    dim: int
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None: ...
+
+    def remove(self, ids: np.ndarray) -> None: ...
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def save(self, path: Path) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def _atomic_write(path: Path, write: object) -> None:
+    """Call ``write(tmp_path)`` then move the file into place (same folder, so the move is atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)  # type: ignore[operator]
+    os.replace(tmp, path)
+
+
+class ExactIndex:
+    """Brute-force cosine search in numpy (ids int64, vectors float32, normalised on add)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return int(self._ids.shape[0])
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        vectors = _normalised(vectors)
+        if vectors.shape[1] != self.dim:
+            raise ValueError(f"vectors have {vectors.shape[1]} dimensions, the index {self.dim}")
+        with self._lock:
+            self._ids = np.concatenate([self._ids, np.asarray(ids, dtype=np.int64)])
+            self._vectors = np.concatenate([self._vectors, vectors])
+
+    def remove(self, ids: np.ndarray) -> None:
+        with self._lock:
+            keep = ~np.isin(self._ids, np.asarray(ids, dtype=np.int64))
+            self._ids, self._vectors = self._ids[keep], self._vectors[keep]
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ids [q, k'], cosine similarities [q, k']) best first, k' = min(k, len)."""
+        queries = _normalised(query)
+        with self._lock:
+            k = min(k, len(self))
+            if k == 0:
+                return np.zeros((len(queries), 0), dtype=np.int64), np.zeros((len(queries), 0), np.float32)
+            scores = queries @ self._vectors.T
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            order = np.take_along_axis(-scores, top, axis=1).argsort(axis=1)
+            top = np.take_along_axis(top, order, axis=1)
+            return self._ids[top], np.take_along_axis(scores, top, axis=1)
+
+    def save(self, path: Path) -> None:
+        with self._lock:
+            ids, vectors = self._ids, self._vectors
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as handle:
+                np.savez(handle, ids=ids, vectors=vectors)
+
+        _atomic_write(path, write)
+
+    @classmethod
+    def load(cls, path: Path) -> ExactIndex:
+        try:
+            with np.load(path) as data:
+                ids, vectors = data["ids"], data["vectors"]
+        except (OSError, ValueError, KeyError) as error:
+            raise IndexError_(f"cannot read index {path}: {error}") from None
+        index = cls(int(vectors.shape[1]))
+        index._ids, index._vectors = ids.astype(np.int64), vectors.astype(np.float32)
+        return index
+
+
+class HnswIndex:
+    """hnswlib HNSW over normalised vectors (space "ip" = cosine); grows as items are added."""
+
+    def __init__(self, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 64,
+                 capacity: int = 1024) -> None:
+        import hnswlib
+
+        self.dim = dim
+        self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
+        self._index = hnswlib.Index(space="ip", dim=dim)
+        self._index.init_index(max_elements=max(capacity, 16), ef_construction=ef_construction, M=m,
+                               allow_replace_deleted=True)
+        self._index.set_ef(ef_search)
+        self._lock = threading.Lock()
+        self._live = 0  # items not deleted (hnswlib counts deleted slots too)
+
+    def __len__(self) -> int:
+        return self._live
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        vectors = _normalised(vectors)
+        if vectors.shape[1] != self.dim:
+            raise ValueError(f"vectors have {vectors.shape[1]} dimensions, the index {self.dim}")
+        with self._lock:
+            needed = self._index.get_current_count() + len(vectors)
+            if needed > self._index.get_max_elements():
+                self._index.resize_index(max(needed, 2 * self._index.get_max_elements()))
+            self._index.add_items(vectors, np.asarray(ids, dtype=np.int64), replace_deleted=True)
+            self._live += len(vectors)
+
+    def remove(self, ids: np.ndarray) -> None:
+        with self._lock:
+            for label in np.asarray(ids, dtype=np.int64).tolist():
+                try:
+                    self._index.mark_deleted(int(label))
+                    self._live -= 1
+                except RuntimeError:
+                    pass  # not in the index (already removed)
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        queries = _normalised(query)
+        with self._lock:
+            k = min(k, self._live)
+            if k == 0:
+                return np.zeros((len(queries), 0), dtype=np.int64), np.zeros((len(queries), 0), np.float32)
+            self._index.set_ef(max(self.ef_search, k))
+            labels, distances = self._index.knn_query(queries, k=k)
+        return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
+
+    def save(self, path: Path) -> None:
+        with self._lock:
+            _atomic_write(path, lambda tmp: self._index.save_index(str(tmp)))
+
+    @classmethod
+    def load(cls, path: Path, dim: int, live: int, *, ef_search: int = 64) -> HnswIndex:
+        """Read a saved index; ``live`` = how many items it holds that are not deleted (the
+        library records it when it saves)."""
+        import hnswlib
+
+        index = cls.__new__(cls)
+        index._live = live
+        index.dim, index.m, index.ef_construction, index.ef_search = dim, 16, 200, ef_search
+        index._lock = threading.Lock()
+        index._index = hnswlib.Index(space="ip", dim=dim)
+        try:
+            index._index.load_index(str(path), allow_replace_deleted=True)
+        except (RuntimeError, OSError) as error:
+            raise IndexError_(f"cannot read index {path}: {error}") from None
+        index._index.set_ef(ef_search)
+        return index
