@@ -1,0 +1,309 @@
+"""A library: the database plus one nearest-neighbour index per embedding view, kept in step.
+
+``Library(folder)`` opens (or creates) a library folder. Adding a paper labels and embeds its
+sentences with the model it is given (``core.model_api.RoleModel``), writes the paper in one
+database transaction, then adds the vectors to the indexes and saves them atomically. The database
+records, per view, how many sentences the saved index holds; an index that is missing, unreadable
+or out of step (a crash between the database write and the index save) is rebuilt from the
+database when the library opens it.
+
+No Qt, no torch: the model is passed in, the caller decides where it runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.errors import RhetoricaError
+from core.jobs import JobContext, ensure_context
+from core.library.index import ExactIndex, HnswIndex, IndexError_
+from core.library.store import VIEWS, LibraryError, LibraryStats, LibraryStore, NewSentence, open_store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.document import Paper
+    from core.model_api import RoleModel
+
+INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}
+EXACT_BELOW = 0  # libraries smaller than this use exact search (0: always HNSW)
+
+
+@dataclass
+class AddReport:
+    """What an add did: paper ids added, (source, reason) pairs skipped, sentences stored."""
+
+    added: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    sentences: int = 0
+
+
+@dataclass(frozen=True)
+class JsonlPaper:
+    """One row of an abstracts file: ``{"id", "title", "abstract"}`` or ``{"id", "title",
+    "sentences"}`` (each sentence a string or ``{"text", "section"}``)."""
+
+    paper_id: str
+    title: str
+    sentences: list[tuple[str, str]]  # (text, section heading)
+    sha256: str
+
+
+def read_jsonl_papers(path: Path) -> list[JsonlPaper]:
+    """The papers of an abstracts JSONL file; a bad line raises one clear error naming it."""
+    from core.text.sentences import split_sentence_texts
+
+    papers: list[JsonlPaper] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise LibraryError(f"cannot read {path}: {error}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            paper_id, title = str(row["id"]), str(row.get("title", ""))
+            if "sentences" in row:
+                sentences = [(s, "") if isinstance(s, str) else (str(s["text"]), str(s.get("section", "")))
+                             for s in row["sentences"]]
+            else:
+                sentences = [(s, "Abstract") for s in split_sentence_texts(str(row["abstract"]))]
+        except (ValueError, KeyError, TypeError) as error:
+            expected = '{"id", "title", "abstract"} or {"id", "title", "sentences"}'
+            raise LibraryError(f"{path}:{number}: not a paper row ({type(error).__name__}: {error}); "
+                               f"expected {expected}") from None
+        digest = hashlib.sha256(json.dumps([paper_id, title, sentences]).encode("utf-8")).hexdigest()
+        papers.append(JsonlPaper(paper_id, title, [s for s in sentences if s[0].strip()], digest))
+    return papers
+
+
+def _section_kind(heading: str) -> str:
+    """The section kind a heading names ("" for no heading)."""
+    from core.pdf.headings import is_abstract_heading, section_kind
+
+    if not heading:
+        return ""
+    return "abstract" if is_abstract_heading(heading) else str(section_kind(heading).value)
+
+
+class Library:
+    """One library folder (database + indexes). Close it when done (or use ``with``)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.store: LibraryStore = open_store(self.folder)
+        self._indexes: dict[str, Any] = {}
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- indexes ------------------------------------------------------------------------------
+    def _dim(self, view: str) -> int | None:
+        for _, vectors in self.store.vectors(view, batch=1):
+            return int(vectors.shape[1])
+        return None
+
+    def index(self, view: str) -> Any:
+        """The index of ``view`` (loaded, or rebuilt when missing or out of step); None when the
+        library has no vectors of this view."""
+        if view in self._indexes:
+            return self._indexes[view]
+        dim = self._dim(view)
+        if dim is None:
+            return None
+        path = self.folder / INDEX_FILES[view]
+        saved = self.store.get_meta(f"index.{view}.count", "")
+        count = self._view_count(view)
+        index: Any = None
+        if path.is_file() and saved == str(count):
+            try:
+                index = HnswIndex.load(path, dim, live=count)
+            except IndexError_:
+                index = None
+        if index is None:
+            index = self.rebuild_index(view)
+        self._indexes[view] = index
+        return index
+
+    def _view_count(self, view: str) -> int:
+        column = "content" if view == "content" else "function_vector"
+        row = self.store.connection.execute(f"SELECT COUNT(*) FROM sentences WHERE {column} IS NOT NULL")
+        return int(row.fetchone()[0])
+
+    def rebuild_index(self, view: str, ctx: JobContext | None = None) -> HnswIndex | None:
+        """Recreate ``view``'s index from the database and save it."""
+        ctx = ensure_context(ctx)
+        dim = self._dim(view)
+        if dim is None:
+            return None
+        total = self._view_count(view)
+        index = HnswIndex(dim, capacity=max(total, 1024))
+        done = 0
+        for ids, vectors in self.store.vectors(view):
+            ctx.check()
+            index.add(ids, vectors)
+            done += len(ids)
+            ctx.progress(done, total, f"indexing the {view} view")
+        self._save(view, index)
+        self._indexes[view] = index
+        return index
+
+    def rebuild(self, ctx: JobContext | None = None) -> None:
+        """Recreate every index from the database (``rhetorica library rebuild``)."""
+        for view in VIEWS:
+            self.rebuild_index(view, ctx)
+
+    def _save(self, view: str, index: HnswIndex) -> None:
+        self.store.set_meta(f"index.{view}.count", "")  # in case we crash while saving
+        index.save(self.folder / INDEX_FILES[view])
+        self.store.set_meta(f"index.{view}.count", str(len(index)))
+
+    def search(self, view: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sentence ids [q, k'], cosine similarities [q, k']) best first."""
+        index = self.index(view)
+        if index is None:
+            empty = np.zeros((1 if query.ndim == 1 else len(query), 0))
+            return empty.astype(np.int64), empty.astype(np.float32)
+        return index.search(query, k)
+
+    # -- adding and removing ------------------------------------------------------------------
+    def _store_sentences(self, *, paper_id: str, sha256: str, title: str, source: str, note: str,
+                         kind: str, model: RoleModel, sentences: Sequence[NewSentence],
+                         content: np.ndarray) -> list[int] | None:
+        texts = [s.text for s in sentences]
+        function = model.embed(texts, view="function") if texts else None
+        ids = self.store.add_paper(paper_id=paper_id, sha256=sha256, title=title, source=source, note=note,
+                                   kind=kind, model_id=model.model_id, sentences=sentences,
+                                   content=content, function=function)
+        if ids:
+            for view, vectors in (("content", content), ("function", function)):
+                if vectors is None:
+                    continue
+                index = self._indexes[view] if view in self._indexes else self.index(view)
+                if index is not None and len(index) < self._view_count(view):
+                    index.add(np.asarray(ids, dtype=np.int64), vectors)
+                if index is not None:
+                    self._save(view, index)
+        return ids
+
+    def add_paper(self, paper: Paper, model: RoleModel, *, note: str = "",
+                  ctx: JobContext | None = None) -> list[int] | None:
+        """Label, embed and store a parsed paper (None: already in the library)."""
+        from core.analysis import analyze_paper
+
+        if self.store.has_sha256(paper.sha256):
+            return None
+        analysis = analyze_paper(paper, model, ctx, with_embeddings=True)
+        functions = analysis.functions or []
+        sentences = []
+        for sentence in paper.sentences:
+            section = paper.sections[sentence.section_index] if 0 <= sentence.section_index < len(
+                paper.sections) else None
+            role = analysis.roles[sentence.index]
+            function = functions[sentence.index] if functions else None
+            sentences.append(NewSentence(
+                sentence.text, section.heading if section else "", section.kind.value if section else "",
+                role.label, role.confidence, function.label if function else "",
+                function.top[0][1] if function and function.top else 0.0))
+        assert analysis.embeddings is not None
+        return self._store_sentences(paper_id=paper.sha256, sha256=paper.sha256, title=paper.title,
+                                     source=paper.source_path, note=note, kind="pdf", model=model,
+                                     sentences=sentences, content=analysis.embeddings)
+
+    def add_pdfs(self, paths: Iterable[Path], model: RoleModel, ctx: JobContext | None = None) -> AddReport:
+        """Parse and add PDFs one by one; a PDF that cannot be read is skipped with its reason."""
+        from core.fileio import file_sha256
+        from core.pdf import parse_pdf
+
+        ctx = ensure_context(ctx)
+        paths = list(paths)
+        report = AddReport()
+        for number, path in enumerate(paths):
+            ctx.check()
+            ctx.progress(number, len(paths), f"adding {path.name}")
+            try:
+                if self.store.has_sha256(file_sha256(path)):
+                    report.skipped.append((str(path), "already in the library"))
+                    continue
+                paper = parse_pdf(path)
+            except (RhetoricaError, OSError) as error:
+                report.skipped.append((str(path), str(error)))
+                continue
+            ids = self.add_paper(paper, model)
+            if ids is None:
+                report.skipped.append((str(path), "already in the library"))
+            else:
+                report.added.append(paper.sha256)
+                report.sentences += len(ids)
+        ctx.progress(len(paths), len(paths), f"added {len(report.added)} of {len(paths)}")
+        return report
+
+    def import_jsonl(self, path: Path, model: RoleModel, *, note: str = "",
+                     ctx: JobContext | None = None) -> AddReport:
+        """Add the papers of an abstracts JSONL file (ids as given; duplicates skipped)."""
+        ctx = ensure_context(ctx)
+        papers = read_jsonl_papers(path)
+        report = AddReport()
+        for number, paper in enumerate(papers):
+            ctx.check()
+            ctx.progress(number, len(papers), f"adding {paper.paper_id}")
+            if self.store.has_sha256(paper.sha256) or self.store.paper(paper.paper_id) is not None:
+                report.skipped.append((paper.paper_id, "already in the library"))
+                continue
+            texts = [text for text, _ in paper.sentences]
+            kinds = [_section_kind(section) or None for _, section in paper.sentences]
+            encoding = model.encode_document(texts, [k or "other" for k in kinds] if any(kinds) else None)
+            functions = encoding.functions or []
+            sentences = [NewSentence(text, section, kind or "", role.label, role.confidence,
+                                     functions[i].label if functions else "",
+                                     functions[i].top[0][1] if functions and functions[i].top else 0.0)
+                         for i, ((text, section), kind, role) in enumerate(zip(paper.sentences, kinds,
+                                                                               encoding.roles))]
+            ids = self._store_sentences(paper_id=paper.paper_id, sha256=paper.sha256, title=paper.title,
+                                        source=str(path), note=note, kind="jsonl", model=model,
+                                        sentences=sentences, content=encoding.embeddings)
+            if ids is None:
+                report.skipped.append((paper.paper_id, "already in the library"))
+            else:
+                report.added.append(paper.paper_id)
+                report.sentences += len(ids)
+        ctx.progress(len(papers), len(papers), f"added {len(report.added)} of {len(papers)}")
+        return report
+
+    def remove(self, paper_id: str) -> int:
+        """Remove a paper (and its vectors from the indexes); returns how many sentences went."""
+        ids = np.asarray(self.store.remove_paper(paper_id), dtype=np.int64)
+        for view in VIEWS:
+            index = self._indexes.get(view)
+            if index is None and (self.folder / INDEX_FILES[view]).is_file():
+                index = self.index(view)
+            if index is not None:
+                index.remove(ids)
+                self._save(view, index)
+        return len(ids)
+
+    def stats(self) -> LibraryStats:
+        return self.store.stats()
+
+
+def exact_reference(library: Library, view: str) -> ExactIndex | None:
+    """An exact index over ``view`` (the recall reference for benchmarks and tests)."""
+    dim = library._dim(view)
+    if dim is None:
+        return None
+    index = ExactIndex(dim)
+    for ids, vectors in library.store.vectors(view):
+        index.add(ids, vectors)
+    return index
