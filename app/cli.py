@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "app.commands.gui",
     "app.commands.parse",
     "app.commands.analyze",
+    "app.commands.library",
     "app.commands.train",
     "app.commands.export",
     "app.commands.data",
