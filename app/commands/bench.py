@@ -12,6 +12,7 @@ MODULES = (
     "app.commands.bench_encode",
     "app.commands.bench_gemm",
     "app.commands.bench_gui",
+    "app.commands.bench_index",
 )
 
 
