@@ -253,6 +253,21 @@ class LibraryStore:
             yield ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
             last = int(ids[-1])
 
+    def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray:
+        """The ``view`` vectors of these sentence ids, in the order given (KeyError for a missing one)."""
+        if view not in VIEWS:
+            raise ValueError(f"unknown view {view!r}: use one of {', '.join(VIEWS)}")
+        column = "content" if view == "content" else "function_vector"
+        found: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = [int(i) for i in ids[start: start + 500]]
+            marks = ",".join("?" * len(chunk))
+            for sentence_id, blob in self.connection.execute(
+                    f"SELECT id, {column} FROM sentences WHERE id IN ({marks}) AND {column} IS NOT NULL",
+                    chunk):
+                found[int(sentence_id)] = np.frombuffer(blob, dtype=np.float32)
+        return np.stack([found[int(i)] for i in ids]) if len(ids) else np.zeros((0, 0), np.float32)
+
     def sentence_count(self) -> int:
         return int(self.connection.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])
 

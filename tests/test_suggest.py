@@ -1,0 +1,71 @@
+"""Phrasing suggestions (tiny bundle): the query never comes back, filters hold, MMR diversifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hnswlib")
+
+from core.library.library import Library
+from core.suggest import Source, mmr, suggest
+from tests.tiny_bundle import make_tiny_bundle
+
+ROWS = [
+    {"id": "a", "title": "A", "sentences": ["We propose a new method for parsing scientific text.",
+                                            "Results show that it works well.",
+                                            "Results show that it works well."]},
+    {"id": "b", "title": "B", "sentences": ["We propose a simple and fast method.",
+                                            {"text": "Experiments on two datasets demonstrate large gains.",
+                                             "section": "Results"}]},
+]
+
+
+@pytest.fixture()
+def setup(tmp_path: Path):
+    from models import load_model
+
+    model = load_model(make_tiny_bundle(tmp_path / "bundle"), device="cpu", threads=1)
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    library = Library(tmp_path / "lib")
+    library.import_jsonl(path, model)
+    yield model, library
+    library.close()
+
+
+def test_suggestions_skip_the_query_and_duplicates(setup) -> None:
+    model, library = setup
+    query = "Results show that it works well."
+    result = suggest(query, model, [Source("library", library)], k=10,
+                     templater=lambda text: ([(0, 7)], "[X] " + text[7:]))
+    texts = [s.text for s in result.suggestions]
+    assert query not in texts and len(texts) == len(set(texts))
+    assert result.query["text"] == query and result.query["role"]
+    first = result.suggestions[0].to_dict()
+    assert set(first) == {"text", "source", "similarity", "role", "function", "spans", "template"}
+    assert first["source"]["kind"] == "library" and first["source"]["title"] in ("A", "B")
+    assert first["spans"] == [[0, 7]]
+    scores = [s.similarity for s in result.suggestions]
+    assert all(-1.0001 <= x <= 1.0001 for x in scores)
+
+
+def test_filters(setup) -> None:
+    model, library = setup
+    sources = [Source("library", library)]
+    only = suggest("We propose a new method.", model, sources, k=10, section_kind="result")
+    assert [s.text for s in only.suggestions] == ["Experiments on two datasets demonstrate large gains."]
+    none = suggest("We propose a new method.", model, sources, k=10, function="no-such")
+    assert none.suggestions == []
+
+
+def test_mmr_prefers_a_diverse_second_pick() -> None:
+    query = np.array([1.0, 0.0])
+    candidates = np.array([[0.99, 0.14], [0.99, 0.141], [0.8, -0.6]])
+    candidates /= np.linalg.norm(candidates, axis=1, keepdims=True)
+    assert mmr(query, candidates, 2, trade_off=0.5) == [0, 2]  # not the near-copy of the first
+    assert mmr(query, candidates, 2, trade_off=1.0) == [0, 1]  # pure relevance
+    assert mmr(query, np.zeros((0, 2)), 3) == []
