@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "app.commands.parse",
     "app.commands.analyze",
     "app.commands.library",
+    "app.commands.suggest",
     "app.commands.train",
     "app.commands.export",
     "app.commands.data",

@@ -34,3 +34,17 @@ def user_data_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "rhetorica"
+
+
+def corpus_dir() -> Path:
+    """The default phrase corpus (a library folder): shipped in ``resources/corpus`` when present,
+    else built into the user data folder by ``rhetorica corpus build``."""
+    shipped = resources_dir() / "corpus"
+    if (shipped / "library.sqlite3").is_file():
+        return shipped
+    return user_data_dir() / "corpus"
+
+
+def library_dir() -> Path:
+    """The user's library folder (``--library DIR`` chooses another)."""
+    return user_data_dir() / "library"

@@ -69,3 +69,29 @@ def test_mmr_prefers_a_diverse_second_pick() -> None:
     assert mmr(query, candidates, 2, trade_off=0.5) == [0, 2]  # not the near-copy of the first
     assert mmr(query, candidates, 2, trade_off=1.0) == [0, 1]  # pure relevance
     assert mmr(query, np.zeros((0, 2)), 3) == []
+
+
+def test_suggest_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    bundle = make_tiny_bundle(tmp_path / "bundle")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    lib = ["--library", str(tmp_path / "lib")]
+    model = ["--model", str(bundle), "--threads", "1"]
+    assert main(["library", "import-jsonl", str(rows), *lib, *model]) == 0
+    capsys.readouterr()
+    empty = tmp_path / "no-corpus"
+    assert main(["suggest", "We propose a new method.", *lib, "--corpus", str(empty), "--json", *model]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["query"]["text"] == "We propose a new method." and result["suggestions"]
+    assert all(s["source"]["kind"] == "library" for s in result["suggestions"])
+    lines = tmp_path / "draft.txt"
+    lines.write_text("We propose a new method.\n\nResults show that it works well.\n", encoding="utf-8")
+    assert main(["suggest", "--input", str(lines), *lib, "--corpus", str(empty), "-k", "2", *model]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    queries = [o["query"]["text"] for o in out]
+    assert queries == ["We propose a new method.", "Results show that it works well."]
+    assert all(len(o["suggestions"]) <= 2 for o in out)
+    assert main(["suggest", "x", "--source", "corpus", "--corpus", str(empty), *model]) == 2
+    assert "nothing to suggest from" in capsys.readouterr().err

@@ -20,9 +20,9 @@ def _progress_printer(quiet: bool) -> Any:
 
 
 def _library_dir(args: argparse.Namespace) -> Path:
-    from core.paths import user_data_dir
+    from core.paths import library_dir
 
-    return args.library if args.library is not None else user_data_dir() / "library"
+    return args.library if args.library is not None else library_dir()
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
