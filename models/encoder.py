@@ -59,6 +59,13 @@ class DocumentEncoding:
     function_probabilities: np.ndarray | None = None  # (n, F) float32, rows sum to 1
     function_ids: tuple[str, ...] = ()
     function_threshold: float = 0.0
+    # What label adapters read, when it is not the embeddings (a content fork's normalised pooled vectors).
+    adapter_features: np.ndarray | None = None
+
+    @property
+    def adapter_input(self) -> np.ndarray:
+        """The vectors a label adapter reads beside the role probabilities."""
+        return self.embeddings if self.adapter_features is None else self.adapter_features
 
     @property
     def roles(self) -> list[RolePrediction]:
@@ -352,14 +359,16 @@ class EncoderModel:
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
                 keep = slice(keep_start - start, keep_end - start)
                 logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
+            if self.manifest.context.get("adapter_input") == "pooled":
+                return self._encoding(embeddings, logits, function_logits, l2_normalise(pooled))
         return self._encoding(embeddings, logits, function_logits)
 
-    def _encoding(self, embeddings: np.ndarray, logits: np.ndarray,
-                  function_logits: np.ndarray | None) -> DocumentEncoding:
+    def _encoding(self, embeddings: np.ndarray, logits: np.ndarray, function_logits: np.ndarray | None,
+                  adapter_features: np.ndarray | None = None) -> DocumentEncoding:
         """Post-processing of a document's raw outputs (normalised embeddings, softmaxes)."""
         return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
                                 None if function_logits is None else softmax(function_logits),
-                                self.function_ids, self.function_threshold)
+                                self.function_ids, self.function_threshold, adapter_features)
 
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:

@@ -181,6 +181,11 @@ def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
     cosine = (embedding.numpy() * shipped_embedding).sum(-1) / np.linalg.norm(shipped_embedding, axis=-1)
     assert cosine.min() > 0.98  # int8 weights dequantised; activations no longer quantised
     assert (logits.numpy().argmax(-1) == shipped_logits.argmax(-1)).mean() >= 0.9
+    # The label adapters come back too, with the bundle's weights (prior shift folded into the bias).
+    assert set(net.adapters) == set(model.adapters)
+    for name, adapter in net.adapter_items():
+        assert np.allclose(adapter.linear.weight.detach().numpy(), model.adapter(name).weight, atol=1e-6)
+        assert np.allclose(adapter.linear.bias.detach().numpy(), model.adapter(name).bias, atol=1e-6)
     # A random head would agree by chance only: the weights really came from the bundle.
     fresh = type(net)(net.encoder, net.head_config).eval()
     with torch.no_grad():

@@ -88,6 +88,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "From a trained model (--init, --init-bundle) K must be all layers (6)")
     parser.add_argument("--freeze-encoder", action="store_true",
                         help="train the heads only; the encoder keeps the starting model's weights")
+    parser.add_argument("--freeze-role-head", action="store_true",
+                        help="the role head keeps the starting model's weights (add functions only)")
     parser.add_argument("--content-weight", type=float, default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=int, default=1)
@@ -130,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         content_weight=args.content_weight,
         content_fork=args.content_fork,
         freeze_encoder=args.freeze_encoder,
+        freeze_role_head=args.freeze_role_head,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )

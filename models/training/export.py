@@ -300,6 +300,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             **({"functions": _functions_record(net, options)} if net.function_config is not None else {}),
             "parity": parity_record,
             **({"adapters": adapters} if adapters else {}),
+            # What the adapters read beside the role logits (the runtime's DocumentEncoding.adapter_input).
+            **({"adapter_input": "pooled"} if adapters and net.content_fork else {}),
             "quantization": ({"method": "onnxruntime quantize_dynamic", "weight_type": "QInt8",
                               "per_channel": True, "fp32_nodes": fp32_nodes} if options.quantize else None),
         },

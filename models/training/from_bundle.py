@@ -84,8 +84,8 @@ def _function_config(functions: dict[str, object]) -> FunctionConfig | None:
 
 
 def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> tuple[RhetoricaNet, Path]:
-    """A :class:`RhetoricaNet` holding a bundle's encoder, role head and, when it has them, its
-    content and function heads (no adapters)."""
+    """A :class:`RhetoricaNet` holding a bundle's encoder, role head, label adapters and, when it
+    has them, its content and function heads."""
     bundle = Path(bundle_dir)
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     context = manifest.get("context", {})
@@ -114,4 +114,20 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
                              f"the net expects {tuple(state[key].shape)}")
         state[key] = torch.from_numpy(weights[key])
     net.load_state_dict(state)
+    _restore_adapters(net, bundle, dict(context.get("adapters", {})))
     return net, base_dir
+
+
+def _restore_adapters(net: RhetoricaNet, bundle: Path, described: dict[str, object]) -> None:
+    """The bundle's label adapters as trainable torch adapters (their prior shift stays folded into
+    the bias, so the shift itself is zero)."""
+    from models.adapters import load_adapters
+
+    for name, adapter in load_adapters(bundle, described).items():
+        module = net.add_adapter(name, list(adapter.labels))
+        if tuple(module.linear.weight.shape) != adapter.weight.shape:
+            raise ModelError(f"{bundle}: label adapter {name!r} has shape {adapter.weight.shape}, "
+                             f"the net expects {tuple(module.linear.weight.shape)}")
+        with torch.no_grad():
+            module.linear.weight.copy_(torch.from_numpy(adapter.weight))
+            module.linear.bias.copy_(torch.from_numpy(adapter.bias))

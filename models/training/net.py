@@ -325,6 +325,13 @@ class RhetoricaNet(nn.Module):
     def adapter_labels(self) -> dict[str, list[str]]:
         return {name: list(adapter.labels) for name, adapter in self.adapter_items()}
 
+    def adapter_input(self, embedding: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        """What label adapters read beside the role logits: the sentence embedding, or with a
+        content fork the branch's normalised pooled vector (what the role head reads too; for a
+        fork of a trained model it is that model's own sentence embedding, so its adapters carry
+        over unchanged)."""
+        return F.normalize(pooled, p=2.0, dim=-1) if self.content_fork else embedding
+
     def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The branch's pooled vector (what the role and function heads read)."""
         return self.pooled_views(input_ids, attention_mask)[0]

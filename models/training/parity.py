@@ -25,6 +25,10 @@ def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np
     return float((ref == got).float().mean())
 
 
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+
+
 def _compare(ref_e: np.ndarray, e: np.ndarray, ref_l: np.ndarray, lg: np.ndarray,
              labels: str) -> dict[str, float]:
     """Cosine of embeddings and argmax agreement of logits, torch reference vs graph."""
@@ -103,6 +107,9 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
     sentence_names = list(sentence_graph_outputs(net))
     reference: list[list[np.ndarray]] = [[] for _ in names]
     out: dict[str, list[list[np.ndarray]]] = {name: [[] for _ in names] for name in graphs}
+    # A fork's adapters read the normalised pooled vector (net.adapter_input), not the embedding.
+    ref_pooled: list[np.ndarray] = []
+    out_pooled: dict[str, list[np.ndarray]] = {name: [] for name in graphs}
     for index, doc in enumerate(chosen):
         ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
         kind_value = index % (UNKNOWN_SECTION + 1)  # every section kind, then unknown
@@ -111,6 +118,9 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
             torch_outputs = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
         for slot, value in zip(reference, torch_outputs, strict=True):
             slot.append(value.numpy())
+        if net.content_fork:
+            with torch.no_grad():
+                ref_pooled.append(net.pooled(torch.from_numpy(ids), torch.from_numpy(mask)).numpy())
         for name, (sentences, roles, content) in sessions.items():
             pooled, embedding, *functions = sentences.run(sentence_names, {"input_ids": ids,
                                                                            "attention_mask": mask})
@@ -118,6 +128,7 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
                 (embedding,) = content.run(["sentence_embedding"], {"fork_states": embedding,
                                                                     "attention_mask": mask})
             (role_logits,) = roles.run(["role_logits"], {"pooled": pooled, "section_kind": section})
+            out_pooled[name].append(pooled)
             for slot, value in zip(out[name], [embedding, role_logits, *functions], strict=True):
                 slot.append(value)
     ref = [np.concatenate(x) for x in reference]
@@ -135,7 +146,11 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
                     _label_agreement(ref[3], mine[3], function_threshold), 5)
                 result[name]["function_top3_agreement"] = round(_top3_agreement(ref[3], mine[3]), 5)
         if net.adapters:  # informational: label adapters read the graph's two outputs
+            ref_in, graph_in = ref_e, e
+            if net.content_fork:
+                ref_in = _unit(np.concatenate(ref_pooled))
+                graph_in = _unit(np.concatenate(out_pooled[name]))
             result[name]["adapter_agreement"] = {
-                key: round(_adapter_agreement(adapter, (ref_e, ref_l), (e, lg)), 5)
+                key: round(_adapter_agreement(adapter, (ref_in, ref_l), (graph_in, lg)), 5)
                 for key, adapter in net.adapter_items()}
     return result

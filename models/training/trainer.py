@@ -107,6 +107,7 @@ class TrainConfig:
     # content view exactly (no distillation needed), the lower 6-K layers are frozen.
     content_fork: int = 0
     freeze_encoder: bool = False  # train the heads only (the encoder keeps the starting weights)
+    freeze_role_head: bool = False  # the role head keeps the starting weights (e.g. to add functions only)
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -174,7 +175,8 @@ def _epoch_pieces(corpus: list[EncodedDocument], cfg: TrainConfig, dropout: Cont
 @torch.no_grad()
 def predict_documents(net: RhetoricaNet, corpus: list[EncodedDocument], device: torch.device,
                       budget: int = 128) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """(role probabilities [n, C], embeddings [n, d]) per document, whole documents as context."""
+    """(role probabilities [n, C], adapter inputs [n, d]: the embeddings, or a fork's normalised
+    pooled vectors) per document, whole documents as context."""
     net.eval()
     sizes = [len(d.doc) for d in corpus]
     probs: list[np.ndarray] = [np.zeros((0, len(ROLES)))] * len(corpus)
@@ -182,8 +184,9 @@ def predict_documents(net: RhetoricaNet, corpus: list[EncodedDocument], device: 
     order = sorted(range(len(corpus)), key=lambda i: max(len(t) for t in corpus[i].token_ids))
     for batch_docs in pack_by_budget(order, sizes, budget):
         batch = collate([Piece(i, 0, sizes[i]) for i in batch_docs], corpus).to(device)
-        emb, logits = net.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
-                                        batch.doc_lengths)
+        emb, logits, _, pooled = net.forward_batch_all(batch.input_ids, batch.attention_mask,
+                                                       batch.section_kind, batch.doc_lengths)
+        emb = net.adapter_input(emb, pooled)
         p = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         e = emb.float().cpu().numpy()
         cursor = 0
@@ -406,6 +409,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     if cfg.freeze_encoder:  # heads only: the branch keeps the starting model's features
         for param in net.encoder.parameters():
             param.requires_grad = False
+    if cfg.freeze_role_head:
+        for param in net.head.parameters():
+            param.requires_grad = False
     tokenizer = load_tokenizer(base_dir, cfg.max_length)
     corpus = [d for docs in load_corpora(cfg.data, tokenizer, shared, documents).values() for d in docs]
     function_dev = None
@@ -435,7 +441,8 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
                                "(a user file's labels are the roles already)")
         keep = {label: f for spec, fractions in cfg.keep_fraction.items() if dataset_key(spec) == name
                 for label, f in fractions.items()}
-        net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
+        if name not in net.adapters:  # an adapter read back from a bundle has its shift in its bias
+            net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
     # Section kinds the role head learnt from: documents with role supervision only.
     trained_kinds = sorted({SECTION_KINDS[k] for d in corpus if d.dataset or not bool(d.allowed.all())
                             for k in d.kinds
@@ -520,7 +527,8 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             if function_outputs:
                 loss = loss + function_and_content_loss(emb, function_outputs, batch, cfg, function_metric)
             if net.adapters and cfg.adapter_weight > 0:
-                loss = loss + cfg.adapter_weight * adapter_loss(net, emb, logits, batch)
+                loss = loss + cfg.adapter_weight * adapter_loss(net, net.adapter_input(emb, pooled), logits,
+                                                                batch)
             if metric_loss is not None and cfg.metric_weight > 0:
                 # With a content fork the role metric loss shapes the branch, never the content view.
                 shaped = F.normalize(pooled, p=2.0, dim=-1) if net.content_fork else emb
