@@ -386,13 +386,17 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     out.mkdir(parents=True, exist_ok=True)
 
     ctx.progress(0, 1, "loading base model and data")
+    starting_kinds: set[str] = set()  # section kinds the starting model's role head learnt
     if cfg.init or cfg.init_bundle:
         if cfg.init:
-            net, base_dir, _ = load_checkpoint(cfg.init, cfg.base)
+            net, base_dir, init_meta = load_checkpoint(cfg.init, cfg.base)
+            starting_kinds = set(init_meta.get("trained_section_kinds") or [])
         else:
             from models.training.from_bundle import net_from_bundle
 
             net, base_dir = net_from_bundle(str(cfg.init_bundle), cfg.base)
+            manifest = json.loads((Path(str(cfg.init_bundle)) / "manifest.json").read_text(encoding="utf-8"))
+            starting_kinds = set(manifest.get("context", {}).get("section_kinds_trained") or [])
         if functions_cfg is not None and not net.has_functions:
             net.enable_functions(functions_cfg)
     else:
@@ -444,9 +448,10 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
         if name not in net.adapters:  # an adapter read back from a bundle has its shift in its bias
             net.add_adapter(name, list(DATASET_LABELS[name])).set_keep_fractions(keep)
     # Section kinds the role head learnt from: documents with role supervision only.
+    # Those the starting model learnt stay learnt (a frozen or continued role head keeps them).
     trained_kinds = sorted({SECTION_KINDS[k] for d in corpus if d.dataset or not bool(d.allowed.all())
                             for k in d.kinds
-                            if k < len(SECTION_KINDS)})
+                            if k < len(SECTION_KINDS)} | starting_kinds)
 
     if cfg.freeze_embeddings:
         for param in cast(Any, net.encoder).embeddings.parameters():  # a Hugging Face BertModel
