@@ -12,6 +12,7 @@ MODULES = (
     "app.commands.eval_retrieval",
     "app.commands.eval_content",
     "app.commands.eval_functions",
+    "app.commands.eval_templates",
 )
 
 

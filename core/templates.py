@@ -1,0 +1,139 @@
+"""Formulaic spans and templates: the reusable wording of a sentence, and the sentence with its
+content replaced by slots ("Little attention has been paid to [TOPIC].").
+
+The lexicon (``resources/functions/formulaic-words.json``, built by ``rhetorica data formulas`` from
+CS and biomedical abstracts) lists the *shared academic vocabulary*: words that are common in the
+sentences of both domains, so they belong to the way papers are written rather than to any topic
+("we", "propose", "results", "show", "little", "attention", "paid"...). A formulaic span is a maximal
+run of such words (commas allowed inside) that holds at least ``min_content`` words that are not
+mere function words; everything between spans becomes one slot, typed by what it looks like
+([NUMBER], [CITATION]) or [CONTENT].
+
+No model and no spaCy: it runs on every suggestion, in microseconds. Measured against spans marked
+by hand (``models/datasets/gold_data/formulaic-spans.jsonl``) with ``rhetorica eval templates``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LEXICON_FILE = "formulaic-words.json"
+TOKEN = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*|\d+(?:[.,]\d+)*%?|[^\w\s]")
+CITATION = re.compile(r"^\(?[^()]*\b(19|20)\d{2}[a-z]?\)?$")
+# Words that glue a frame together but carry no move on their own.
+FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but",
+    "as", "than", "that", "this", "these", "those", "it", "its", "is", "are", "was", "were", "be",
+    "been", "being", "has", "have", "had", "do", "does", "did", "which", "who", "whom", "whose",
+    "what", "when", "where", "while", "we", "our", "us", "i", "you", "he", "she", "they", "their",
+    "them", "his", "her", "not", "no", "can", "could", "may", "might", "will", "would", "shall",
+    "should", "must", "also", "such", "so", "into", "over", "under", "between", "among", "about",
+    "after", "before", "during", "through", "both", "each", "other", "more", "most", "all", "any",
+    "some",
+))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    words: frozenset[str]
+    min_content: int = 1  # non-function words a span needs
+    min_tokens: int = 2
+
+
+def default_lexicon_path() -> Path:
+    from core.paths import resources_dir
+
+    return resources_dir() / "functions" / LEXICON_FILE
+
+
+@lru_cache(maxsize=4)
+def load_lexicon(path: str | None = None) -> Lexicon:
+    """The formulaic-word lexicon (default: the bundled one)."""
+    file = Path(path) if path else default_lexicon_path()
+    data = json.loads(file.read_text(encoding="utf-8"))
+    return Lexicon(frozenset(data["words"]), int(data.get("min_content", 1)), int(data.get("min_tokens", 2)))
+
+
+def tokens(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, token) for words, numbers and punctuation marks."""
+    return [(m.start(), m.end(), m.group(0)) for m in TOKEN.finditer(text)]
+
+
+def formulaic_spans(text: str, lexicon: Lexicon | None = None) -> list[tuple[int, int]]:
+    """Character spans of the formulaic wording of ``text`` (increasing, non-overlapping)."""
+    lexicon = lexicon or load_lexicon()
+    found: list[tuple[int, int]] = []
+    run: list[tuple[int, int, str]] = []
+
+    def close() -> None:
+        while run and not run[-1][2][0].isalpha():  # no trailing comma
+            run.pop()
+        words = [t for t in run if t[2][0].isalpha()]
+        content = [t for t in words if t[2].lower() not in FUNCTION_WORDS]
+        if len(words) >= lexicon.min_tokens and len(content) >= lexicon.min_content:
+            found.append((run[0][0], run[-1][1]))
+        run.clear()
+
+    for start, end, token in tokens(text):
+        lower = token.lower()
+        word = token[0].isalpha() and (lower in lexicon.words or lower in FUNCTION_WORDS)
+        if word or (token == "," and run):
+            run.append((start, end, token))
+        else:
+            close()
+    close()
+    return _trim(text, found)
+
+
+def _trim(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop leading function words that only bridge into the content ("and", "of") from each span."""
+    out = []
+    for start, end in spans:
+        words = tokens(text[start:end])
+        while len(words) > 2 and words[0][2].lower() in {"and", "or", "of", "to", "in", "on", "for", "with"}:
+            words = words[1:]
+        out.append((start + words[0][0], end))
+    return out
+
+
+def _slot(fragment: str) -> str:
+    stripped = fragment.strip(" ,;:")
+    if not stripped:
+        return ""
+    if CITATION.match(stripped) or re.fullmatch(r"\[\d+(?:[,–-]\s*\d+)*\]", stripped):
+        return "[CITATION]"
+    if re.fullmatch(r"[\d.,%±\s]+", stripped):
+        return "[NUMBER]"
+    return "[CONTENT]"
+
+
+def template_of(text: str, lexicon: Lexicon | None = None) -> tuple[list[tuple[int, int]], str]:
+    """(formulaic spans, template): the spans kept verbatim, every stretch between them one slot.
+    A sentence without a formulaic span has the template ""."""
+    spans = formulaic_spans(text, lexicon)
+    if not spans:
+        return [], ""
+    parts: list[str] = []
+    cursor = 0
+    for start, end in spans:
+        gap = text[cursor:start]
+        slot = _slot(gap) if any(ch.isalnum() for ch in gap) else ""
+        if slot:
+            parts.append(f"{gap[: len(gap) - len(gap.lstrip())]}{slot}{_tail_space(gap)}")
+        else:
+            parts.append(gap)
+        parts.append(text[start:end])
+        cursor = end
+    tail = text[cursor:]
+    stripped = tail.rstrip(" .;:!?")
+    ending = tail[len(stripped):]
+    parts.append((f" {_slot(stripped)}" if _slot(stripped) else stripped) + ending.strip())
+    return spans, re.sub(r"\s+", " ", "".join(parts)).strip()
+
+
+def _tail_space(gap: str) -> str:
+    return " " if gap.endswith((" ", ", ")) or gap[-1:].isspace() else ""
