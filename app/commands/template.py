@@ -12,7 +12,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = "The formulaic spans (character offsets) and the template of each sentence of a text file."
     parser = subparsers.add_parser("template", help=help_text, description=help_text)
     parser.add_argument("--input", type=Path, required=True, metavar="FILE", help="one sentence per line")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write JSON here (else stdout)")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="JSON file (default: stdout)")
     parser.set_defaults(func=run)
 
 
