@@ -21,8 +21,9 @@ the caller's order.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -147,14 +148,19 @@ class EncoderModel:
 
     def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: Tokenizer,
                  pad_id: int = 0, load_seconds: float = 0.0, role_session: object | None = None,
-                 content_session: object | None = None) -> None:
+                 content_session: object | None = None,
+                 content_loader: Callable[[], object] | None = None) -> None:
         self.bundle_dir = bundle_dir
         self.manifest = manifest
         self.session = session
         self.role_session = role_session  # a two-graph bundle's role graph (None: one graph)
         # A content fork's graph: the sentence graph's fork_states -> sentence_embedding, run only
-        # when the content view is asked for (None: the sentence graph has sentence_embedding).
-        self.content_session = content_session
+        # when the content view is asked for, and loaded then (``content_loader``), so labelling a
+        # paper never waits for it. Neither given: the sentence graph has sentence_embedding.
+        self._content_session = content_session
+        self._content_loader = content_loader
+        self._content_lock = threading.Lock()
+        self.has_content_graph = content_session is not None or content_loader is not None
         self.tokenizer = tokenizer
         self.load_seconds = load_seconds
         self.labels: tuple[str, ...] = tuple(manifest.labels)
@@ -172,13 +178,23 @@ class EncoderModel:
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
 
+    @property
+    def content_session(self) -> object | None:
+        """The content graph's session, created on first use (None: the bundle has none)."""
+        if self._content_session is None and self._content_loader is not None:
+            with self._content_lock:
+                if self._content_session is None:
+                    self._content_session = self._content_loader()
+        return self._content_session
+
     def with_graph(self, model_path: str | Path, *, device: str = "cpu", threads: int | None = None,
                    profile_prefix: str | Path | None = None) -> EncoderModel:
         """The same bundle (manifest, tokenizer) running another graph, e.g. the fp32 reference
         of an int8 bundle, or the same graph with profiling on (``profile_prefix``)."""
         session = create_session(Path(model_path), device, threads, profile_prefix=profile_prefix)
         return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id,
-                            role_session=self.role_session, content_session=self.content_session)
+                            role_session=self.role_session, content_session=self._content_session,
+                            content_loader=self._content_loader)
 
     @property
     def embedding_dim(self) -> int:
@@ -261,7 +277,7 @@ class EncoderModel:
         n = len(ids)
         order = np.argsort([len(x) for x in ids], kind="stable")
         unknown = self.manifest.unknown_section_kind
-        forked = self.content_session is not None and "sentence_embedding" in outputs
+        forked = self.has_content_graph and "sentence_embedding" in outputs
         graph_outputs = [("fork_states" if forked and name == "sentence_embedding" else name)
                          for name in outputs]
         results: list[np.ndarray] = []
@@ -329,7 +345,7 @@ class EncoderModel:
             return [self.encode_document(sentences, kinds) for sentences, kinds in documents]
         flat = [s for sentences, _ in documents for s in sentences]
         wanted = ("function_logits",) if self.has_functions else ()
-        skip = not with_embeddings and self.content_session is not None
+        skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
         outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH)
                    if flat else [])
@@ -499,13 +515,22 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
     graphs = dict(manifest.context.get("graphs", {}))
     role_graph = graphs.get("roles")
-    role_session = content_session = None
+    role_session = None
+    content_loader = None
     if graphs.get("content"):
-        content_session = create_session(bundle / str(graphs["content"]), device, threads)
-        outputs |= {o.name: o.shape for o in content_session.get_outputs()}  # type: ignore[attr-defined]
         if "fork_states" not in outputs:
             raise ModelError(f"model bundle {bundle}: model.onnx has no output 'fork_states' for "
                              f"{graphs['content']}")
+        content_path = bundle / str(graphs["content"])
+
+        def content_loader() -> object:
+            session = create_session(content_path, device, threads)
+            if "sentence_embedding" not in {o.name for o in session.get_outputs()}:  # type: ignore[attr-defined]
+                raise ModelError(f"model bundle {bundle}: {content_path.name} has no output "
+                                 "'sentence_embedding'")
+            return session
+
+        outputs["sentence_embedding"] = [None, int(manifest.embedding_dim)]  # checked when it loads
     if role_graph:
         role_session = create_session(bundle / str(role_graph), device, threads)
         outputs |= {o.name: o.shape for o in role_session.get_outputs()}  # type: ignore[attr-defined]
@@ -524,4 +549,4 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
             raise ModelError(f"model bundle {bundle}: output '{name}' has width {shape[1]} but the "
                              f"manifest says {width}")
     return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started,
-                        role_session, content_session)
+                        role_session, content_loader=content_loader)
