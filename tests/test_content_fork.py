@@ -20,17 +20,6 @@ SENTENCES = ["We propose a new parser for scientific text.", "Results show that 
              "We trained the model for three epochs on one GPU with a batch size of 32 sentences."]
 
 
-class Ctx:
-    def progress(self, done, total, message=""):
-        pass
-
-    def check(self):
-        pass
-
-    def child(self, start, end):
-        return self
-
-
 def _batch(tokenizer, texts):
     from models.encoder import pad_batch
 
@@ -58,7 +47,7 @@ def fork_run(tmp_path_factory):
                       max_steps=4,
                       epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_encoder=1e-3,
                       function_data=[str(labels)], function_dev="gold:dev", function_dim=32, content_fork=2)
-    return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
+    return train(cfg), tmp
 
 
 def test_fork_keeps_the_base_embedding_exactly_and_trains_the_branch(fork_run):
@@ -162,11 +151,11 @@ def test_fork_refusals_and_a_frozen_encoder(fork_run):
     cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "again"), max_steps=1,
                       init=str(result.checkpoint), content_fork=3)
     with pytest.raises(ModelError, match="fork of 2 layers already"):
-        train(cfg, Ctx())  # type: ignore[arg-type]
+        train(cfg)
     frozen = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "frozen"), max_steps=2,
                          init=str(result.checkpoint), freeze_encoder=True, lr_head=1e-2, threads=2,
                          max_length=32, batch_size=24)
-    after = train(frozen, Ctx())  # type: ignore[arg-type]
+    after = train(frozen)
     start, _, _ = load_checkpoint(result.checkpoint)
     end, _, _ = load_checkpoint(after.checkpoint)
     assert all(torch.equal(a, b) for a, b in zip(start.encoder.parameters(), end.encoder.parameters()))

@@ -42,6 +42,17 @@ class AddReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     sentences: int = 0
 
+    def record(self, source: str, paper_id: str, ids: list[int] | None) -> None:
+        """Count one add: ``ids`` None means the paper was already in the library."""
+        if ids is None:
+            self.skipped.append((source, ALREADY_THERE))
+        else:
+            self.added.append(paper_id)
+            self.sentences += len(ids)
+
+
+ALREADY_THERE = "already in the library"
+
 
 @dataclass(frozen=True)
 class JsonlPaper:
@@ -235,18 +246,13 @@ class Library:
             ctx.progress(number, len(paths), f"adding {path.name}")
             try:
                 if self.store.has_sha256(file_sha256(path)):
-                    report.skipped.append((str(path), "already in the library"))
+                    report.record(str(path), "", None)
                     continue
                 paper = parse_pdf(path)
             except (RhetoricaError, OSError) as error:
                 report.skipped.append((str(path), str(error)))
                 continue
-            ids = self.add_paper(paper, model)
-            if ids is None:
-                report.skipped.append((str(path), "already in the library"))
-            else:
-                report.added.append(paper.sha256)
-                report.sentences += len(ids)
+            report.record(str(path), paper.sha256, self.add_paper(paper, model))
         ctx.progress(len(paths), len(paths), f"added {len(report.added)} of {len(paths)}")
         return report
 
@@ -260,7 +266,7 @@ class Library:
             ctx.check()
             ctx.progress(number, len(papers), f"adding {paper.paper_id}")
             if self.store.has_sha256(paper.sha256) or self.store.paper(paper.paper_id) is not None:
-                report.skipped.append((paper.paper_id, "already in the library"))
+                report.record(paper.paper_id, "", None)
                 continue
             texts = [text for text, _ in paper.sentences]
             kinds = [_section_kind(section) or None for _, section in paper.sentences]
@@ -274,11 +280,7 @@ class Library:
             ids = self._store_sentences(paper_id=paper.paper_id, sha256=paper.sha256, title=paper.title,
                                         source=str(path), note=note, kind="jsonl", model=model,
                                         sentences=sentences, content=encoding.embeddings)
-            if ids is None:
-                report.skipped.append((paper.paper_id, "already in the library"))
-            else:
-                report.added.append(paper.paper_id)
-                report.sentences += len(ids)
+            report.record(paper.paper_id, paper.paper_id, ids)
         ctx.progress(len(papers), len(papers), f"added {len(report.added)} of {len(papers)}")
         return report
 
