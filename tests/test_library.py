@@ -79,7 +79,7 @@ def test_pdfs_are_added_and_bad_files_skipped_with_a_reason(tmp_path: Path, mode
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.4 not really")
     with Library(tmp_path / "lib") as library:
-        report = library.add_pdfs([sample_paper_path(), bad, sample_paper_path()], model)
+        report = library.add_pdfs([sample_paper_path(), bad, sample_paper_path()], model, workers=1)
         assert len(report.added) == 1 and report.sentences > 100
         reasons = dict(report.skipped)
         assert "already in the library" in reasons[str(sample_paper_path())]
@@ -88,6 +88,9 @@ def test_pdfs_are_added_and_bad_files_skipped_with_a_reason(tmp_path: Path, mode
         assert paper.kind == "pdf" and paper.sentence_count == report.sentences
         kinds = {s.section_kind for s in library.store.sentences_of(paper.paper_id)}
         assert "introduction" in kinds and "abstract" in kinds
+    with Library(tmp_path / "here") as library:  # parsed in this process: the same outcome
+        here = library.add_pdfs([bad, sample_paper_path()], model, workers=0)
+        assert here.sentences == report.sentences and len(here.skipped) == 1
 
 
 def test_bad_jsonl_rows_are_named(tmp_path: Path) -> None:

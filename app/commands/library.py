@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     add = child("add", "add PDFs (files or folders of PDFs); duplicates are skipped", _add, model=True)
     add.add_argument("paths", type=Path, nargs="+", metavar="PATH")
+    add.add_argument("--workers", type=int, default=None,
+                     help="processes that parse PDFs while this one labels them (default: cores - 1, at "
+                          "least 1; 0: parse here)")
     jsonl = child("import-jsonl", 'add the papers of a JSONL file ({"id","title","abstract"} or '
                   '{"id","title","sentences"} per line)', _import_jsonl, model=True)
     jsonl.add_argument("file", type=Path)
@@ -85,7 +89,8 @@ def _add(args: argparse.Namespace) -> int:
     pdfs = _pdfs(args.paths)
     model = load_model(args.model, device=args.device, threads=args.threads)
     with Library(_library_dir(args)) as library:
-        report = library.add_pdfs(pdfs, model, JobContext(_progress_printer(args.quiet)))
+        workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 2) - 1)
+        report = library.add_pdfs(pdfs, model, JobContext(_progress_printer(args.quiet)), workers=workers)
     _print_report(report, args.quiet)
     return 0
 

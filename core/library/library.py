@@ -233,27 +233,39 @@ class Library:
                                      source=paper.source_path, note=note, kind="pdf", model=model,
                                      sentences=sentences, content=analysis.embeddings)
 
-    def add_pdfs(self, paths: Iterable[Path], model: RoleModel, ctx: JobContext | None = None) -> AddReport:
-        """Parse and add PDFs one by one; a PDF that cannot be read is skipped with its reason."""
+    def add_pdfs(self, paths: Iterable[Path], model: RoleModel, ctx: JobContext | None = None,
+                 workers: int = 1) -> AddReport:
+        """Parse and add PDFs; a PDF that cannot be read is skipped with its reason.
+
+        With ``workers`` > 0 the PDFs are parsed in that many child processes (pymupdf is not
+        thread-safe, and a PDF that crashes it only takes its child down) while this process labels
+        and stores the ones already parsed; at most ``2 × workers`` parsed papers wait at a time, so
+        memory stays bounded however many PDFs there are. ``workers=0`` parses here, one by one."""
         from core.fileio import file_sha256
-        from core.pdf import parse_pdf
 
         ctx = ensure_context(ctx)
         paths = list(paths)
         report = AddReport()
-        for number, path in enumerate(paths):
-            ctx.check()
-            ctx.progress(number, len(paths), f"adding {path.name}")
+        todo: list[Path] = []
+        for path in paths:
             try:
                 if self.store.has_sha256(file_sha256(path)):
                     report.record(str(path), "", None)
                     continue
-                paper = parse_pdf(path)
-            except (RhetoricaError, OSError) as error:
-                report.skipped.append((str(path), str(error)))
+            except OSError as error:
+                report.skipped.append((str(path), f"cannot read: {error.strerror or error}"))
                 continue
-            report.record(str(path), paper.sha256, self.add_paper(paper, model))
-        ctx.progress(len(paths), len(paths), f"added {len(report.added)} of {len(paths)}")
+            todo.append(path)
+        done = 0
+        for path, parsed in _parse_all(todo, workers):
+            ctx.check()
+            done += 1
+            ctx.progress(done, len(todo), f"adding {path.name}")
+            if isinstance(parsed, str):
+                report.skipped.append((str(path), parsed))
+                continue
+            report.record(str(path), parsed.sha256, self.add_paper(parsed, model))
+        ctx.progress(len(todo), max(1, len(todo)), f"added {len(report.added)} of {len(paths)}")
         return report
 
     def import_jsonl(self, path: Path, model: RoleModel, *, note: str = "",
@@ -298,6 +310,71 @@ class Library:
 
     def stats(self) -> LibraryStats:
         return self.store.stats()
+
+
+def parse_for_library(path: str) -> dict[str, Any] | str:
+    """Parse one PDF (in a worker process): the paper as a dict, or the one-line reason it failed."""
+    from core.pdf import parse_pdf
+
+    try:
+        return parse_pdf(path).to_dict()
+    except (RhetoricaError, OSError) as error:
+        return str(error)
+
+
+def _parse_all(paths: list[Path], workers: int) -> Iterable[tuple[Path, Paper | str]]:
+    """(path, parsed paper or reason) for each path, in the order they finish (``workers`` child
+    processes, at most ``2 × workers`` results waiting; 0: here, in order)."""
+    from core.document import Paper
+
+    def unpack(result: dict[str, Any] | str) -> Paper | str:
+        return result if isinstance(result, str) else Paper.from_dict(result)
+
+    if workers <= 0 or len(paths) <= 1:
+        for path in paths:
+            yield path, unpack(parse_for_library(str(path)))
+        return
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    pending: dict[Future[dict[str, Any] | str], Path] = {}
+    queue = list(reversed(paths))
+    broken: list[Path] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        while (queue or pending) and not broken:
+            while queue and len(pending) < 2 * workers:
+                path = queue.pop()
+                pending[pool.submit(parse_for_library, str(path))] = path
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                path = pending.pop(future)
+                try:
+                    result = future.result()
+                except BrokenProcessPool:  # a worker died (a PDF crashed MuPDF): find which one below
+                    broken = [path, *pending.values()]
+                    break
+                yield path, unpack(result)
+    if broken:
+        if len(broken) == 1 and not queue:
+            yield broken[0], "the PDF reader crashed on this file"
+            return
+        for path in broken:  # one at a time, each in its own process: only the culprit fails
+            yield from _parse_alone(path, unpack)
+        yield from _parse_all(list(reversed(queue)), workers)
+
+
+def _parse_alone(path: Path, unpack: Any) -> Iterable[tuple[Path, Paper | str]]:
+    """Parse one PDF in its own process; a crash there is that file's."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        try:
+            yield path, unpack(pool.submit(parse_for_library, str(path)).result())
+        except BrokenProcessPool:
+            yield path, "the PDF reader crashed on this file"
 
 
 def exact_reference(library: Library, view: str) -> ExactIndex | None:
