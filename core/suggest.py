@@ -134,7 +134,12 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
 
 
 def _vectors(rows: Sequence[tuple[Source, Any, float]], view: str) -> np.ndarray:
-    """The stored ``view`` vectors of ``rows`` (normalised), in order."""
-    out = [source.library.store.vectors_of([record.id], view)[0] for source, record, _ in rows]
-    matrix = np.stack(out)
-    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    """The stored ``view`` vectors of ``rows`` (normalised), in order: one query per source."""
+    out = np.zeros((len(rows), 0), dtype=np.float32)
+    for source in {id(src): src for src, _, _ in rows}.values():
+        positions = [i for i, (src, _, _) in enumerate(rows) if src is source]
+        found = source.library.store.vectors_of([rows[i][1].id for i in positions], view)
+        if out.shape[1] == 0:
+            out = np.zeros((len(rows), found.shape[1]), dtype=np.float32)
+        out[positions] = found
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)

@@ -40,3 +40,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "shared" in item.keywords:
             item.add_marker(skip)
+
+
+def write_function_training_files(folder: Path, labelled: list[tuple[str, str]]) -> tuple[Path, Path]:
+    """(labels.jsonl, train.jsonl) for tiny training runs: ``labelled`` (text, function id) rows as
+    'rhetorica data functions' writes them, and the first 4 CSAbstruct train abstracts as role data."""
+    import json
+
+    from models.datasets import load_dataset
+
+    labels = folder / "labels.jsonl"
+    rows = [{"text": t, "function": f, "section_kind": "abstract", "source": "test"} for t, f in labelled]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    train = folder / "train.jsonl"
+    docs = load_dataset("csabstruct", "train", shared_path())[:4]
+    train.write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences, "labels": d.labels})
+                             + "\n" for d in docs), encoding="utf-8")
+    return labels, train

@@ -3,15 +3,13 @@ while the role/function branch trains; the fork survives checkpoint, export and 
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.conftest import shared_path  # noqa: E402
+from tests.conftest import shared_path, write_function_training_files  # noqa: E402
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
@@ -29,20 +27,11 @@ def _batch(tokenizer, texts):
 
 @pytest.fixture(scope="module")
 def fork_run(tmp_path_factory):
-    from models.datasets import load_dataset
     from models.training.trainer import TrainConfig, train
 
-    shared = shared_path()
     tmp = tmp_path_factory.mktemp("fork")
-    labels = tmp / "labels.jsonl"
-    rows = [{"text": t, "function": f, "section_kind": "abstract", "source": "test"}
-            for f, t in zip(["proposal", "main-finding", "future-work", "gap-neglected", "proposal"],
-                            SENTENCES)]
-    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    docs = load_dataset("csabstruct", "train", shared)[:4]
-    (tmp / "train.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
-                                                         "labels": d.labels}) + "\n" for d in docs),
-                                     encoding="utf-8")
+    functions = ["proposal", "main-finding", "future-work", "gap-neglected", "proposal"]
+    labels, _ = write_function_training_files(tmp, list(zip(SENTENCES, functions)))
     cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=["gold-papers:dev"], out=str(tmp / "work"),
                       max_steps=4,
                       epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_encoder=1e-3,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -11,7 +9,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from core.labels import NO_FUNCTION, ROLES  # noqa: E402
-from tests.conftest import shared_path  # noqa: E402
+from tests.conftest import write_function_training_files  # noqa: E402
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
@@ -30,35 +28,15 @@ LABELLED = {
 
 @pytest.fixture(scope="module")
 def function_run(tmp_path_factory):
-    from models.datasets import load_dataset
     from models.training.trainer import TrainConfig, train
 
-    shared = shared_path()
     tmp = tmp_path_factory.mktemp("functions")
-    labels = tmp / "labels.jsonl"
-    rows = [{"text": t, "function": f, "section_kind": "abstract", "source": "test"}
-            for f, texts in LABELLED.items() for t in texts]
-    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    docs = load_dataset("csabstruct", "train", shared)[:4]
-    (tmp / "train.jsonl").write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences,
-                                                         "labels": d.labels}) + "\n" for d in docs),
-                                     encoding="utf-8")
-
-    class Ctx:
-        def progress(self, done, total, message=""):
-            pass
-
-        def check(self):
-            pass
-
-        def child(self, start, end):
-            return self
-
+    labels, _ = write_function_training_files(tmp, [(t, f) for f, texts in LABELLED.items() for t in texts])
     cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[], out=str(tmp / "work"), max_steps=6,
                       epochs=3, batch_size=24, max_length=32, threads=2, log_every=1, lr_head=3e-3,
                       function_data=[str(labels)], function_dev="gold:dev", function_dim=32,
                       function_context=2)  # rows from an unknown source: each stays a single sentence
-    return train(cfg, Ctx()), tmp  # type: ignore[arg-type]
+    return train(cfg), tmp
 
 
 def test_function_training_selects_on_gold_dev_and_keeps_the_content_view(function_run):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, default_threads: int | None = 2) -> None:
@@ -14,3 +17,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, default_threads: int |
     parser.add_argument("--threads", type=int, default=default_threads,
                         help=f"onnxruntime threads (default: {threads_default})")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+
+
+def progress_line(quiet: bool) -> Callable[[Any], None]:
+    """A JobContext reporter for commands: one updating line on stderr when it is a terminal."""
+    def report(progress: Any) -> None:
+        if not quiet and sys.stderr.isatty():
+            print(f"\r{progress.message[:60]:60} {100 * progress.fraction:5.1f}%", end="", file=sys.stderr)
+    return report

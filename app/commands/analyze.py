@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from app.commands._options import add_model_options
+from app.commands._options import add_model_options, progress_line
 
 EXAMPLES_PER_ROLE = 1
 
@@ -54,11 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
     from models.encoder import load_model
 
-    def report(progress) -> None:  # type: ignore[no-untyped-def]
-        if not args.quiet and sys.stderr.isatty():
-            print(f"\r{progress.message[:60]:60} {100 * progress.fraction:5.1f}%", end="", file=sys.stderr)
-
-    ctx = JobContext(report)
+    ctx = JobContext(progress_line(args.quiet))
     started = time.perf_counter()
     # The model loads (onnxruntime import, sha256 of the bundle, sessions) while the PDF parses.
     with ThreadPoolExecutor(max_workers=1) as pool:

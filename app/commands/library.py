@@ -9,15 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import add_model_options
-
-
-def _progress_printer(quiet: bool) -> Any:
-    """A JobContext reporter: one updating line on a terminal, nothing otherwise."""
-    def report(progress: Any) -> None:
-        if not quiet and sys.stderr.isatty():
-            print(f"\r{progress.message[:60]:60} {100 * progress.fraction:5.1f}%", end="", file=sys.stderr)
-    return report
+from app.commands._options import add_model_options, progress_line
 
 
 def _library_dir(args: argparse.Namespace) -> Path:
@@ -90,7 +82,7 @@ def _add(args: argparse.Namespace) -> int:
     model = load_model(args.model, device=args.device, threads=args.threads)
     with Library(_library_dir(args)) as library:
         workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 2) - 1)
-        report = library.add_pdfs(pdfs, model, JobContext(_progress_printer(args.quiet)), workers=workers)
+        report = library.add_pdfs(pdfs, model, JobContext(progress_line(args.quiet)), workers=workers)
     _print_report(report, args.quiet)
     return 0
 
@@ -103,7 +95,7 @@ def _import_jsonl(args: argparse.Namespace) -> int:
     model = load_model(args.model, device=args.device, threads=args.threads)
     with Library(_library_dir(args)) as library:
         report = library.import_jsonl(args.file, model, note=args.note,
-                                      ctx=JobContext(_progress_printer(args.quiet)))
+                                      ctx=JobContext(progress_line(args.quiet)))
     _print_report(report, args.quiet)
     return 0
 
@@ -149,7 +141,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     from core.library.library import Library
 
     with Library(_library_dir(args)) as library:
-        library.rebuild(JobContext(_progress_printer(args.quiet)))
+        library.rebuild(JobContext(progress_line(args.quiet)))
         count = library.stats().sentences
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)

@@ -195,6 +195,8 @@ class Library:
                          content: np.ndarray) -> list[int] | None:
         texts = [s.text for s in sentences]
         function = model.embed(texts, view="function") if texts else None
+        for view in VIEWS:  # open the indexes first, so the new vectors are appended, not rebuilt
+            self.index(view)
         ids = self.store.add_paper(paper_id=paper_id, sha256=sha256, title=title, source=source, note=note,
                                    kind=kind, model_id=model.model_id, sentences=sentences,
                                    content=content, function=function)
@@ -202,11 +204,11 @@ class Library:
             for view, vectors in (("content", content), ("function", function)):
                 if vectors is None:
                     continue
-                index = self._indexes[view] if view in self._indexes else self.index(view)
-                if index is not None and len(index) < self._view_count(view):
-                    index.add(np.asarray(ids, dtype=np.int64), vectors)
-                if index is not None:
-                    self._save(view, index)
+                if view in self._indexes:  # open: append the new vectors
+                    self._indexes[view].add(np.asarray(ids, dtype=np.int64), vectors)
+                    self._save(view, self._indexes[view])
+                else:  # the library had no vectors of this view: build it from the database
+                    self.index(view)
         return ids
 
     def add_paper(self, paper: Paper, model: RoleModel, *, note: str = "",
