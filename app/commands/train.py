@@ -6,7 +6,7 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.train_roles",)
+MODULES = ("app.commands.train_roles", "app.commands.train_body")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

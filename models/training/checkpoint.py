@@ -28,7 +28,8 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     functions = asdict(net.function_config) if net.function_config is not None else None
     torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config), "functions": functions,
                 "base_dir": str(base_dir), "adapters": net.adapter_labels(),
-                "content_fork": net.content_fork, "meta": meta}, tmp)
+                "content_fork": net.content_fork, "body_head": net.body_head is not None,
+                "meta": meta}, tmp)
     tmp.replace(path)
 
 
@@ -45,6 +46,8 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
     net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]), functions,
                               int(data.get("content_fork", 0)))
+    if data.get("body_head"):
+        net.enable_body_head()
     for dataset, labels in dict(data.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
     state = dict(data["state_dict"])

@@ -37,6 +37,7 @@ from models.roles import ROLES
 from models.training.base import base_model_name, tokenizer_json
 from models.training.net import (
     ADAPTER_EMBEDDING_SCALE,
+    BODY_SECTION_KINDS,
     SECTION_KINDS,
     ContentGraph,
     RhetoricaNet,
@@ -115,6 +116,7 @@ class ExportOptions:
     # A sentence's function is "none" when its best function's probability is below this (the
     # calibrated value comes from the gold dev split: models.training.calibrate).
     function_threshold: float = 0.0
+    body_head: dict[str, Any] = field(default_factory=dict)  # how a body head was trained (manifest)
     training: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -295,7 +297,14 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
                                  "note": "sentence_embedding = frozen copies of the base model's top "
                                          "layers on the shared lower layers: the base embedding"}}
                if net.content_fork else {}),
-            "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)),
+            **({"body_head": {"section_kinds": list(BODY_SECTION_KINDS),
+                              "note": "a second role head, for the sentences of these section kinds; "
+                                      "the role head keeps abstracts and unknown kinds",
+                              **options.body_head}}
+               if net.body_head is not None else {}),
+            "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)
+                                            | (set(BODY_SECTION_KINDS) if net.body_head is not None
+                                               else set())),
             "section_kinds_tied_to_unknown": tied,
             **({"functions": _functions_record(net, options)} if net.function_config is not None else {}),
             "parity": parity_record,

@@ -30,6 +30,10 @@ from models.roles import ROLES
 
 SECTION_KINDS: tuple[str, ...] = tuple(kind.value for kind in SectionKind)
 UNKNOWN_SECTION = len(SECTION_KINDS)
+ABSTRACT_SECTION = SECTION_KINDS.index("abstract")
+# The section kinds a body head (RhetoricaNet.enable_body_head) labels: every known kind but the
+# abstract. Abstracts and sentences of unknown kind stay with the main role head.
+BODY_SECTION_KINDS: tuple[str, ...] = tuple(k for k in SECTION_KINDS if k != "abstract")
 MAX_POSITION = 15
 REL_BUCKETS = 10
 
@@ -246,6 +250,8 @@ class RhetoricaNet(nn.Module):
         self.head_config = head or HeadConfig()
         self.hidden = int(hf_config(encoder).hidden_size)
         self.head = RoleHead(self.hidden, self.head_config)
+        # Body head (optional): a second role head for the sentences of body sections.
+        self.body_head: RoleHead | None = None
         self.adapters = nn.ModuleDict()  # dataset key -> LabelAdapter (not part of the ONNX graph)
         # With functions: four outputs (content view, role logits, function embedding and logits).
         self.function_config: FunctionConfig | None = None
@@ -286,6 +292,18 @@ class RhetoricaNet(nn.Module):
             for param in module.parameters():
                 param.requires_grad = False
         self.train(self.training)
+
+    def enable_body_head(self) -> None:
+        """Add a body head, a copy of the role head, that labels the sentences of body sections
+        (:data:`BODY_SECTION_KINDS`); the role head keeps abstracts and unknown kinds, so what it
+        learnt on abstracts is untouched by training the body head."""
+        self.body_head = copy.deepcopy(self.head)
+
+    def role_logits(self, pooled: torch.Tensor, section_kind: torch.Tensor, lengths: torch.Tensor,
+                    key_mask: torch.Tensor | None) -> torch.Tensor:
+        """Role logits [B, n, C] of padded documents: the role head's, or with a body head, the
+        body head's for the sentences of body sections (both heads see the whole document)."""
+        return routed_role_logits(self.head, self.body_head, pooled, section_kind, lengths, key_mask)
 
     def enable_functions(self, functions: FunctionConfig) -> None:
         """Add fresh content and function heads (e.g. to a net trained on roles only)."""
@@ -353,7 +371,7 @@ class RhetoricaNet(nn.Module):
         with functions, (function_embedding [n, k], function_logits [n, F]) after them."""
         pooled, content_pooled = self.pooled_views(input_ids, attention_mask)
         lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
-        logits = self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
+        logits = self.role_logits(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
         embedding, *function_outputs = self.sentence_outputs(pooled, content_pooled)
         return (embedding, logits, *function_outputs)
 
@@ -380,7 +398,7 @@ class RhetoricaNet(nn.Module):
         padded[key_mask] = pooled
         kinds = torch.full((b, n_max), UNKNOWN_SECTION, dtype=torch.long, device=device)
         kinds[key_mask] = section_kind
-        logits = self.head(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
+        logits = self.role_logits(padded, kinds, lengths, key_mask if b > 1 or n_max > 1 else None)
         embedding, *function_outputs = self.sentence_outputs(pooled, content_pooled)
         return embedding, logits[key_mask], tuple(function_outputs), pooled
 
@@ -493,11 +511,30 @@ class RoleGraph(nn.Module):
 
     def __init__(self, net: RhetoricaNet) -> None:
         super().__init__()
-        self.head = net.head
+        self.head = net.head  # named as in the net, so net_from_bundle finds the weights by name
+        self.body_head = net.body_head
 
     def forward(self, pooled: torch.Tensor, section_kind: torch.Tensor) -> torch.Tensor:
         lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
-        return self.head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths, None)[0]
+        return routed_role_logits(self.head, self.body_head, pooled.unsqueeze(0),
+                                  section_kind.unsqueeze(0), lengths, None)[0]
+
+
+def routed_role_logits(head: RoleHead, body_head: RoleHead | None, pooled: torch.Tensor,
+                       section_kind: torch.Tensor, lengths: torch.Tensor,
+                       key_mask: torch.Tensor | None) -> torch.Tensor:
+    """``head``'s role logits [B, n, C], with ``body_head``'s (when there is one) for the
+    sentences of body sections; both heads see the whole document."""
+    logits = head(pooled, section_kind, lengths, key_mask)
+    if body_head is None:
+        return logits
+    body = body_head(pooled, section_kind, lengths, key_mask)
+    return torch.where(is_body_section(section_kind).unsqueeze(-1), body, logits)
+
+
+def is_body_section(section_kind: torch.Tensor) -> torch.Tensor:
+    """True where a section-kind index is a body kind (neither the abstract nor unknown)."""
+    return (section_kind != ABSTRACT_SECTION) & (section_kind != UNKNOWN_SECTION)
 
 
 def section_index(kind: str | None) -> int:

@@ -71,7 +71,8 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
         record["function_calibration"] = fitted.to_dict()
     options = ExportOptions(name=name, version=version, max_length=max_length,
                             quantize=quantize, parity_data=parity_data, function_threshold=threshold,
-                            trained_section_kinds=meta.get("trained_section_kinds"), training=record)
+                            trained_section_kinds=meta.get("trained_section_kinds"),
+                            body_head=dict(meta.get("body_head", {})), training=record)
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
 
 

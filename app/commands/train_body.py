@@ -1,0 +1,84 @@
+"""``rhetorica train body``: add a body-section role head to a bundle (frozen encoder, cached vectors)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "body",
+        help="Train a role head for full papers' body sections and write a bundle.",
+        description="Keep a bundle's encoder, role head (abstracts) and every other part; add a second "
+        "role head for the sentences of body sections (introduction ... conclusion, other), trained on "
+        "the bundle's own pooled sentence vectors with partial labels from section kinds, distant "
+        "function labels and labelled full-text datasets; pick the epoch on gold-papers:dev; export, "
+        "quantise, parity-check.",
+    )
+    parser.add_argument("--bundle", type=Path, default=None,
+                        help="bundle to start from (default: the shipped model)")
+    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="checkpoint and vector-cache folder (default runs/body-<time>)")
+    parser.add_argument("--source", action="append", default=None, choices=("scirex", "pdfs"),
+                        help="full-text corpus (repeatable; default both)")
+    parser.add_argument("--paper-share", type=float, default=1.0,
+                        help="share of each corpus's papers to use (chosen by a hash of the paper id)")
+    parser.add_argument("--data", action="append", default=[], metavar="SPEC",
+                        help="labelled dataset, e.g. pmc-sents-full:dev-fit (repeatable)")
+    parser.add_argument("--data-limit", type=int, default=None, help="documents drawn from each --data")
+    parser.add_argument("--function-labels", type=Path, default=None,
+                        help="distant function labels (rhetorica data functions): their roles label "
+                        "body sentences")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--feature-noise", type=float, default=0.0,
+                        help="training noise on the pooled vectors, as a share of their norm")
+    parser.add_argument("--fp32-share", type=float, default=0.5,
+                        help="share of batches on the torch fp32 vectors instead of the int8 graph's "
+                        "(quantisation-aware; 0 = int8 only)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
+    parser.add_argument("--name", default="rhetorica-functions")
+    parser.add_argument("--version", default="0.4.0")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from core.jobs import JobContext, Progress
+    from models.bundle import default_bundle_path
+    from models.training.body_roles import BodyConfig, BodyData, train_body_checkpoint
+    from models.training.pipeline import export_checkpoint
+
+    torch.set_num_threads(max(1, args.threads))
+    bundle = args.bundle or default_bundle_path()
+    work = args.work or Path("runs") / time.strftime("body-%Y%m%d-%H%M%S")
+    data = BodyData(sources=args.source or ["scirex", "pdfs"], datasets=args.data,
+                    function_labels=args.function_labels, paper_share=args.paper_share,
+                    dataset_limit=args.data_limit)
+    cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
+                     fp32_share=args.fp32_share, seed=args.seed)
+    command = shlex.join(["rhetorica", *sys.argv[1:]])
+    start = time.time()
+
+    def show(p: Progress) -> None:
+        print(f"[{time.strftime('%H:%M:%S')} +{time.time() - start:6.0f}s] {p.message}", flush=True)
+
+    checkpoint, result = train_body_checkpoint(Path(bundle), work, data, cfg, args.threads, command,
+                                               JobContext(show))
+    print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
+                      "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
+    manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
+                                 version=args.version, command=command, ctx=JobContext(show))
+    parity = manifest.context.get("parity", {})
+    print(json.dumps({"bundle": str(args.out), "version": manifest.version,
+                      "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))
+    return 0

@@ -1,0 +1,171 @@
+"""Body head: a second role head for body sections. Abstracts keep the role head's labels exactly;
+the body head trains on cached pooled vectors with section-kind partial labels, survives checkpoint,
+export and read-back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+pytestmark = pytest.mark.slow
+
+HIDDEN = 384
+
+
+@pytest.fixture(scope="module")
+def net():
+    from models.training.checkpoint import build_net
+
+    torch.manual_seed(0)
+    built, _ = build_net(None)
+    return built.eval()
+
+
+def _kinds(*names: str) -> torch.Tensor:
+    from models.training.net import section_index
+
+    return torch.tensor([[section_index(n) for n in names]])
+
+
+def test_abstracts_and_unknown_kinds_keep_the_role_head_body_sections_get_the_body_head(net) -> None:
+    import copy
+
+    from models.training.net import is_body_section
+
+    body_net = copy.deepcopy(net)
+    body_net.enable_body_head()
+    assert body_net.body_head is not None
+    with torch.no_grad():
+        for param in body_net.body_head.parameters():
+            param.add_(torch.randn_like(param) * 0.5)
+    pooled = torch.randn(1, 4, HIDDEN)
+    kinds = _kinds("abstract", "method", None, "other")
+    lengths = torch.tensor([4])
+    with torch.no_grad():
+        main = net.role_logits(pooled, kinds, lengths, None)
+        routed = body_net.role_logits(pooled, kinds, lengths, None)
+        body = body_net.body_head(pooled, kinds, lengths, None)
+    assert is_body_section(kinds).tolist() == [[False, True, False, True]]
+    assert torch.allclose(routed[0, [0, 2]], main[0, [0, 2]])  # abstract, unknown: the role head
+    assert torch.allclose(routed[0, [1, 3]], body[0, [1, 3]])  # method, other: the body head
+    assert not torch.allclose(routed[0, [1, 3]], main[0, [1, 3]])
+
+
+def test_no_section_set_lets_other_satisfy_the_loss() -> None:
+    """Every set holding "other" would let the partial-label loss call everything "other"."""
+    from models.training.body_roles import SECTION_ROLES
+    from models.training.net import BODY_SECTION_KINDS
+
+    assert set(SECTION_ROLES) == set(BODY_SECTION_KINDS)
+    assert all("other" not in roles for roles in SECTION_ROLES.values())
+    assert SECTION_ROLES["method"] == frozenset({"method"})
+
+
+def test_corpus_runs_group_sections_and_distant_roles_override_the_section(monkeypatch) -> None:
+    from models.training import function_corpus
+    from models.training.body_roles import SECTION_ROLES, corpus_runs
+    from models.training.function_corpus import CorpusSentence
+
+    items = [CorpusSentence("scirex", "p1", "abstract", "An abstract sentence."),
+             CorpusSentence("scirex", "p1", "method", "We train on X."),
+             CorpusSentence("scirex", "p1", "method", "Results show that X helps."),
+             CorpusSentence("scirex", "p1", "unknown", "A sentence under an odd heading."),
+             CorpusSentence("scirex", "p2", "method", "We train on Y.")]
+    monkeypatch.setattr(function_corpus, "corpus_sentences", lambda source: iter(items))
+    runs = corpus_runs("scirex", {("p1", "Results show that X helps."): "result"})
+    assert [(r.doc_id, r.kind, len(r.sentences)) for r in runs] == [
+        ("p1", "method", 2), ("p1", "other", 1), ("p2", "method", 1)]
+    assert runs[0].allowed == [SECTION_ROLES["method"], frozenset({"result"})]
+    assert runs[1].allowed == [frozenset()]  # an unnamed section gives no label
+
+
+def _synthetic_cache(tmp_path, rng):
+    """Pooled vectors whose direction says the role: background near one direction, method near
+    another; training runs name them only through their sections' kinds."""
+    from models.training.body_roles import BodyRun, FeatureCache
+
+    directions = {"background": rng.normal(size=HIDDEN), "method": rng.normal(size=HIDDEN)}
+    cache = FeatureCache(tmp_path / "features.npz", "test-model")
+    runs: list[BodyRun] = []
+    texts: list[str] = []
+    vectors: list[np.ndarray] = []
+    for i in range(80):
+        role = "background" if i % 2 else "method"
+        kind = "related-work" if role == "background" else "method"
+        sentences = [f"{role} sentence {i}.{j}" for j in range(5)]
+        texts += sentences
+        vectors += [directions[role] * 3 + rng.normal(size=HIDDEN) for _ in sentences]
+        runs.append(BodyRun(f"doc{i}", kind, sentences, [frozenset({role})] * 5))
+    cache.add(texts, np.array(vectors, dtype=np.float32))
+    return cache, runs
+
+
+def test_the_body_head_learns_from_section_labels_and_the_cache_round_trips(net, tmp_path) -> None:
+    import copy
+
+    from models.training.body_roles import BodyConfig, BodyRun, FeatureCache, body_accuracy, train_body_head
+
+    rng = np.random.default_rng(0)
+    cache, runs = _synthetic_cache(tmp_path, rng)
+    cache.save()
+    again = FeatureCache(tmp_path / "features.npz", "test-model")
+    assert np.array_equal(again.of(runs[3].sentences), cache.of(runs[3].sentences))
+    assert FeatureCache(tmp_path / "features.npz", "another-model").rows == {}  # other model: empty
+    train, dev = runs[:60], [BodyRun(r.doc_id, "other", r.sentences, r.allowed) for r in runs[60:]]
+    body_net = copy.deepcopy(net)
+    before, labelled = body_accuracy(body_net, dev, cache)
+    assert labelled == 100
+    result = train_body_head(body_net, train, dev, cache, BodyConfig(epochs=3, lr=3e-3, batch_runs=8))
+    assert result.best_dev > before and result.best_dev >= 0.9
+    assert result.history[0]["dev"] == before and len(result.history) == 4
+    # The role head did not move: abstracts are labelled as before.
+    pooled = torch.from_numpy(cache.of(runs[0].sentences)).unsqueeze(0)
+    kinds = _kinds(*["abstract"] * 5)
+    with torch.no_grad():
+        assert torch.allclose(body_net.role_logits(pooled, kinds, torch.tensor([5]), None),
+                              net.role_logits(pooled, kinds, torch.tensor([5]), None))
+
+
+def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> None:
+    import copy
+
+    import onnxruntime as ort
+
+    from models.training.base import resolve_base_dir
+    from models.training.checkpoint import load_checkpoint, save_checkpoint
+    from models.training.export import ExportOptions, export_bundle
+    from models.training.from_bundle import net_from_bundle
+    from models.training.net import section_index
+
+    body_net = copy.deepcopy(net)
+    body_net.enable_body_head()
+    assert body_net.body_head is not None
+    with torch.no_grad():  # as after training: no two weights equal (the exporter merges equal ones)
+        for param in [*body_net.head.parameters(), *body_net.body_head.parameters()]:
+            param.add_(torch.randn_like(param) * 0.05)
+    base = resolve_base_dir(None)
+    save_checkpoint(tmp_path / "best.pt", body_net, base, {"body_head": {"test": True}})
+    loaded, _, meta = load_checkpoint(tmp_path / "best.pt")
+    assert loaded.body_head is not None and meta["body_head"] == {"test": True}
+    documents = [["We study parsing.", "We train a model.", "It works well."]] * 4
+    manifest = export_bundle(loaded, base, tmp_path / "bundle",
+                             ExportOptions(quantize=False, parity_sentences=12, body_head={"test": True}),
+                             documents)
+    assert manifest.context["body_head"]["test"] is True
+    assert "method" in manifest.context["section_kinds_trained"]
+    back, _ = net_from_bundle(tmp_path / "bundle")
+    assert back.body_head is not None
+    for key, value in loaded.body_head.state_dict().items():
+        assert torch.allclose(back.body_head.state_dict()[key], value, atol=1e-6), key
+    session = ort.InferenceSession(str(tmp_path / "bundle" / "roles.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    pooled = np.random.default_rng(1).normal(size=(2, HIDDEN)).astype(np.float32)
+    kinds = np.array([section_index("abstract"), section_index("method")], dtype=np.int64)
+    (graph,) = session.run(["role_logits"], {"pooled": pooled, "section_kind": kinds})
+    with torch.no_grad():
+        reference = loaded.role_logits(torch.from_numpy(pooled)[None], torch.from_numpy(kinds)[None],
+                                       torch.tensor([2]), None)[0].numpy()
+    assert np.allclose(graph, reference, atol=1e-4)
