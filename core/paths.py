@@ -37,12 +37,13 @@ def user_data_dir() -> Path:
 
 
 def corpus_dir() -> Path:
-    """The default phrase corpus (a library folder): shipped in ``resources/corpus`` when present,
-    else built into the user data folder by ``rhetorica corpus build``."""
-    shipped = resources_dir() / "corpus"
-    if (shipped / "library.sqlite3").is_file():
-        return shipped
-    return user_data_dir() / "corpus"
+    """The default phrase corpus: the pack shipped in ``resources/corpus`` (``core.library.pack``,
+    rebuilt by ``rhetorica corpus build``); a corpus in the user data folder (a pack or a library
+    folder) takes precedence, so a user can build their own without touching the installation."""
+    own = user_data_dir() / "corpus"
+    if (own / "manifest.json").is_file() or (own / "library.sqlite3").is_file():
+        return own
+    return resources_dir() / "corpus"
 
 
 def library_dir() -> Path:

@@ -14,24 +14,65 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.library.library import Library
+    from core.library.store import PaperRecord, SentenceRecord
     from core.model_api import RoleModel
 
 DUPLICATE_SIMILARITY = 0.97  # content cosine above which two sentences count as the same wording
+# The same, per view: a pack (no content view) judges wording in the function view, where two
+# sentences doing the same job sit closer than in the content view, hence the higher bar.
+DUPLICATE_LIMITS = {"content": DUPLICATE_SIMILARITY, "function": 0.99}
 Templater = Callable[[str], tuple[list[tuple[int, int]], str]]
+
+
+class SentenceSource(Protocol):
+    """What suggestions read: a :class:`core.library.library.Library` (the user's library, or a
+    corpus built as one) or a :class:`core.library.pack.PackCorpus` (the shipped phrase corpus)."""
+
+    duplicate_view: str  # the view near-duplicate wording is judged in
+
+    def search(self, view: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
+    def sentences(self, ids: Sequence[int]) -> list[SentenceRecord]: ...
+    def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray: ...
+    def paper(self, paper_id: str) -> PaperRecord | None: ...
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where suggestions come from: a library folder opened as :class:`Library`, and its kind."""
+    """Where suggestions come from (an opened library or phrase-corpus pack), and its kind."""
 
     kind: str  # "corpus" or "library"
-    library: Library
+    library: SentenceSource
+
+
+def open_source(kind: str, folder: str | Path, model: Any = None) -> Source:
+    """A folder opened as what it holds: a phrase-corpus pack or a library (close it when done).
+    With ``model`` (a loaded bundle), a pack built with another model's function view is refused."""
+    from core.library.pack import PackCorpus, file_sha256, is_pack
+
+    if is_pack(folder):
+        pack = PackCorpus(folder)
+        graph = Path(getattr(model, "bundle_dir", "")) / "model.onnx" if model is not None else None
+        if graph is not None and graph.is_file():
+            pack.check_model(file_sha256(graph))
+        return Source(kind, pack)
+    from core.library.library import Library
+
+    return Source(kind, Library(folder))
+
+
+def has_sentences(folder: str | Path) -> bool:
+    """True when ``folder`` holds a phrase-corpus pack or a library database."""
+    from core.library.pack import is_pack
+    from core.library.store import DATABASE_NAME
+
+    return is_pack(folder) or (Path(folder) / DATABASE_NAME).is_file()
 
 
 @dataclass
@@ -97,7 +138,7 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     rows: list[tuple[Source, Any, float]] = []
     for source in sources:
         chosen = [(i, s) for src, i, s in candidates if src is source]
-        records = source.library.store.sentences([i for i, _ in chosen])
+        records = source.library.sentences([i for i, _ in chosen])
         by_id = {r.id: r for r in records}
         rows.extend((source, by_id[i], s) for i, s in chosen if i in by_id)
     query_key = _normalise(text)
@@ -108,14 +149,20 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     if not rows:
         return SuggestionResult({"text": text, "role": role, "function": predicted}, [])
     function_vectors = _vectors(rows, "function")
-    content_vectors = _vectors(rows, "content")
-    # The same wording as the query (near-identical content) is not a suggestion either.
-    keep = [i for i in range(len(rows)) if float(content_vectors[i] @ query_content) < DUPLICATE_SIMILARITY]
+    # Near-identical wording (the query's, or an earlier pick's) is no suggestion: judged in each
+    # source's duplicate view (content for a library; function for a pack, which has no content).
+    duplicate_vectors, duplicate_limits = _duplicate_vectors(rows)
+    query_views = {"content": query_content, "function": query_function}
+    keep = [i for i in range(len(rows))
+            if float(_padded(query_views[rows[i][0].library.duplicate_view], duplicate_vectors.shape[1])
+                     @ duplicate_vectors[i]) < duplicate_limits[i]]
     rows = [rows[i] for i in keep]
-    function_vectors, content_vectors = function_vectors[keep], content_vectors[keep]
+    function_vectors, duplicate_vectors = function_vectors[keep], duplicate_vectors[keep]
+    duplicate_limits = duplicate_limits[keep]
     picked: list[int] = []
     for index in mmr(query_function, function_vectors, len(rows)):
-        duplicate = any(float(content_vectors[index] @ content_vectors[j]) >= DUPLICATE_SIMILARITY
+        duplicate = any(rows[index][0].library.duplicate_view == rows[j][0].library.duplicate_view
+                        and float(duplicate_vectors[index] @ duplicate_vectors[j]) >= duplicate_limits[index]
                         for j in picked)
         if not duplicate:
             picked.append(index)
@@ -124,7 +171,7 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     suggestions = []
     for index in picked:
         source, record, similarity = rows[index]
-        paper = source.library.store.paper(record.paper_id)
+        paper = source.library.paper(record.paper_id)
         spans, template = templater(record.text) if templater is not None else ([], "")
         suggestions.append(Suggestion(
             record.text, {"kind": source.kind, "paper_id": record.paper_id,
@@ -133,12 +180,33 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     return SuggestionResult({"text": text, "role": role, "function": predicted}, suggestions)
 
 
+def _duplicate_vectors(rows: Sequence[tuple[Source, Any, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's vector in its source's duplicate view (zero-padded to one width) and the cosine
+    at or above which two sentences count as the same wording in that view."""
+    views = sorted({row[0].library.duplicate_view for row in rows})
+    blocks = {view: _vectors([r for r in rows if r[0].library.duplicate_view == view], view)
+              for view in views}
+    matrix = np.zeros((len(rows), max(b.shape[1] for b in blocks.values())), dtype=np.float32)
+    limits = np.zeros(len(rows), dtype=np.float32)
+    for view, block in blocks.items():
+        positions = [i for i, r in enumerate(rows) if r[0].library.duplicate_view == view]
+        matrix[positions, : block.shape[1]] = block
+        limits[positions] = DUPLICATE_LIMITS[view]
+    return matrix, limits
+
+
+def _padded(vector: np.ndarray, width: int) -> np.ndarray:
+    out = np.zeros(width, dtype=np.float32)
+    out[: min(width, len(vector))] = vector[:width]
+    return out
+
+
 def _vectors(rows: Sequence[tuple[Source, Any, float]], view: str) -> np.ndarray:
     """The stored ``view`` vectors of ``rows`` (normalised), in order: one query per source."""
     out = np.zeros((len(rows), 0), dtype=np.float32)
     for source in {id(src): src for src, _, _ in rows}.values():
         positions = [i for i, (src, _, _) in enumerate(rows) if src is source]
-        found = source.library.store.vectors_of([rows[i][1].id for i in positions], view)
+        found = source.library.vectors_of([rows[i][1].id for i in positions], view)
         if out.shape[1] == 0:
             out = np.zeros((len(rows), found.shape[1]), dtype=np.float32)
         out[positions] = found

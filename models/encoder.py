@@ -62,6 +62,8 @@ class DocumentEncoding:
     function_threshold: float = 0.0
     # What label adapters read, when it is not the embeddings (a content fork's normalised pooled vectors).
     adapter_features: np.ndarray | None = None
+    # The function view (n, k), L2-normalised: only when asked for (encode_documents(with_function_vectors)).
+    function_vectors: np.ndarray | None = None
 
     @property
     def adapter_input(self) -> np.ndarray:
@@ -334,17 +336,28 @@ class EncoderModel:
         return self.encode_document(sentences, section_kinds).roles
 
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
-                         with_embeddings: bool = True) -> list[DocumentEncoding]:
+                         with_embeddings: bool = True,
+                         with_function_vectors: bool = False) -> list[DocumentEncoding]:
         """:meth:`encode_document` of several documents ((sentences, section kinds) each).
 
         With two graphs all their sentences go through the sentence graph together, length-sorted
         across documents (short sentences of every section share batches: little padding), then the
         role graph runs on each document's pooled vectors. ``with_embeddings=False`` lets a bundle
-        with a content graph skip it (the encodings' embeddings are then zeros)."""
+        with a content graph skip it (the encodings' embeddings are then zeros);
+        ``with_function_vectors`` adds the function view from the same run (bundles with functions)."""
         if not self.two_graphs:
-            return [self.encode_document(sentences, kinds) for sentences, kinds in documents]
+            encodings = [self.encode_document(sentences, kinds) for sentences, kinds in documents]
+            if with_function_vectors:
+                for encoding, (sentences, _) in zip(encodings, documents, strict=True):
+                    encoding.function_vectors = (self.embed(sentences, view="function") if self.has_functions
+                                                 else encoding.embeddings)
+            return encodings
+        if with_function_vectors and not self.has_functions:
+            with_embeddings = True  # one embedding serves both views
         flat = [s for sentences, _ in documents for s in sentences]
-        wanted = ("function_logits",) if self.has_functions else ()
+        vectors = with_function_vectors and self.has_functions
+        wanted = (("function_logits", *(("function_embedding",) if vectors else ()))
+                  if self.has_functions else ())
         skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
         outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH)
@@ -355,7 +368,13 @@ class EncoderModel:
         cursor = 0
         for sentences, kinds in documents:
             n = len(sentences)
-            encodings.append(self._encode_pooled([o[cursor: cursor + n] for o in outputs], kinds, n))
+            parts = [o[cursor: cursor + n] for o in outputs]
+            encoding = self._encode_pooled(parts[:3] if vectors else parts, kinds, n)
+            if vectors:
+                encoding.function_vectors = l2_normalise(parts[3]) if n else np.zeros((0, 0), np.float32)
+            elif with_function_vectors:
+                encoding.function_vectors = encoding.embeddings
+            encodings.append(encoding)
             cursor += n
         return encodings
 

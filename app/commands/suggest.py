@@ -34,10 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from core.errors import MissingFileError
-    from core.library.library import Library
-    from core.library.store import DATABASE_NAME
     from core.paths import corpus_dir, library_dir
-    from core.suggest import Source, suggest
+    from core.suggest import has_sentences, open_source, suggest
     from models.encoder import load_model
 
     if (args.sentence is None) == (args.input is None):
@@ -47,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise MissingFileError(str(args.input), "no such file")
     wanted = [("corpus", args.corpus or corpus_dir()), ("library", args.library or library_dir())]
     folders = [(kind, folder) for kind, folder in wanted
-               if args.source in (kind, "all") and (folder / DATABASE_NAME).is_file()]
+               if args.source in (kind, "all") and has_sentences(folder)]
     if not folders:
         print("rhetorica suggest: nothing to suggest from: build the phrase corpus with 'rhetorica corpus "
               "build' or add papers with 'rhetorica library add PDF…'", file=sys.stderr)
@@ -55,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     templater = _templater()
     model = load_model(args.model, device=args.device, threads=args.threads)
     with ExitStack() as stack:
-        sources = [Source(kind, stack.enter_context(Library(folder))) for kind, folder in folders]
+        sources = [open_source(kind, folder, model) for kind, folder in folders]
+        for opened in sources:
+            stack.callback(opened.library.close)
         if args.input is not None:
             for line in args.input.read_text(encoding="utf-8").splitlines():
                 if line.strip():

@@ -24,7 +24,16 @@ import numpy as np
 from core.errors import RhetoricaError
 from core.jobs import JobContext, ensure_context
 from core.library.index import ExactIndex, HnswIndex, IndexError_
-from core.library.store import VIEWS, LibraryError, LibraryStats, LibraryStore, NewSentence, open_store
+from core.library.store import (
+    VIEWS,
+    LibraryError,
+    LibraryStats,
+    LibraryStore,
+    NewSentence,
+    PaperRecord,
+    SentenceRecord,
+    open_store,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
@@ -180,6 +189,17 @@ class Library:
         self.store.set_meta(f"index.{view}.count", "")  # in case we crash while saving
         index.save(self.folder / INDEX_FILES[view])
         self.store.set_meta(f"index.{view}.count", str(len(index)))
+
+    duplicate_view = "content"  # the view core.suggest judges near-duplicate wording in
+
+    def sentences(self, ids: Sequence[int]) -> list[SentenceRecord]:
+        return self.store.sentences(ids)
+
+    def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray:
+        return self.store.vectors_of(ids, view)
+
+    def paper(self, paper_id: str) -> PaperRecord | None:
+        return self.store.paper(paper_id)
 
     def search(self, view: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(sentence ids [q, k'], cosine similarities [q, k']) best first."""

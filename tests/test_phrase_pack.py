@@ -1,0 +1,174 @@
+"""The phrase-corpus pack: built from papers with a (tiny) model, read back without a database or
+index, searched exactly, used by suggestions beside a library; a pack from another model is refused."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.library.pack import PackCorpus, PackFilter, build_pack, file_sha256, is_pack, quantise_rows
+from core.library.store import LibraryError
+from core.suggest import has_sentences, open_source, suggest
+from tests.tiny_bundle import make_tiny_bundle
+
+
+@dataclass
+class _Section:
+    heading: str
+    kind: str
+    sentences: list[str]
+
+
+@dataclass
+class _Paper:
+    dataset: str
+    paper_id: str
+    title: str
+    sections: list[_Section] = field(default_factory=list)
+
+    @property
+    def licence(self) -> str:
+        return "Apache-2.0"
+
+
+PAPERS = [
+    _Paper("csabstruct", "p1", "First paper", [_Section("Abstract", "abstract", [
+        "We propose a new method for parsing scientific text.",
+        "Results show that the method works well on two datasets.",
+        "Too short."])]),
+    _Paper("scirex", "p2", "Second paper", [
+        _Section("Introduction", "introduction",
+                 ["Little attention has been paid to the role of syntax here.",
+                  "We propose a new method for parsing scientific text."]),
+        _Section("Results", "result",
+                 ["Experiments on three corpora demonstrate large gains over baselines."])]),
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from models import load_model
+
+    tmp = tmp_path_factory.mktemp("pack")
+    model = load_model(make_tiny_bundle(tmp / "bundle"), device="cpu", threads=1)
+    sha = file_sha256(model.bundle_dir / "model.onnx")
+    record = build_pack(PAPERS, model, tmp / "pack", {"model_id": model.model_id, "model_sha256": sha})
+    return model, tmp / "pack", record
+
+
+def test_build_keeps_each_wording_once_with_its_source_and_labels(built) -> None:
+    _, folder, record = built
+    assert is_pack(folder) and has_sentences(folder)
+    # "Too short." is filtered; the repeated proposal sentence is kept once (in the first paper).
+    assert record["sentences"] == 4 and record["papers"] == 2
+    assert record["sources"]["scirex"] == {"licence": "Apache-2.0", "papers": 1, "sentences": 2}
+    corpus = PackCorpus(folder)
+    records = corpus.sentences(range(len(corpus)))
+    assert [r.paper_id for r in records] == ["p1", "p1", "p2", "p2"]
+    assert [r.position for r in records] == [0, 1, 0, 1]  # reading order within each paper
+    assert records[3].section == "Results" and records[3].section_kind == "result"
+    roles = ("background", "objective", "method", "result", "conclusion", "other")
+    assert all(r.role in roles for r in records)
+    paper = corpus.paper("p2")
+    assert paper is not None and paper.title == "Second paper" and paper.note == "Apache-2.0"
+    with gzip.open(folder / "sentences.jsonl.gz", "rt", encoding="utf-8") as handle:
+        assert len(handle.read().splitlines()) == 4
+
+
+def test_exact_search_finds_each_sentence_first_and_vectors_round_trip(built) -> None:
+    model, folder, _ = built
+    corpus = PackCorpus(folder)
+    texts = [r.text for r in corpus.sentences(range(len(corpus)))]
+    queries = model.embed(texts, view="function")
+    ids, scores = corpus.search("function", queries, 2)
+    assert ids[:, 0].tolist() == [0, 1, 2, 3]
+    assert np.all(scores[:, 0] > 0.98) and np.all(scores[:, 0] >= scores[:, 1])
+    stored = corpus.vectors_of([2], "function")[0]
+    assert float(stored @ queries[2] / np.linalg.norm(queries[2])) > 0.99  # int8 keeps the direction
+    empty_ids, _ = corpus.search("content", queries[0], 3)  # a pack has no content view
+    assert empty_ids.shape == (1, 0)
+
+
+def test_quantised_rows_keep_their_direction() -> None:
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(50, 128)).astype(np.float32)
+    q, scales = quantise_rows(vectors)
+    assert q.dtype == np.int8 and np.abs(q).max() == 127
+    back = q.astype(np.float32) * scales[:, None]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert np.min(np.sum(back * unit, axis=1) / np.linalg.norm(back, axis=1)) > 0.999
+
+
+def test_suggestions_come_from_a_pack_and_a_library_together(built, tmp_path: Path) -> None:
+    from core.library.library import Library
+
+    model, folder, _ = built
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "mine", "title": "My paper",
+                                "sentences": ["We propose a fast method for tagging citations."]}) + "\n",
+                    encoding="utf-8")
+    with Library(tmp_path / "lib") as library:
+        library.import_jsonl(rows, model)
+    corpus = open_source("corpus", folder, model)
+    library_source = open_source("library", tmp_path / "lib", model)
+    try:
+        query = "We propose a new method for parsing scientific text."
+        result = suggest(query, model, [corpus, library_source], k=10)
+        texts = [s.text for s in result.suggestions]
+        assert query not in texts  # the query's own wording never comes back
+        kinds = {s.source["kind"] for s in result.suggestions}
+        assert kinds == {"corpus", "library"}
+        titles = {s.source["title"] for s in result.suggestions}
+        assert "My paper" in titles and titles & {"First paper", "Second paper"}
+    finally:
+        corpus.library.close()
+        library_source.library.close()
+
+
+def test_a_pack_from_another_model_and_a_damaged_pack_are_refused(built, tmp_path: Path) -> None:
+    model, folder, _ = built
+    corpus = PackCorpus(folder)
+    corpus.check_model(file_sha256(model.bundle_dir / "model.onnx"))  # its own model: fine
+    with pytest.raises(LibraryError, match="rebuild it with 'rhetorica corpus build'"):
+        corpus.check_model("0" * 64)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("manifest.json", "function.npy", "function-scale.npy", "papers.jsonl.gz"):
+        (broken / name).write_bytes((folder / name).read_bytes())
+    (broken / "sentences.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(LibraryError, match="damaged phrase-corpus pack"):
+        PackCorpus(broken)
+    with pytest.raises(LibraryError, match="not a phrase-corpus pack"):
+        PackCorpus(tmp_path)
+
+
+def test_the_filter_keeps_ordinary_sentences_only() -> None:
+    keep = PackFilter(min_words=3, max_words=6)
+    assert keep.keeps("We propose a method.")
+    assert not keep.keeps("Too short.") and not keep.keeps("1 2 3 4 5") and not keep.keeps("a " * 7)
+
+
+@pytest.mark.shared
+def test_every_phrase_source_reads_attributable_papers() -> None:
+    from itertools import islice
+
+    from tests.conftest import shared_path
+
+    shared_path("data")  # skips with a reason when ../shared is absent
+    from models.datasets.phrase_sources import LICENCES, PHRASE_SOURCES, phrase_papers
+
+    assert set(LICENCES.values()) <= {"Apache-2.0", "MIT", "CC BY 4.0"}  # only what may be bundled
+    for source in PHRASE_SOURCES:
+        papers = list(islice(phrase_papers(source), 3))
+        assert len(papers) == 3, source
+        assert all(p.paper_id and p.sentence_count() > 0 and p.licence for p in papers), source
+        assert all(s.kind for p in papers for s in p.sections), source
+    scitldr = next(phrase_papers("scitldr"))
+    assert scitldr.title  # titles come with the papers that have them
+    scirex = next(phrase_papers("scirex"))
+    assert scirex.title and {s.kind for s in scirex.sections} - {"other"}
