@@ -41,6 +41,8 @@ class PaperAnalysis:
     functions: list[FunctionPrediction] | None = None
     # Sentence embeddings from the same runs (n x d, L2-normalised) when asked for; not in JSON.
     embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # The function view from the same runs (n x k) when asked for; not in JSON.
+    function_vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def labels(self) -> list[str]:
@@ -121,7 +123,7 @@ def _chunks(runs: list[tuple[int, int, int]], size: int | None = None) -> list[l
 
 
 def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None, *,
-                  with_embeddings: bool = False) -> PaperAnalysis:
+                  with_embeddings: bool = False, with_function_vectors: bool = False) -> PaperAnalysis:
     """Label every sentence: each section is one document with its kind, and the sections are
     encoded a chunk (~256 sentences) at a time, so the model can share batches across sections.
 
@@ -135,6 +137,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
     functions: list[FunctionPrediction] = []
     has_functions = True  # until a section comes back without functions (no function head)
     chunks: list[np.ndarray] = []
+    function_chunks: list[np.ndarray] = []
     ctx.progress(0, total, "Labelling sentence roles")
     for chunk in _chunks(section_runs(paper)):
         ctx.check()
@@ -143,7 +146,8 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
             section = _section(paper, section_index)
             documents.append(([s.text for s in paper.sentences[start:end]],
                               section.kind.value if section is not None else None))
-        for encoding in model.encode_documents(documents, with_embeddings=with_embeddings):
+        for encoding in model.encode_documents(documents, with_embeddings=with_embeddings,
+                                               with_function_vectors=with_function_vectors):
             roles.extend(encoding.roles)
             found = encoding.functions
             if found is None:
@@ -152,6 +156,8 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
                 functions.extend(found)
             if with_embeddings:
                 chunks.append(encoding.embeddings)
+            if with_function_vectors and encoding.function_vectors is not None:
+                function_chunks.append(encoding.function_vectors)
         last_index, _, end = chunk[-1]
         last = _section(paper, last_index)
         ctx.progress(end, total, f"Labelled {(last.heading if last is not None else '') or 'section'}")
@@ -161,8 +167,14 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
 
         embeddings = (np.concatenate(chunks) if chunks
                       else np.zeros((0, model.embedding_dim), dtype=np.float32))
+    function_vectors = None
+    if function_chunks:
+        import numpy as np
+
+        function_vectors = np.concatenate(function_chunks)
     return PaperAnalysis(paper.sha256, model.model_id, roles, {"roles": time.perf_counter() - started},
-                         functions if has_functions and paper.sentences else None, embeddings)
+                         functions if has_functions and paper.sentences else None, embeddings,
+                         function_vectors)
 
 
 def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: str | None = None,

@@ -28,6 +28,9 @@ class DocumentEncodingLike(Protocol):
     @property
     def functions(self) -> list[FunctionPrediction] | None: ...  # None: the model has no function head
 
+    # The function view (n, k) when asked for (encode_documents(with_function_vectors=True)).
+    function_vectors: np.ndarray | None
+
 
 @runtime_checkable
 class RoleModel(Protocol):
@@ -51,7 +54,8 @@ class RoleModel(Protocol):
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncodingLike: ...
 
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
-                         with_embeddings: bool = True) -> Sequence[DocumentEncodingLike]: ...
+                         with_embeddings: bool = True,
+                         with_function_vectors: bool = False) -> Sequence[DocumentEncodingLike]: ...
 
 
 __all__ = ["DocumentEncodingLike", "RoleModel"]

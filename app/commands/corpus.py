@@ -17,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "corpus", help="Build or describe the default phrase corpus.",
         description="The phrase corpus that suggestions draw on besides your library: real sentences "
-        "from permissively licensed papers (CSAbstruct, SciTLDR, PubMedQA, OA-STM, SciREX), each "
+        "from permissively licensed papers (CSAbstruct, SciTLDR, PubMedQA, OA-STM), each "
         "with its source, labelled and embedded by the model.")
     commands = parser.add_subparsers(dest="corpus_command", required=True)
     build = commands.add_parser(
@@ -28,8 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--out", type=Path, default=None,
                        help="pack folder (default: resources/corpus, the one the app ships)")
     build.add_argument("--source", action="append", default=None,
-                       help="phrase source (repeatable; default all: csabstruct, scitldr, pubmedqa, "
-                       "oa-stm, scirex)")
+                       help="phrase source (repeatable; default the shipped ones: csabstruct, scitldr, "
+                       "pubmedqa, oa-stm; scirex too for a local corpus)")
     build.add_argument("--max-papers", type=int, default=None, help="papers per source (for trials)")
     build.add_argument("--model", default=None, help="model bundle (default: the shipped one)")
     build.add_argument("--threads", type=int, default=2)
@@ -46,10 +46,10 @@ def run_build(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
     from core.library.pack import build_pack, file_sha256
     from core.paths import resources_dir
-    from models.datasets.phrase_sources import PHRASE_SOURCES, PhrasePaper, phrase_papers
+    from models.datasets.phrase_sources import SHIPPED_SOURCES, PhrasePaper, phrase_papers
     from models.encoder import load_model
 
-    sources = args.source or list(PHRASE_SOURCES)
+    sources = args.source or list(SHIPPED_SOURCES)
     out = args.out or resources_dir() / "corpus"
     model = load_model(args.model, device="cpu", threads=args.threads)
     started = time.monotonic()

@@ -212,9 +212,10 @@ class Library:
     # -- adding and removing ------------------------------------------------------------------
     def _store_sentences(self, *, paper_id: str, sha256: str, title: str, source: str, note: str,
                          kind: str, model: RoleModel, sentences: Sequence[NewSentence],
-                         content: np.ndarray) -> list[int] | None:
+                         content: np.ndarray, function: np.ndarray | None = None) -> list[int] | None:
         texts = [s.text for s in sentences]
-        function = model.embed(texts, view="function") if texts else None
+        if function is None or len(function) != len(texts):  # not from the labelling run: embed now
+            function = model.embed(texts, view="function") if texts else None
         for view in VIEWS:  # open the indexes first, so the new vectors are appended, not rebuilt
             self.index(view)
         ids = self.store.add_paper(paper_id=paper_id, sha256=sha256, title=title, source=source, note=note,
@@ -238,7 +239,7 @@ class Library:
 
         if self.store.has_sha256(paper.sha256):
             return None
-        analysis = analyze_paper(paper, model, ctx, with_embeddings=True)
+        analysis = analyze_paper(paper, model, ctx, with_embeddings=True, with_function_vectors=True)
         functions = analysis.functions or []
         sentences = []
         for sentence in paper.sentences:
@@ -253,7 +254,8 @@ class Library:
         assert analysis.embeddings is not None
         return self._store_sentences(paper_id=paper.sha256, sha256=paper.sha256, title=paper.title,
                                      source=paper.source_path, note=note, kind="pdf", model=model,
-                                     sentences=sentences, content=analysis.embeddings)
+                                     sentences=sentences, content=analysis.embeddings,
+                                     function=analysis.function_vectors)
 
     def add_pdfs(self, paths: Iterable[Path], model: RoleModel, ctx: JobContext | None = None,
                  workers: int = 1) -> AddReport:
@@ -304,7 +306,8 @@ class Library:
                 continue
             texts = [text for text, _ in paper.sentences]
             kinds = [_section_kind(section) or None for _, section in paper.sentences]
-            encoding = model.encode_document(texts, [k or "other" for k in kinds] if any(kinds) else None)
+            section_kinds = [k or "other" for k in kinds] if any(kinds) else None
+            (encoding,) = model.encode_documents([(texts, section_kinds)], with_function_vectors=True)
             functions = encoding.functions or []
             sentences = [NewSentence(text, section, kind or "", role.label, role.confidence,
                                      functions[i].label if functions else "",
@@ -313,7 +316,8 @@ class Library:
                                                                                encoding.roles))]
             ids = self._store_sentences(paper_id=paper.paper_id, sha256=paper.sha256, title=paper.title,
                                         source=str(path), note=note, kind="jsonl", model=model,
-                                        sentences=sentences, content=encoding.embeddings)
+                                        sentences=sentences, content=encoding.embeddings,
+                                        function=encoding.function_vectors)
             report.record(paper.paper_id, paper.paper_id, ids)
         ctx.progress(len(papers), len(papers), f"added {len(report.added)} of {len(papers)}")
         return report

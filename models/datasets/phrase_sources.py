@@ -9,7 +9,10 @@ paper keeps its dataset, id, title and licence so that each suggestion can be at
 | ``scitldr`` | CS abstracts with titles (all splits) | Apache-2.0 |
 | ``pubmedqa`` | biomedical abstracts (the question stands in for the title) | MIT |
 | ``oa-stm`` | full texts in ten domains (abstract + body; Elsevier OA) | CC BY 4.0 |
-| ``scirex`` | ML full texts by section | Apache-2.0 |
+| ``scirex`` | ML full texts by section | Apache-2.0 (the dataset; see below) |
+
+``scirex`` is not in the shipped pack (:data:`SHIPPED_SOURCES`): its provenance says the papers' own
+licences (arXiv's among them) apply to the text, so it is only for a corpus a user builds locally.
 
 Pure Python (no model): the builder in ``app/commands/corpus.py`` labels and embeds the papers.
 """
@@ -26,6 +29,7 @@ from models.datasets.documents import data_root, need_file
 LICENCES = {"csabstruct": "Apache-2.0", "scitldr": "Apache-2.0", "pubmedqa": "MIT",
             "oa-stm": "CC BY 4.0", "scirex": "Apache-2.0"}
 PHRASE_SOURCES = tuple(LICENCES)
+SHIPPED_SOURCES = ("csabstruct", "scitldr", "pubmedqa", "oa-stm")
 
 
 @dataclass
