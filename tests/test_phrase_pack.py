@@ -172,3 +172,19 @@ def test_every_phrase_source_reads_attributable_papers() -> None:
     assert scitldr.title  # titles come with the papers that have them
     scirex = next(phrase_papers("scirex"))
     assert scirex.title and {s.kind for s in scirex.sections} - {"other"}
+
+
+def test_bench_suggest_reports_time_to_first_suggestions(built, tmp_path: Path) -> None:
+    from app.cli import main
+
+    model, folder, _ = built
+    queries = tmp_path / "queries.txt"
+    queries.write_text("We introduce a method for tagging.\nOur results show large gains.\n"
+                       "Little is known about this.\n", encoding="utf-8")
+    out = tmp_path / "bench.json"
+    assert main(["bench", "suggest", "--corpus", str(folder), "--model", str(model.bundle_dir),
+                 "--input", str(queries), "--threads", "1", "-k", "3", "--json", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["queries"] == 3 and report["sources"] == {"corpus": 4}
+    assert 0 < report["seconds_to_first_suggestions"] < 60
+    assert report["latency_ms"]["p50"] > 0 and report["mean_suggestions"] > 0

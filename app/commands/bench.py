@@ -13,6 +13,7 @@ MODULES = (
     "app.commands.bench_gemm",
     "app.commands.bench_gui",
     "app.commands.bench_index",
+    "app.commands.bench_suggest",
 )
 
 
