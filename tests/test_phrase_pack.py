@@ -188,3 +188,18 @@ def test_bench_suggest_reports_time_to_first_suggestions(built, tmp_path: Path) 
     assert report["queries"] == 3 and report["sources"] == {"corpus": 4}
     assert 0 < report["seconds_to_first_suggestions"] < 60
     assert report["latency_ms"]["p50"] > 0 and report["mean_suggestions"] > 0
+
+
+def test_blind_judgements_are_scored_per_system_macro_over_queries() -> None:
+    from app.commands.eval_suggest import score
+
+    systems = {"q0-0": "model", "q0-1": "random", "q0-2": "model", "q1-0": "model", "q1-1": "random"}
+    marks = {"q0-0": 2, "q0-1": 0, "q0-2": 1, "q1-0": 0, "q1-1": 1}
+    key = [{"query_id": cid[:2], "cid": cid, "system": system} for cid, system in systems.items()]
+    judged = [{"query_id": cid[:2], "cid": cid, "same_job": mark} for cid, mark in marks.items()]
+    result = score(judged, key)
+    assert result["model"] == {"queries": 2, "candidates": 3, "precision_strict": 0.25,
+                               "precision_lenient": 0.5}
+    assert result["random"]["precision_strict"] == 0.0 and result["random"]["precision_lenient"] == 0.5
+    with pytest.raises(ValueError, match="not in the key"):
+        score([{"query_id": "q9", "cid": "q9-0", "same_job": 2}], key)

@@ -13,6 +13,7 @@ MODULES = (
     "app.commands.eval_content",
     "app.commands.eval_functions",
     "app.commands.eval_templates",
+    "app.commands.eval_suggest",
 )
 
 

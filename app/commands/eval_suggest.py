@@ -1,0 +1,117 @@
+"""``rhetorica eval suggest``: phrasing suggestions judged by hand, blind, against random sentences.
+
+Two steps, so the judge never knows which system gave a candidate:
+
+1. ``--draw DIR``: ``--queries`` sentences of the bundled sample paper (CC BY; drawn with a fixed
+   seed, 6-60 words, body and abstract alike) each get the top ``-k`` suggestions from the phrase
+   corpus and ``-k`` sentences of the same corpus drawn at random, shuffled together. Writes
+   ``DIR/sample.jsonl`` (what the judge sees: query, candidates) and ``DIR/key.jsonl`` (which system
+   gave each candidate).
+2. ``--judgements FILE --key FILE``: the judge's rows ``{"query_id", "cid", "same_job": 0|1|2}``
+   (2 = does the same rhetorical job as the query, so its wording could be adapted for it;
+   1 = a related job or only part of it; 0 = another job) scored per system: the share of
+   candidates judged 2 (strict) and judged >= 1 (lenient), macro-averaged over queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+SEED = 2029
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "suggest", help="Suggestions judged by hand, blind, against random sentences.", description=__doc__)
+    step = parser.add_mutually_exclusive_group(required=True)
+    step.add_argument("--draw", type=Path, metavar="DIR", help="write a blind sample to judge")
+    step.add_argument("--judgements", type=Path, metavar="FILE", help="score the judgements of a sample")
+    parser.add_argument("--key", type=Path, default=None, help="the sample's key.jsonl (with --judgements)")
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("-k", type=int, default=3)
+    parser.add_argument("--corpus", type=Path, default=None, help="phrase corpus (default: the shipped one)")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.set_defaults(func=run)
+
+
+def _query_sentences(count: int) -> list[str]:
+    from core.paths import sample_paper_path
+    from core.pdf import parse_pdf
+
+    paper = parse_pdf(sample_paper_path())
+    pool = [s.text for s in paper.sentences if 6 <= len(s.text.split()) <= 60]
+    return random.Random(SEED).sample(pool, min(count, len(pool)))
+
+
+def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
+         threads: int) -> dict[str, Any]:
+    from core.paths import corpus_dir as default_corpus
+    from core.suggest import open_source, suggest
+    from models.encoder import load_model
+
+    model = load_model(model_path, device="cpu", threads=threads)
+    source = open_source("corpus", corpus_dir or default_corpus(), model)
+    rng = random.Random(SEED + 1)
+    size = len(source.library)  # type: ignore[arg-type]
+    sample, key = [], []
+    for number, query in enumerate(_query_sentences(queries)):
+        found = suggest(query, model, [source], k)
+        chosen = [("model", s.text) for s in found.suggestions[:k]]
+        randoms = [r.text for r in source.library.sentences(rng.sample(range(size), k * 3))
+                   if r.text != query and r.text not in {t for _, t in chosen}][:k]
+        candidates = [*chosen, *[("random", t) for t in randoms]]
+        rng.shuffle(candidates)
+        qid = f"q{number:02d}"
+        shown = [{"cid": f"{qid}-{i}", "text": t} for i, (_, t) in enumerate(candidates)]
+        sample.append({"query_id": qid, "query": query, "candidates": shown})
+        key += [{"query_id": qid, "cid": f"{qid}-{i}", "system": system,
+                 "query_function": found.query["function"]} for i, (system, _) in enumerate(candidates)]
+    source.library.close()
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("sample.jsonl", sample), ("key.jsonl", key)):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        (out / name).write_text(text, encoding="utf-8")
+    return {"queries": len(sample), "candidates": len(key), "model_id": model.model_id, "out": str(out)}
+
+
+def score(judgements: list[dict[str, Any]], key: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per system: strict (judged 2) and lenient (judged >= 1) precision, macro over queries."""
+    system_of = {row["cid"]: row["system"] for row in key}
+    per_query: dict[str, dict[str, list[int]]] = {}
+    for row in judgements:
+        system = system_of.get(row["cid"])
+        if system is None:
+            raise ValueError(f"judged candidate {row['cid']} is not in the key")
+        per_query.setdefault(system, {}).setdefault(row["query_id"], []).append(int(row["same_job"]))
+    result: dict[str, Any] = {}
+    for system, queries in sorted(per_query.items()):
+        strict = [sum(v == 2 for v in values) / len(values) for values in queries.values()]
+        lenient = [sum(v >= 1 for v in values) / len(values) for values in queries.values()]
+        result[system] = {"queries": len(queries), "candidates": sum(len(v) for v in queries.values()),
+                          "precision_strict": round(sum(strict) / len(strict), 4),
+                          "precision_lenient": round(sum(lenient) / len(lenient), 4)}
+    return result
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.draw is not None:
+        report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads)
+    else:
+        if args.key is None:
+            print("rhetorica eval suggest: --judgements needs --key (the sample's key.jsonl)")
+            return 2
+        report = score(_read(args.judgements), _read(args.key))
+    print(json.dumps(report, indent=2))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
