@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.docks = self.dock_panels.docks  # panel id -> QDockWidget
         self._build_actions()
         self.dock_panels.build()
+        self._link_panels()
         self._build_menus()
         self._build_toolbar()
         self.job_status = JobStatus(self.statusBar(), self.tracker)
@@ -158,6 +159,19 @@ class MainWindow(QMainWindow):
                                       f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
         self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
+
+    def _link_panels(self) -> None:
+        """Besides the session, one link between panels, by what they offer (no panel is named): a
+        panel that publishes the sentence being written (``currentSentenceChanged``, the draft) feeds
+        every panel that takes one (``set_draft_sentence``, the suggestions)."""
+        for source in self.panels.values():
+            sentence = getattr(source, "currentSentenceChanged", None)
+            for target in self.panels.values():
+                take = getattr(target, "set_draft_sentence", None)
+                if sentence is not None and take is not None and target is not source:
+                    sentence.connect(take)
+        for dock in self.docks.values():  # a panel the user turns on comes to the front of its tabs
+            dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and d.raise_())
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -484,6 +498,9 @@ class MainWindow(QMainWindow):
         if isinstance(focus, TEXT_WIDGETS):  # a panel's text box (or its subclass) copies its own selection
             focus.copy()
             return ""
+        own = getattr(focus, "copy_selected_item", None)  # a panel's list that copies its selected row
+        if callable(own):
+            return str(own())
         fallback = ""
         paper = self.session.paper
         if paper is not None and 0 <= self.session.selected < len(paper.sentences):

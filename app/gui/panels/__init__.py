@@ -12,6 +12,7 @@ BUILTIN_PANEL_MODULES = (
     "app.gui.panels.profile",
     "app.gui.panels.figures",
     "app.gui.panels.draft",
+    "app.gui.panels.suggestions",
 )
 
 

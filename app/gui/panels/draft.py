@@ -216,6 +216,7 @@ class DraftEditor(QPlainTextEdit):
 
 class DraftPanel(QWidget):
     labelled = Signal(int)  # number of sentences labelled (after each labelling round)
+    currentSentenceChanged = Signal(str)  # the sentence at the cursor, LABEL_DELAY_MS after typing stops
 
     def __init__(self, session: Session, store: DraftStore | None = None) -> None:
         super().__init__()
@@ -257,6 +258,9 @@ class DraftPanel(QWidget):
         self._label_timer.timeout.connect(self.label_now)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_now)
+        self._sentence = ""
+        self._sentence_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS)
+        self._sentence_timer.timeout.connect(self._emit_current_sentence)
         session.models.ready.connect(self._on_model_ready)
         session.models.failed.connect(self._on_model_failed)
         saved = self.store.load()
@@ -265,6 +269,7 @@ class DraftPanel(QWidget):
             self.status.setText("Draft restored.")
             self._label_timer.start()
         self.editor.textChanged.connect(self._on_text_changed)
+        self.editor.cursorPositionChanged.connect(self._sentence_timer.start)
 
     @property
     def text(self) -> str:
@@ -277,6 +282,20 @@ class DraftPanel(QWidget):
         self._version += 1
         self._label_timer.start()
         self._save_timer.start()
+
+    def current_sentence(self) -> str:
+        """The sentence at the cursor (or the one just before it; "" in an empty draft)."""
+        from core.text.sentences import split_sentences
+
+        text, position = self.text, self.editor.textCursor().position()
+        before = [(a, b) for a, b in split_sentences(text) if a <= position]
+        return text[before[-1][0]:before[-1][1]] if before else ""
+
+    def _emit_current_sentence(self) -> None:
+        sentence = self.current_sentence()
+        if sentence != self._sentence:
+            self._sentence = sentence
+            self.currentSentenceChanged.emit(sentence)
 
     def save_now(self) -> None:
         self._save_timer.stop()
