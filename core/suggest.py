@@ -31,6 +31,7 @@ DUPLICATE_LIMITS = {"content": DUPLICATE_SIMILARITY, "function": 0.99}
 # view alone confuses jobs it was not trained to tell apart well (P@1 about 0.25 on the gold set),
 # while the role is right about four times in five on abstracts. A candidate the model gives the
 # query's own function is the strongest evidence of the same job.
+FILTERED_DEPTH = 8  # how many times further a filtered search looks
 ROLE_BONUS = 0.05
 FUNCTION_BONUS = 0.10
 Templater = Callable[[str], tuple[list[tuple[int, int]], str]]
@@ -143,7 +144,9 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     query_content = encoding.embeddings[0]
     candidates: list[tuple[Source, int, float]] = []
     for source in sources:
-        ids, scores = source.library.search("function", query_function, k * pool)
+        # A filter throws most neighbours away: look further so that rare matches still come back.
+        depth = k * pool * (FILTERED_DEPTH if function is not None or section_kind is not None else 1)
+        ids, scores = source.library.search("function", query_function, depth)
         candidates.extend((source, int(i), float(s)) for i, s in zip(ids[0], scores[0]))
     rows: list[tuple[Source, Any, float]] = []
     for source in sources:

@@ -49,6 +49,11 @@ def test_add_read_remove(tmp_path: Path) -> None:
         assert next(iter(store.vectors("function")))[1].shape == (5, 4)
         stats = store.stats()
         assert (stats.papers, stats.sentences, stats.models) == (2, 5, {"m@1": 2})
+        _paper(store, "alphabet", 1, seed=2)
+        with pytest.raises(LibraryError, match="names several papers"):
+            store.resolve_paper_id("alph")
+        assert store.resolve_paper_id("alphab") == "alphabet"  # a unique start, as listings show ids
+        assert len(store.remove_paper("alphab")) == 1
         removed = store.remove_paper("alpha")
         assert removed == ids and store.sentence_count() == 2  # the sentences go with the paper
         with pytest.raises(LibraryError, match="no paper 'alpha'"):

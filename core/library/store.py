@@ -189,8 +189,23 @@ class LibraryStore:
                 ids.append(int(row.lastrowid or 0))
         return ids
 
+    def resolve_paper_id(self, prefix: str) -> str:
+        """The paper id that is ``prefix`` or uniquely starts with it (listings shorten sha256 ids)."""
+        if self.paper(prefix) is not None:
+            return prefix
+        rows = self.connection.execute("SELECT paper_id FROM papers WHERE substr(paper_id, 1, ?) = ? LIMIT 2",
+                                       (len(prefix), prefix)).fetchall()
+        if len(rows) == 1 and prefix:
+            return str(rows[0][0])
+        where = f"the library {self.path.parent}"
+        if not rows or not prefix:
+            raise LibraryError(f"no paper {prefix!r} in {where}")
+        raise LibraryError(f"{prefix!r} names several papers in {where}: give more of the id")
+
     def remove_paper(self, paper_id: str) -> list[int]:
-        """Remove a paper and its sentences; returns the removed sentence ids (for the indexes)."""
+        """Remove a paper (its id, or a unique start of it) and its sentences; returns the removed
+        sentence ids (for the indexes)."""
+        paper_id = self.resolve_paper_id(paper_id)
         with self.transaction() as db:
             row = db.execute("SELECT id FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
             if row is None:
