@@ -121,9 +121,14 @@ def template_of(text: str, lexicon: Lexicon | None = None) -> tuple[list[tuple[i
     cursor = 0
     for start, end in spans:
         gap = text[cursor:start]
-        slot = _slot(gap) if any(ch.isalnum() for ch in gap) else ""
-        if slot:
-            parts.append(f"{gap[: len(gap) - len(gap.lstrip())]}{slot}{_tail_space(gap)}")
+        words = re.findall(r"[A-Za-z]+", gap)
+        # A gap of glue words only ("In " before "this paper, we introduce") stays as written.
+        glue = bool(words) and all(w.lower() in FUNCTION_WORDS for w in words) and not re.search(r"\d", gap)
+        slot = _slot(gap) if any(ch.isalnum() for ch in gap) and not glue else ""
+        if slot:  # keep the punctuation and spacing around the slot (": [CONTENT], ")
+            lead = gap[: len(gap) - len(gap.lstrip(" ,;:"))]
+            trail = gap[len(gap.rstrip(" ,;:")):]
+            parts.append(f"{lead}{slot}{trail}")
         else:
             parts.append(gap)
         parts.append(text[start:end])
@@ -133,7 +138,3 @@ def template_of(text: str, lexicon: Lexicon | None = None) -> tuple[list[tuple[i
     ending = tail[len(stripped):]
     parts.append((f" {_slot(stripped)}" if _slot(stripped) else stripped) + ending.strip())
     return spans, re.sub(r"\s+", " ", "".join(parts)).strip()
-
-
-def _tail_space(gap: str) -> str:
-    return " " if gap.endswith((" ", ", ")) or gap[-1:].isspace() else ""

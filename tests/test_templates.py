@@ -27,6 +27,18 @@ def test_content_and_numbers_become_slots() -> None:
     assert template.startswith("We propose a novel")
     assert "[CONTENT]" in template or "[NUMBER]" in template
     assert template_of("Hyperparameters: lr 3e-5, batch 32.") == ([], "")  # nothing formulaic
+
+
+def test_glue_words_stay_and_slots_keep_their_punctuation(monkeypatch: pytest.MonkeyPatch) -> None:
+    spans, template = template_of("In this paper, we introduce a parser for noisy text.")
+    assert spans[0][0] == 3  # "In" is outside the span: it stays as written instead of becoming a slot
+    assert template == "In this paper, we introduce a [CONTENT]."
+    import core.templates
+
+    text = "We study two tasks: citation prediction and tagging, as shown below."
+    monkeypatch.setattr(core.templates, "formulaic_spans", lambda t, lexicon=None: [(0, 18), (53, 61)])
+    assert text[0:18] == "We study two tasks" and text[53:61] == "as shown"
+    assert template_of(text)[1] == "We study two tasks: [CONTENT], as shown [CONTENT]."
     assert formulaic_spans("") == []
 
 
