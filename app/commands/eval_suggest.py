@@ -2,15 +2,16 @@
 
 Two steps, so the judge never knows which system gave a candidate:
 
-1. ``--draw DIR``: ``--queries`` sentences of the bundled sample paper (CC BY; drawn with a fixed
-   seed, 6-60 words, body and abstract alike) each get the top ``-k`` suggestions from the phrase
-   corpus and ``-k`` sentences of the same corpus drawn at random, shuffled together. Writes
-   ``DIR/sample.jsonl`` (what the judge sees: query, candidates) and ``DIR/key.jsonl`` (which system
-   gave each candidate).
+1. ``--draw DIR``: ``--queries`` sentences of the hand-labelled full-paper gold set
+   (``models/datasets/gold_data``, dev and test, the rows of CC BY papers whose gold function is
+   not "none"; drawn with a fixed seed) each get the top ``-k`` suggestions from the phrase corpus
+   and ``-k`` sentences of the same corpus drawn at random, shuffled together. Writes
+   ``DIR/sample.jsonl`` (what the judge sees: the query, its gold function with the taxonomy's name
+   and description, the candidates) and ``DIR/key.jsonl`` (which system gave each candidate).
 2. ``--judgements FILE --key FILE``: the judge's rows ``{"query_id", "cid", "same_job": 0|1|2}``
-   (2 = does the same rhetorical job as the query, so its wording could be adapted for it;
-   1 = a related job or only part of it; 0 = another job) scored per system: the share of
-   candidates judged 2 (strict) and judged >= 1 (lenient), macro-averaged over queries.
+   (2 = the candidate performs the query's gold function, so its wording could be adapted for it;
+   1 = a related function or only part of it; 0 = another function) scored per system: the share
+   of candidates judged 2 (strict) and judged >= 1 (lenient), macro-averaged over queries.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     step.add_argument("--judgements", type=Path, metavar="FILE", help="score the judgements of a sample")
     parser.add_argument("--key", type=Path, default=None, help="the sample's key.jsonl (with --judgements)")
     parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("-k", type=int, default=3)
+    parser.add_argument("-k", type=int, default=5)
     parser.add_argument("--corpus", type=Path, default=None, help="phrase corpus (default: the shipped one)")
     parser.add_argument("--model", default=None)
     parser.add_argument("--threads", type=int, default=2)
@@ -40,27 +41,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _query_sentences(count: int) -> list[str]:
-    from core.paths import sample_paper_path
-    from core.pdf import parse_pdf
+def _query_rows(count: int) -> list[dict[str, Any]]:
+    """Gold rows (CC BY papers only: their text is in the repository) with a real function."""
+    from models.datasets.gold import GOLD_DIR
 
-    paper = parse_pdf(sample_paper_path())
-    pool = [s.text for s in paper.sentences if 6 <= len(s.text.split()) <= 60]
+    rows = [json.loads(line) for split in ("dev", "test")
+            for line in (GOLD_DIR / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    pool = [r for r in rows if r.get("text") and r["function"] != "none"]
     return random.Random(SEED).sample(pool, min(count, len(pool)))
 
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
          threads: int) -> dict[str, Any]:
+    from core.functions import default_taxonomy
     from core.paths import corpus_dir as default_corpus
     from core.suggest import open_source, suggest
     from models.encoder import load_model
+
+    taxonomy = {f.id: f for f in default_taxonomy().functions}
 
     model = load_model(model_path, device="cpu", threads=threads)
     source = open_source("corpus", corpus_dir or default_corpus(), model)
     rng = random.Random(SEED + 1)
     size = len(source.library)  # type: ignore[arg-type]
     sample, key = [], []
-    for number, query in enumerate(_query_sentences(queries)):
+    for number, row in enumerate(_query_rows(queries)):
+        query = str(row["text"])
         found = suggest(query, model, [source], k)
         chosen = [("model", s.text) for s in found.suggestions[:k]]
         randoms = [r.text for r in source.library.sentences(rng.sample(range(size), k * 3))
@@ -69,9 +76,14 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
         rng.shuffle(candidates)
         qid = f"q{number:02d}"
         shown = [{"cid": f"{qid}-{i}", "text": t} for i, (_, t) in enumerate(candidates)]
-        sample.append({"query_id": qid, "query": query, "candidates": shown})
-        key += [{"query_id": qid, "cid": f"{qid}-{i}", "system": system,
-                 "query_function": found.query["function"]} for i, (system, _) in enumerate(candidates)]
+        function = taxonomy[row["function"]]
+        sample.append({"query_id": qid, "query": query, "section_kind": row["section_kind"],
+                       "gold_function": {"id": function.id, "name": function.name,
+                                         "description": function.description},
+                       "candidates": shown})
+        key += [{"query_id": qid, "cid": f"{qid}-{i}", "system": system, "gold_function": row["function"],
+                 "predicted_function": found.query["function"], "pdf": row["pdf"], "sid": row["sid"]}
+                for i, (system, _) in enumerate(candidates)]
     source.library.close()
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("sample.jsonl", sample), ("key.jsonl", key)):

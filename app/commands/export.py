@@ -31,6 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="fit a per-role logit bias on this dev set before export (repeatable)")
     parser.add_argument("--training-command", default=None, metavar="TEXT",
                         help="the command that trained the checkpoint (recorded in the manifest)")
+    parser.add_argument("--reuse-sentence-graphs", type=Path, default=None, metavar="BUNDLE",
+                        help="ship this bundle's sentence and content graphs unchanged (for a checkpoint "
+                        "whose encoder was not trained, e.g. from 'rhetorica train body')")
     parser.add_argument("--name", default="rhetorica-roles")
     parser.add_argument("--version", default="0.1.0")
     parser.set_defaults(func=run)
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             args.checkpoint, args.out, quantize=not args.no_quantize, parity_data=args.parity_data,
             name=args.name, version=args.version, command=args.training_command,
             extra_training={"export_command": shlex.join(["rhetorica", *sys.argv[1:]])},
-            calibrate=args.calibrate, ctx=ctx)
+            calibrate=args.calibrate, reuse_sentence_graphs=args.reuse_sentence_graphs, ctx=ctx)
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "size_mb": round(bundle_size_bytes(args.out) / 1e6, 2),
                       "quantization": manifest.quantization,

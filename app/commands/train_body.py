@@ -76,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
                                                JobContext(show))
     print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
                       "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
+    # The encoder did not move: the bundle's sentence graphs ship unchanged, only roles.onnx is new.
     manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
-                                 version=args.version, command=command, ctx=JobContext(show))
+                                 version=args.version, command=command, reuse_sentence_graphs=Path(bundle),
+                                 ctx=JobContext(show))
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,
                       "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))

@@ -11,7 +11,7 @@ import torch
 
 from core.errors import DatasetError
 from models.encoder import pad_batch, softmax
-from models.training.net import UNKNOWN_SECTION, RhetoricaNet
+from models.training.net import SECTION_KINDS, UNKNOWN_SECTION, RhetoricaNet, is_body_section
 
 if TYPE_CHECKING:
     from models.training.export import GraphPair
@@ -110,10 +110,12 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
     # A fork's adapters read the normalised pooled vector (net.adapter_input), not the embedding.
     ref_pooled: list[np.ndarray] = []
     out_pooled: dict[str, list[np.ndarray]] = {name: [] for name in graphs}
+    kind_of_sentence: list[np.ndarray] = []
     for index, doc in enumerate(chosen):
         ids, mask = pad_batch([e.ids for e in tokenizer.encode_batch(doc)], 0)
         kind_value = index % (UNKNOWN_SECTION + 1)  # every section kind, then unknown
         section = np.full((len(doc),), kind_value, dtype=np.int64)
+        kind_of_sentence.append(section)
         with torch.no_grad():
             torch_outputs = net(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(section))
         for slot, value in zip(reference, torch_outputs, strict=True):
@@ -138,6 +140,20 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
         mine = [np.concatenate(x) for x in out[name]]
         e, lg = mine[0], mine[1]
         result[name] = {**_compare(ref_e, e, ref_l, lg, "role")}
+        kinds = np.concatenate(kind_of_sentence)
+        names_of_kinds = [*SECTION_KINDS, "unknown"]
+        same = ref_l.argmax(-1) == lg.argmax(-1)
+        result[name]["role_agreement_by_kind"] = {names_of_kinds[k]: round(float(same[kinds == k].mean()), 5)
+                                                  for k in sorted(set(kinds.tolist()))}
+        if net.body_head is not None:  # each head on its own sentences (see export._passes)
+            body = is_body_section(torch.from_numpy(kinds)).numpy()
+            result[name]["role_agreement_role_head"] = round(float(
+                (ref_l[~body].argmax(-1) == lg[~body].argmax(-1)).mean()), 5)
+            result[name]["role_agreement_body_head"] = round(float(
+                (ref_l[body].argmax(-1) == lg[body].argmax(-1)).mean()), 5)
+            top2 = np.argsort(-lg[body], axis=-1)[:, :2]
+            result[name]["role_top2_agreement_body_head"] = round(float(
+                (top2 == ref_l[body].argmax(-1)[:, None]).any(-1).mean()), 5)
         if len(names) == 4:  # function_embedding, function_logits: gated like the others
             result[name].update({f"function_{k}": v for k, v in
                                  _compare(ref[2], mine[2], ref[3], mine[3], "").items()})

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core.jobs import JobContext, ensure_context
-from models.bundle import Manifest
+from models.bundle import Manifest, read_manifest
 from models.datasets import load_spec, refuse_test_split
 from models.training.checkpoint import build_net, load_checkpoint
 from models.training.export import ExportOptions, export_bundle
@@ -36,11 +36,13 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
                       parity_data: str = "csabstruct:dev", name: str = "rhetorica-roles",
                       version: str = "0.1.0", command: str | None = None,
                       extra_training: dict[str, Any] | None = None, calibrate: list[str] | None = None,
-                      ctx: JobContext | None = None) -> Manifest:
+                      reuse_sentence_graphs: Path | None = None, ctx: JobContext | None = None) -> Manifest:
     """Export a checkpoint to a bundle (quantised unless told otherwise, parity-checked).
 
     ``calibrate``: dev specs on which a per-role logit bias is fitted and folded into the
     classifier before export (see :mod:`models.training.calibrate`); None or [] = no bias.
+    ``reuse_sentence_graphs``: ship that bundle's sentence and content graphs unchanged (a run that
+    did not train the encoder); the function head's calibration is then kept as it is.
     """
     ctx = ensure_context(ctx)
     refuse_test_split(parity_data, "the export parity check (--parity-data)")
@@ -61,7 +63,14 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
         record["calibration"] = {"dev": list(calibrate), **calibration.to_dict()}
         ctx.progress(0, 5, f"dev F1-micro {calibration.before} -> {calibration.after}")
     threshold = 0.0
-    if net.has_functions:
+    if net.has_functions and reuse_sentence_graphs is not None:
+        # The function head is inside the reused sentence graph: its calibration stays the bundle's.
+        functions = dict(read_manifest(reuse_sentence_graphs).context.get("functions", {}))
+        threshold = float(functions.get("threshold", 0.0))
+        previous = read_manifest(reuse_sentence_graphs).training.get("function_calibration")
+        if previous:
+            record["function_calibration"] = previous
+    elif net.has_functions:
         from models.training.function_threshold import apply_temperature, fit_function_threshold
 
         ctx.progress(0, 5, "fitting the function head's temperature and 'none' threshold on gold:dev")
@@ -72,7 +81,8 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
     options = ExportOptions(name=name, version=version, max_length=max_length,
                             quantize=quantize, parity_data=parity_data, function_threshold=threshold,
                             trained_section_kinds=meta.get("trained_section_kinds"),
-                            body_head=dict(meta.get("body_head", {})), training=record)
+                            body_head=dict(meta.get("body_head", {})), training=record,
+                            reuse_sentence_graphs=reuse_sentence_graphs)
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
 
 
