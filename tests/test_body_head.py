@@ -151,15 +151,16 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     loaded, _, meta = load_checkpoint(tmp_path / "best.pt")
     assert loaded.body_head is not None and meta["body_head"] == {"test": True}
     documents = [["We study parsing.", "We train a model.", "It works well."]] * 4
+    # int8, as shipped (an untrained-like head's near-ties flip under int8: parity recorded, not enforced)
     manifest = export_bundle(loaded, base, tmp_path / "bundle",
-                             ExportOptions(quantize=False, parity_sentences=12, body_head={"test": True}),
-                             documents)
+                             ExportOptions(parity_sentences=12, body_head={"test": True},
+                                           enforce_parity=False), documents)
     assert manifest.context["body_head"]["test"] is True
     assert "method" in manifest.context["section_kinds_trained"]
     back, _ = net_from_bundle(tmp_path / "bundle")
     assert back.body_head is not None
     for key, value in loaded.body_head.state_dict().items():
-        assert torch.allclose(back.body_head.state_dict()[key], value, atol=1e-6), key
+        assert torch.allclose(back.body_head.state_dict()[key], value, atol=2e-3), key  # int8 weights
     session = ort.InferenceSession(str(tmp_path / "bundle" / "roles.onnx"),
                                    providers=["CPUExecutionProvider"])
     pooled = np.random.default_rng(1).normal(size=(2, HIDDEN)).astype(np.float32)
@@ -168,4 +169,21 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     with torch.no_grad():
         reference = loaded.role_logits(torch.from_numpy(pooled)[None], torch.from_numpy(kinds)[None],
                                        torch.tensor([2]), None)[0].numpy()
-    assert np.allclose(graph, reference, atol=1e-4)
+        main_only = loaded.head(torch.from_numpy(pooled)[None], torch.from_numpy(kinds)[None],
+                                torch.tensor([2]), None)[0].numpy()
+    # int8 graph: close to the routed reference, and the method row is the body head's, not the role head's
+    assert np.abs(graph - reference).max() < 0.5
+    assert np.abs(graph[1] - reference[1]).max() < np.abs(graph[1] - main_only[1]).max()
+    assert "role_agreement_body_head" in manifest.context["parity"]["int8"]
+
+    # A new body head on the same encoder: the sentence graphs ship unchanged, the role graph is new.
+    with torch.no_grad():
+        for param in loaded.body_head.parameters():
+            param.add_(torch.randn_like(param) * 0.05)
+    again = export_bundle(loaded, base, tmp_path / "bundle2",
+                          ExportOptions(parity_sentences=12, enforce_parity=False,
+                                        reuse_sentence_graphs=tmp_path / "bundle"), documents)
+    first, second = tmp_path / "bundle", tmp_path / "bundle2"
+    assert (second / "model.onnx").read_bytes() == (first / "model.onnx").read_bytes()
+    assert (second / "roles.onnx").read_bytes() != (first / "roles.onnx").read_bytes()
+    assert again.context["parity"]["int8"]["mean_cosine"] > 0.98  # the reused graph was parity-checked
