@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/rhetorica bench encode
 	$(BIN)/rhetorica bench gemm
 	$(BIN)/rhetorica bench gui
+	$(BIN)/rhetorica bench suggest
 
 # Every headline quality figure of a bundle (default: the shipped one), JSON under runs/eval/<bundle path>/
 # (docs/benchmarks.md quotes them). `make eval BUNDLE=runs/f3/bundle-int8`; the content figure runs the
