@@ -137,10 +137,17 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
             function: str | None = None, section_kind: str | None = None,
             templater: Templater | None = None, pool: int = 8) -> SuggestionResult:
     """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text``."""
-    encoding = model.encode_document([text])
+    # One run of the model for the query: labels and the function view together; the content view
+    # only when a source judges duplicates in it (a library; a pack has none).
+    needs_content = any(source.library.duplicate_view == "content" for source in sources)
+    (encoding,) = model.encode_documents([([text], None)], with_embeddings=needs_content,
+                                         with_function_vectors=True)
     role = encoding.roles[0].label
     predicted = encoding.functions[0].label if encoding.functions else ""
-    query_function = model.embed([text], view="function")[0]
+    vectors = encoding.function_vectors
+    if vectors is None or not len(vectors):  # a model without the function-vectors option
+        vectors = model.embed([text], view="function")
+    query_function = vectors[0]
     query_content = encoding.embeddings[0]
     candidates: list[tuple[Source, int, float]] = []
     for source in sources:

@@ -5,6 +5,12 @@ corpus (and the library when given), then the first query (cold), then ``--queri
 time (p50 / p95 / max), each a full :func:`core.suggest.suggest` call (query labelling and
 embedding, search, filters, MMR, templates). Queries are the sentences of the bundled sample paper
 (or ``--input FILE``, one per line), never the corpus's own sentences.
+
+``--scale N`` measures the same at N sentences: the corpus's real function vectors replicated with
+small Gaussian noise (``--noise``, per dimension σ/√d, re-normalised) up to N, searched through an
+HNSW index (hnswlib, M 16, the library's engine for that view) instead of exactly; a replicated
+sentence answers with its original's text. Index build time and the process's peak memory are
+reported too.
 """
 
 from __future__ import annotations
@@ -27,8 +33,67 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--model", default=None, help="model bundle (default: the shipped one)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--scale", type=int, default=0, metavar="N",
+                        help="replicate the corpus's vectors to N sentences, searched with HNSW")
+    parser.add_argument("--noise", type=float, default=0.5, help="replication noise (σ, see above)")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")
     parser.set_defaults(func=run)
+
+
+class ReplicatedCorpus:
+    """A pack's sentences replicated to ``n`` (noisy copies of its function vectors) behind an HNSW
+    index: what a corpus or library of ``n`` sentences costs to search (bench only)."""
+
+    duplicate_view = "function"
+
+    def __init__(self, pack: Any, n: int, noise: float, seed: int = 0) -> None:
+        import numpy as np
+
+        from core.library.index import HnswIndex
+
+        self.pack = pack
+        base = pack.vectors_of(range(len(pack)), "function")
+        rng = np.random.default_rng(seed)
+        self.vectors = np.empty((n, base.shape[1]), dtype=np.float32)
+        for start in range(0, n, len(base)):
+            block = base[: min(len(base), n - start)]
+            if start:  # the first copy is the real vectors
+                block = block + rng.normal(scale=noise / np.sqrt(base.shape[1]), size=block.shape)
+            self.vectors[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        started = time.perf_counter()
+        self.index = HnswIndex(base.shape[1], capacity=n)
+        for start in range(0, n, 100_000):
+            chunk = self.vectors[start : start + 100_000]
+            self.index.add(np.arange(start, start + len(chunk)), chunk)
+        self.build_seconds = time.perf_counter() - started
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def search(self, view: str, query: Any, k: int) -> tuple[Any, Any]:
+        return self.index.search(query, k)
+
+    def sentences(self, ids: Any) -> list[Any]:
+        from dataclasses import replace
+
+        size = len(self.pack)
+        return [replace(record, id=int(i)) for i in ids
+                for record in self.pack.sentences([int(i) % size])]
+
+    def vectors_of(self, ids: Any, view: str) -> Any:
+        return self.vectors[list(ids)]
+
+    def paper(self, paper_id: str) -> Any:
+        return self.pack.paper(paper_id)
+
+    def close(self) -> None:
+        self.pack.close()
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _queries(args: argparse.Namespace) -> list[str]:
@@ -56,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, device="cpu", threads=args.threads)
     loaded_model = time.perf_counter()
     sources = [open_source("corpus", args.corpus or corpus_dir(), model)]
+    build_seconds = None
+    if args.scale:
+        from core.suggest import Source
+
+        replicated = ReplicatedCorpus(sources[0].library, args.scale, args.noise)
+        build_seconds = replicated.build_seconds
+        sources = [Source("corpus", replicated)]
     if args.library is not None:
         sources.append(open_source("library", args.library, model))
     opened = time.perf_counter()
@@ -84,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
                         "p95": round(float(np.percentile(latencies, 95)) * 1000, 1),
                         "max": round(max(latencies) * 1000, 1)} if latencies else {}),
         "mean_suggestions": round(float(np.mean(counts)), 2),
+        **({"scale": args.scale, "noise": args.noise, "index": "hnswlib M16 ef64 (function view)",
+            "index_build_seconds": round(build_seconds or 0.0, 1)} if args.scale else {}),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
         "command": "rhetorica bench suggest " + " ".join(
             f"{'-k' if k == 'k' else '--' + k.replace('_', '-')} {v}" for k, v in vars(args).items()
             if k not in ("func", "command", "bench_command", "json") and v is not None),

@@ -51,14 +51,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
     from core.jobs import JobContext, Progress
     from models.bundle import default_bundle_path
     from models.training.body_roles import BodyConfig, BodyData, train_body_checkpoint
     from models.training.pipeline import export_checkpoint
 
-    torch.set_num_threads(max(1, args.threads))
     bundle = args.bundle or default_bundle_path()
     work = args.work or Path("runs") / time.strftime("body-%Y%m%d-%H%M%S")
     data = BodyData(sources=args.source or ["scirex", "pdfs"], datasets=args.data,

@@ -390,6 +390,8 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
 
     ctx = ensure_context(ctx)
     started = time.monotonic()
+    if threads:
+        torch.set_num_threads(max(1, threads))
     model = load_model(bundle, device="cpu", threads=threads)
     ctx.progress(0, 1, "reading training sentences")
     train_runs = training_runs(data, cfg.seed)
