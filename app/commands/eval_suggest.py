@@ -101,13 +101,25 @@ def score(judgements: list[dict[str, Any]], key: list[dict[str, Any]]) -> dict[s
         if system is None:
             raise ValueError(f"judged candidate {row['cid']} is not in the key")
         per_query.setdefault(system, {}).setdefault(row["query_id"], []).append(int(row["same_job"]))
-    result: dict[str, Any] = {}
-    for system, queries in sorted(per_query.items()):
+    # Queries whose function the model recognised (its predicted function = the gold one), when known.
+    recognised = {row["query_id"] for row in key
+                  if row.get("gold_function") and row.get("predicted_function") == row.get("gold_function")}
+
+    def summary(queries: dict[str, list[int]]) -> dict[str, Any]:
         strict = [sum(v == 2 for v in values) / len(values) for values in queries.values()]
         lenient = [sum(v >= 1 for v in values) / len(values) for values in queries.values()]
-        result[system] = {"queries": len(queries), "candidates": sum(len(v) for v in queries.values()),
-                          "precision_strict": round(sum(strict) / len(strict), 4),
-                          "precision_lenient": round(sum(lenient) / len(lenient), 4)}
+        return {"queries": len(queries), "candidates": sum(len(v) for v in queries.values()),
+                "precision_strict": round(sum(strict) / max(1, len(strict)), 4),
+                "precision_lenient": round(sum(lenient) / max(1, len(lenient)), 4)}
+
+    result: dict[str, Any] = {}
+    for system, queries in sorted(per_query.items()):
+        result[system] = summary(queries)
+        if any("predicted_function" in row for row in key):
+            result[system]["query_function_recognised"] = summary(
+                {q: v for q, v in queries.items() if q in recognised})
+            result[system]["query_function_missed"] = summary(
+                {q: v for q, v in queries.items() if q not in recognised})
     return result
 
 
