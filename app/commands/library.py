@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,14 @@ def _add(args: argparse.Namespace) -> int:
 
     pdfs = _pdfs(args.paths)
     model = load_model(args.model, device=args.device, threads=args.threads)
+    started = time.perf_counter()
     with Library(_library_dir(args)) as library:
         workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 2) - 1)
         report = library.add_pdfs(pdfs, model, JobContext(progress_line(args.quiet)), workers=workers)
     _print_report(report, args.quiet)
+    seconds = time.perf_counter() - started
+    print(f"{seconds:.1f} s: {report.sentences / max(seconds, 1e-9):.0f} sentences/s end to end "
+          f"(parse, label, embed both views, index; {workers} parse worker(s))")
     return 0
 
 
