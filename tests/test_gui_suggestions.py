@@ -149,7 +149,8 @@ def test_the_panel_lists_real_sentences_with_their_wording_highlighted(
         panel.card(with_template).copy_template.click()  # type: ignore[union-attr]
         assert clipboard.text() == rows[with_template].template
         menu = panel.row_menu(0)
-        assert [a.text() for a in menu.actions()] == ["Copy sentence", "Copy template"]
+        assert [a.text() for a in menu.actions() if not a.isSeparator()] == [
+            "Copy sentence", "Copy template", "Insert template", "Open source paper"]
         menu.actions()[0].trigger()
         assert clipboard.text() == rows[0].text
         panel.list.setCurrentRow(2)
@@ -157,6 +158,16 @@ def test_the_panel_lists_real_sentences_with_their_wording_highlighted(
         panel.list.setFocus()
         qtbot.keyClick(panel.list, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
         assert clipboard.text() == rows[2].text
+        # Insert template asks for the template to go to the draft; these papers came from abstracts
+        # rows, not PDFs, so there is no source paper to open.
+        inserted: list[str] = []
+        panel.textInsertRequested.connect(inserted.append)
+        panel.card(with_template).insert_template.click()  # type: ignore[union-attr]
+        assert inserted == [rows[with_template].template] and panel.list.currentRow() == with_template
+        assert all(not panel.card(i).insert_template.isEnabled()  # type: ignore[union-attr]
+                   for i, r in enumerate(rows) if not r.template)
+        assert all(not panel.card(i).open_paper.isEnabled() for i in range(len(rows)))  # type: ignore[union-attr]
+        assert not menu.actions()[-1].isEnabled() and panel.open_source_paper(0) == ""
 
 
 def test_filters_by_function_and_by_section(qtbot, bundle, library) -> None:  # type: ignore[no-untyped-def]

@@ -161,17 +161,42 @@ class MainWindow(QMainWindow):
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
 
     def _link_panels(self) -> None:
-        """Besides the session, one link between panels, by what they offer (no panel is named): a
-        panel that publishes the sentence being written (``currentSentenceChanged``, the draft) feeds
-        every panel that takes one (``set_draft_sentence``, the suggestions)."""
+        """Besides the session, links between panels by what they offer (no panel is named): a panel
+        that publishes the sentence being written (``currentSentenceChanged``, the draft) feeds every
+        panel that takes one (``set_draft_sentence``, the suggestions); text a panel asks to insert
+        (``textInsertRequested``, a suggestion's template) goes to the panel that takes it
+        (``insert_text``, the draft), shown and in front; a changed library (``libraryChanged``)
+        reaches every ``library_changed``. A panel's ``openRequested(path)`` opens a PDF as File ›
+        Open does and its ``statusMessage(text)`` shows in the status bar."""
         for source in self.panels.values():
             sentence = getattr(source, "currentSentenceChanged", None)
-            for target in self.panels.values():
+            insert = getattr(source, "textInsertRequested", None)
+            changed = getattr(source, "libraryChanged", None)
+            for target_id, target in self.panels.items():
+                if target is source:
+                    continue
                 take = getattr(target, "set_draft_sentence", None)
-                if sentence is not None and take is not None and target is not source:
+                if sentence is not None and take is not None:
                     sentence.connect(take)
+                if insert is not None and callable(getattr(target, "insert_text", None)):
+                    insert.connect(partial(self._insert_into, target_id))
+                forget = getattr(target, "library_changed", None)
+                if changed is not None and forget is not None:
+                    changed.connect(forget)
+            opener = getattr(source, "openRequested", None)
+            if opener is not None:
+                opener.connect(self.open_path)
+            message = getattr(source, "statusMessage", None)
+            if message is not None:
+                message.connect(self._notify)
         for dock in self.docks.values():  # a panel the user turns on comes to the front of its tabs
             dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and d.raise_())
+
+    def _insert_into(self, panel_id: str, text: str) -> None:
+        dock = self.docks[panel_id]
+        dock.show()
+        dock.raise_()
+        self.panels[panel_id].insert_text(text)  # type: ignore[attr-defined]
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -181,6 +206,11 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.act_close)
         file_menu.addSeparator()
+        panel_actions = [action for panel in self.panels.values()  # e.g. "Add this paper to my library"
+                         for action in getattr(panel, "file_menu_actions", list)()]
+        if panel_actions:
+            file_menu.addActions(panel_actions)
+            file_menu.addSeparator()
         file_menu.addAction(self.act_export)
         export_menu = file_menu.addMenu("Export &as")
         export_menu.addActions(list(self.act_export_fmt.values()))

@@ -13,6 +13,7 @@ BUILTIN_PANEL_MODULES = (
     "app.gui.panels.figures",
     "app.gui.panels.draft",
     "app.gui.panels.suggestions",
+    "app.gui.panels.library",
 )
 
 

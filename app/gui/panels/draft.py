@@ -12,6 +12,8 @@ them (``core.moves``: "✗ an aim statement").  The draft is saved (debounced, a
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
@@ -52,6 +54,7 @@ ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "resu
 LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
 DraftLabels = tuple[LabelledDraft, list[FunctionPrediction] | None]  # and the functions, when known
 CHECKLIST_KINDS = tuple(EXPECTED)
+SLOT = re.compile(r"\[[A-Z]+\]")  # a template's slot: [CONTENT], [NUMBER], [CITATION]
 PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
@@ -277,6 +280,38 @@ class DraftPanel(QWidget):
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)
+
+    def insert_text(self, text: str) -> None:
+        """Insert ``text`` at the cursor (replacing a selection), with a space between it and the text
+        right before it or a word right after it; the editor takes the focus with the first slot of a
+        template ("[CONTENT]", "[NUMBER]", …) selected, so typing replaces it."""
+        editor = self.editor
+        cursor = editor.textCursor()
+
+        def neighbour(position: int, move: QTextCursor.MoveOperation) -> str:
+            probe = QTextCursor(editor.document())
+            probe.setPosition(position)
+            probe.movePosition(move, QTextCursor.MoveMode.KeepAnchor)
+            return probe.selectedText()
+
+        before = neighbour(cursor.selectionStart(), QTextCursor.MoveOperation.PreviousCharacter)
+        after = neighbour(cursor.selectionEnd(), QTextCursor.MoveOperation.NextCharacter)
+        lead = " " if before and not before.isspace() and before not in "([{“‘\"'" else ""
+        trail = " " if after and after[0].isalnum() else ""
+        cursor.beginEditBlock()
+        cursor.insertText(lead)
+        start = cursor.position()
+        cursor.insertText(text + trail)
+        cursor.endEditBlock()
+        slot = SLOT.search(text)
+        if slot is not None:
+            def units(part: str) -> int:  # QTextCursor positions count UTF-16 code units
+                return len(part.encode("utf-16-le")) // 2
+
+            cursor.setPosition(start + units(text[:slot.start()]))
+            cursor.setPosition(start + units(text[:slot.end()]), QTextCursor.MoveMode.KeepAnchor)
+        editor.setTextCursor(cursor)
+        editor.setFocus()
 
     def _on_text_changed(self) -> None:
         self._version += 1

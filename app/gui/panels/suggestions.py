@@ -12,8 +12,12 @@ shown again.
 
 Each row shows the sentence with its formulaic wording highlighted (``core.templates``), the template
 in a muted line, and the source (corpus or library, title, section) with the similarity. "Copy
-sentence" and "Copy template" sit on each row and in its context menu; Ctrl+C copies the selected
-row's sentence.
+sentence", "Copy template", "Insert template" and "Open paper" sit on each row and in its context
+menu; Ctrl+C copies the selected row's sentence. The panel names no other panel: "Insert template"
+emits ``textInsertRequested(text)`` (the window hands it to the draft pane's ``insert_text``), "Open
+paper" emits ``openRequested(path)`` (the window opens it as File › Open does; offered only for a
+library paper added from a PDF that is still where it was), and the window calls
+``library_changed()`` when the Library panel adds or removes papers (the search runs again).
 """
 
 from __future__ import annotations
@@ -149,8 +153,35 @@ def find_suggestions(ctx: JobContext, query: SuggestionQuery, model: RoleModel, 
                              section_kind=query.section_kind, templater=templater)
         except Exception as error:
             raise _model_mismatch(sources, model) or error from error
+        _attach_paths(result, sources)
         ctx.progress(1, 1, f"{len(result.suggestions)} suggestions")
     return result
+
+
+def _attach_paths(result: SuggestionResult, sources: Sequence[Source]) -> None:
+    """Give each library suggestion whose paper was added from a PDF that PDF's path
+    (``source["path"]``), read while the library is open in this thread."""
+    libraries = [source.library for source in sources if source.kind == "library"]
+    for item in result.suggestions:
+        if item.source.get("kind") != "library":
+            continue
+        for library in libraries:
+            paper = library.paper(item.source.get("paper_id", ""))
+            if paper is not None:
+                if paper.kind == "pdf" and paper.source:
+                    item.source["path"] = paper.source
+                break
+
+
+def source_pdf(item: Suggestion) -> str:
+    """The PDF a library suggestion comes from, when it is still there ("" otherwise)."""
+    path = item.source.get("path", "")
+    if item.source.get("kind") != "library" or not path:
+        return ""
+    try:
+        return path if Path(path).is_file() else ""
+    except OSError:
+        return ""
 
 
 def _model_mismatch(sources: Sequence[Source], model: RoleModel) -> RhetoricaError | None:
@@ -200,7 +231,8 @@ def match_text(item: Suggestion) -> str:
 
 
 class SuggestionCard(QWidget):
-    """One row: the highlighted sentence, its template, its source, and two copy buttons."""
+    """One row: the highlighted sentence, its template, its source and similarity, and its buttons
+    (copy the sentence or the template, insert the template in the draft, open the source paper)."""
 
     def __init__(self, item: Suggestion) -> None:
         super().__init__()
@@ -226,18 +258,27 @@ class SuggestionCard(QWidget):
         self.copy_sentence = _small_button("Copy sentence", "Copy this sentence")
         self.copy_template = _small_button("Copy template", "Copy this sentence's template")
         self.copy_template.setEnabled(bool(item.template))
+        self.insert_template = _small_button("Insert template", "Insert this template in the draft at its "
+                                             "cursor")
+        self.insert_template.setEnabled(bool(item.template))
+        self.source_path = source_pdf(item)
+        self.open_paper = _small_button("Open paper", "Open the paper this sentence comes from\n"
+                                        + self.source_path)
+        self.open_paper.setEnabled(bool(self.source_path))
+        self.open_paper.setVisible(bool(self.source_path))  # library papers added from a PDF only
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.setSpacing(2)
-        buttons.addWidget(self.match, 1)
-        buttons.addWidget(self.copy_sentence, 0, Qt.AlignmentFlag.AlignBottom)
-        buttons.addWidget(self.copy_template, 0, Qt.AlignmentFlag.AlignBottom)
+        buttons.addStretch(1)
+        for button in (self.copy_sentence, self.copy_template, self.insert_template, self.open_paper):
+            buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(2)
         layout.addWidget(self.sentence)
         layout.addWidget(self.template)
         layout.addWidget(self.source)
+        layout.addWidget(self.match)
         layout.addLayout(buttons)
 
 
@@ -308,6 +349,8 @@ class SuggestionList(QListWidget):
 
 class SuggestionsPanel(QWidget):
     suggestionsShown = Signal(str)  # the query whose suggestions are now listed
+    textInsertRequested = Signal(str)  # a template to insert in the draft (the window links it)
+    openRequested = Signal(str)  # a source paper's PDF to open (the window opens it)
 
     def __init__(self, session: Session, sources: Callable[[], SourceFolders] | None = None,
                  templater: Callable[[], Templater | None] | None = None) -> None:
@@ -525,6 +568,13 @@ class SuggestionsPanel(QWidget):
         if self._dirty or self._no_sources:
             self.refresh()  # a query arrived while hidden, or a library may have been made meanwhile
 
+    def library_changed(self) -> None:
+        """Papers were added to or removed from the library: the listed suggestions may name removed
+        papers or miss new ones, so search again (when shown; else when next shown). Nothing else is
+        kept: libraries are opened per search, and only read-only phrase-corpus packs are cached."""
+        self.result = None
+        self.refresh()
+
     # -- display --------------------------------------------------------------------------
     def _show_query(self) -> None:
         if not self.query_text:
@@ -556,6 +606,8 @@ class SuggestionsPanel(QWidget):
         row = self.list.count() - 1
         card.copy_sentence.clicked.connect(lambda _c=False, r=row: self.copy_sentence(r))
         card.copy_template.clicked.connect(lambda _c=False, r=row: self.copy_template(r))
+        card.insert_template.clicked.connect(lambda _c=False, r=row: self.insert_template(r))
+        card.open_paper.clicked.connect(lambda _c=False, r=row: self.open_source_paper(r))
         self.list.setItemWidget(item, card)
 
     def card(self, row: int) -> SuggestionCard | None:
@@ -595,12 +647,36 @@ class SuggestionsPanel(QWidget):
         self.status.setText("Template copied.")
         return item.template
 
+    def insert_template(self, row: int | None = None) -> str:
+        """Ask for a row's template to be inserted in the draft at its cursor (default: the selected
+        row); returns it ("" when none)."""
+        item = self._suggestion(row)
+        if item is None or not item.template:
+            return ""
+        self.textInsertRequested.emit(item.template)
+        self.status.setText("Template inserted in the draft.")
+        return item.template
+
+    def open_source_paper(self, row: int | None = None) -> str:
+        """Ask for a library row's source PDF to be opened; returns its path ("" when there is none)."""
+        item = self._suggestion(row)
+        path = source_pdf(item) if item is not None else ""
+        if not path:
+            self.status.setText("This sentence's paper has no PDF to open here.")
+            return ""
+        self.openRequested.emit(path)
+        return path
+
     def row_menu(self, row: int) -> QMenu:
         menu = QMenu(self)
-        menu.addAction("Copy sentence", partial(self.copy_sentence, row))
-        template = menu.addAction("Copy template", partial(self.copy_template, row))
         card = self.card(row)
-        template.setEnabled(card is not None and bool(card.item.template))
+        has_template = card is not None and bool(card.item.template)
+        menu.addAction("Copy sentence", partial(self.copy_sentence, row))
+        menu.addAction("Copy template", partial(self.copy_template, row)).setEnabled(has_template)
+        menu.addSeparator()
+        menu.addAction("Insert template", partial(self.insert_template, row)).setEnabled(has_template)
+        opener = menu.addAction("Open source paper", partial(self.open_source_paper, row))
+        opener.setEnabled(card is not None and bool(source_pdf(card.item)))
         return menu
 
     def _show_menu(self, row: int, global_pos: QPoint) -> None:
