@@ -33,7 +33,8 @@ def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
 
 
 def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft_text: str | None = None,
-            settle_ms: int = 400, select: int | None = None, opening: bool = True) -> None:
+            settle_ms: int = 400, select: int | None = None, opening: bool = True,
+            panels: list[str] | None = None) -> None:
     """Save a screenshot of ``window`` once it has settled (analysis shown, error shown, or timeout)."""
     app = application()
     state = {"paper": False, "draft": draft_text is None, "done": False}
@@ -56,6 +57,8 @@ def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft
 
     def on_settled() -> None:
         state["paper"] = True
+        for panel in panels or []:  # in front of their tab groups once the paper is shown
+            window.docks[panel].raise_()
         if select is not None and window.session.paper is not None:
             window.session.jump_to_sentence(select)
         QTimer.singleShot(settle_ms, maybe_shoot)
@@ -136,7 +139,7 @@ def run(pdf: str | None = None, model: str | None = None, screenshot: str | None
         window.session.failed.connect(report_error)
     if screenshot:
         draft_text = Path(draft_file).read_text(encoding="utf-8") if draft_file else None
-        capture(window, screenshot, draft_text=draft_text, select=select, opening=bool(pdf))
+        capture(window, screenshot, draft_text=draft_text, select=select, opening=bool(pdf), panels=panels)
     if pdf:
         window.open_path(pdf)
     code = app.exec()
