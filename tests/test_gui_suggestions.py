@@ -230,6 +230,10 @@ def test_the_phrase_corpus_pack_and_the_library_are_searched_together(
         assert panel.card(row).source.text() == "corpus · A corpus paper · Abstract"  # type: ignore[union-attr]
         _search(qtbot, panel, "Results show large gains.")  # the opened pack is reused
         assert panel.rows()
+        for index, only in ((1, "corpus"), (2, "library")):  # the source filter
+            with qtbot.waitSignal(panel.suggestionsShown, timeout=TIMEOUT_MS):
+                panel.source.setCurrentIndex(index)
+            assert panel.rows() and {r.source["kind"] for r in panel.rows()} == {only}
 
 
 def test_a_newer_query_supersedes_an_older_one_whose_result_is_dropped(

@@ -378,14 +378,21 @@ class SuggestionsPanel(QWidget):
         self.section.addItem("All sections", None)
         for kind in SectionKind:
             self.section.addItem(kind.value.replace("-", " "), kind.value)
+        self.source = QComboBox()
+        self.source.setToolTip("Search the phrase corpus, your library, or both")
+        for label, kinds in (("Corpus and library", ("corpus", "library")), ("Phrase corpus", ("corpus",)),
+                             ("My library", ("library",))):
+            self.source.addItem(label, kinds)
         self.function.currentIndexChanged.connect(lambda _i: self.refresh())
         self.section.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.source.currentIndexChanged.connect(lambda _i: self.refresh())
         filters = QHBoxLayout()
         filters.setContentsMargins(6, 4, 6, 0)
         filters.addWidget(QLabel("Function"))
         filters.addWidget(self.function, 3)
         filters.addWidget(QLabel("Section"))
         filters.addWidget(self.section, 2)
+        filters.addWidget(self.source, 2)
 
         self.query_label = QLabel("")
         self.query_label.setTextFormat(Qt.TextFormat.RichText)
@@ -501,7 +508,8 @@ class SuggestionsPanel(QWidget):
                 self._waiting_for_model = True
                 self.status.setText("Loading the model…")
             return
-        folders = self._sources()
+        wanted = self.source.currentData() or ("corpus", "library")
+        folders = [(kind, folder) for kind, folder in self._sources() if kind in wanted]
         generation = self._generation
         worker = Worker(find_suggestions, self.query(), model, folders, self._templater(), name="suggestions")
         worker.result.connect(lambda r, g=generation: self._on_result(g, r))
