@@ -288,7 +288,8 @@ class Library:
             if isinstance(parsed, str):
                 report.skipped.append((str(path), parsed))
                 continue
-            report.record(str(path), parsed.sha256, self.add_paper(parsed, model))
+            share = ctx.child((done - 1) / len(todo), done / len(todo))  # labelling a long paper can stop
+            report.record(str(path), parsed.sha256, self.add_paper(parsed, model, ctx=share))
         ctx.progress(len(todo), max(1, len(todo)), f"added {len(report.added)} of {len(paths)}")
         return report
 
@@ -356,7 +357,7 @@ def _parse_all(paths: list[Path], workers: int) -> Iterable[tuple[Path, Paper | 
     def unpack(result: dict[str, Any] | str) -> Paper | str:
         return result if isinstance(result, str) else Paper.from_dict(result)
 
-    if workers <= 0 or len(paths) <= 1:
+    if workers <= 0 or not paths:  # one PDF too goes to a child: a PDF that crashes pymupdf takes only it
         for path in paths:
             yield path, unpack(parse_for_library(str(path)))
         return
