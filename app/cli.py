@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "app.commands.analyze",
     "app.commands.library",
     "app.commands.suggest",
+    "app.commands.align",
     "app.commands.corpus",
     "app.commands.template",
     "app.commands.train",

@@ -1,0 +1,140 @@
+"""``rhetorica align A B``: line up two papers (or a draft and a paper) by what each sentence does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.commands._options import add_model_options, progress_line
+
+DRAFT_SUFFIXES = (".txt", ".md", ".markdown", ".text")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    help_text = ("Align two papers sentence by sentence by rhetorical function and content, and report what "
+                 "one does that the other does not. A and B are each a PDF, a library paper id, or a draft "
+                 "text file (.txt/.md).")
+    parser = subparsers.add_parser("align", help=help_text, description=help_text)
+    parser.add_argument("a", metavar="A", help="PDF, library paper id, or draft .txt/.md file")
+    parser.add_argument("b", metavar="B", help="PDF, library paper id, or draft .txt/.md file")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the alignment as JSON")
+    parser.add_argument("--md", type=Path, default=None, metavar="OUT", help="write a Markdown report")
+    parser.add_argument("--html", type=Path, default=None, metavar="OUT",
+                        help="write a standalone HTML page: both texts side by side with the links drawn")
+    parser.add_argument("--function-weight", type=float, default=0.7, metavar="W",
+                        help="weight of the function view against the content view, 0..1 (default 0.7)")
+    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+                        help="library folder for paper ids (default: the user data folder's library/)")
+    parser.add_argument("--top", type=int, default=10, help="aligned pairs shown in the summary (default 10)")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    add_model_options(parser)
+    parser.set_defaults(func=run)
+
+
+def _kind(spec: str) -> str:
+    """"pdf", "draft" or "id" for one command-line input."""
+    suffix = Path(spec).suffix.lower()
+    if suffix == ".pdf":
+        return "pdf"
+    if suffix in DRAFT_SUFFIXES:
+        return "draft"
+    if Path(spec).exists():
+        return "draft" if Path(spec).is_file() else "other"
+    return "id"
+
+
+def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
+    from core.align import paper_from_text, side_from_library, side_from_paper
+    from core.analysis import analyze_paper
+    from core.errors import MissingFileError, NotAPdfError, RhetoricaError
+    from core.jobs import JobContext
+
+    kind = _kind(spec)
+    path = Path(spec)
+    if kind == "other":
+        raise NotAPdfError(f"{spec}: not a PDF, a draft text file or a library paper id")
+    if kind == "id":
+        from core.library.store import LibraryError
+
+        try:
+            return side_from_library(library(spec), spec)
+        except LibraryError as error:
+            raise LibraryError(f"{spec}: no such file, and {error}") from None
+    if not path.is_file():
+        raise MissingFileError(spec, "no such file")
+    ctx = JobContext(progress_line(args.quiet))
+    if kind == "pdf":
+        from core.pdf import parse_pdf
+
+        paper = parse_pdf(path, ctx)
+        if not paper.sentences:
+            raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
+        analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
+        return side_from_paper(paper, analysis, kind="pdf")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RhetoricaError(f"{spec}: cannot read the draft ({error})") from None
+    paper = paper_from_text(text, title=path.stem, source=str(path))
+    if not paper.sentences:
+        raise RhetoricaError(f"{spec}: the draft has no sentences")
+    analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
+    return side_from_paper(paper, analysis, kind="draft")
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.align import align
+    from core.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown, summary_text
+    from core.errors import RhetoricaError
+    from core.fileio import atomic_write_text
+    from core.paths import library_dir
+
+    if not 0.0 <= args.function_weight <= 1.0:
+        raise RhetoricaError(f"--function-weight must be between 0 and 1, not {args.function_weight}")
+    opened: dict[str, Any] = {}
+
+    def get_model() -> Any:
+        if "model" not in opened:
+            from models.encoder import load_model
+
+            opened["model"] = load_model(args.model, device=args.device, threads=args.threads)
+        return opened["model"]
+
+    def library(spec: str) -> Any:
+        if "library" not in opened:
+            from core.library.library import Library
+
+            folder = args.library if args.library is not None else library_dir()
+            if not (folder / "library.sqlite3").is_file():
+                raise RhetoricaError(f"{spec}: no such file, and no library at {folder} to look it up "
+                                     "as a paper id (give a PDF, a draft .txt/.md, or --library DIR)")
+            opened["library"] = Library(folder)
+        return opened["library"]
+
+    try:
+        sides = [_side(spec, args, get_model, library) for spec in (args.a, args.b)]
+    finally:
+        if "library" in opened:
+            opened["library"].close()
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    a, b = sides
+    if a.function.shape[1] != b.function.shape[1] or a.content.shape[1] != b.content.shape[1]:
+        raise RhetoricaError("the two papers were embedded by different models (a library paper from "
+                             "another model?): re-add it to the library with this model")
+    alignment = align(a, b, function_weight=args.function_weight)
+    written = []
+    for out, render in ((args.json, alignment_to_json), (args.md, alignment_to_markdown),
+                        (args.html, alignment_to_html)):
+        if out is not None:
+            atomic_write_text(out, render(alignment) + ("" if render is alignment_to_markdown else "\n"))
+            written.append(str(out))
+    if written:
+        cover_a, cover_b = alignment.coverage
+        print(f"{len(alignment.pairs)} aligned pairs (A {100 * cover_a:.0f}% / B {100 * cover_b:.0f}% of "
+              f"sentences), {len(alignment.gaps.items)} gaps; wrote {', '.join(written)}")
+        return 0
+    print(summary_text(alignment, top=args.top))
+    return 0

@@ -1,0 +1,350 @@
+"""An alignment as JSON, Markdown, a readable summary and one standalone HTML page (inline CSS, SVG
+and script, nothing fetched)."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.align import (
+    AlignedPair,
+    Alignment,
+)
+from core.align_gaps import kind_name
+from core.labels import NO_FUNCTION, ROLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.functions import FunctionTaxonomy
+
+
+
+# -- exports --------------------------------------------------------------------------------------
+def alignment_to_json(alignment: Alignment, indent: int | None = 2) -> str:
+    return json.dumps(alignment.to_dict(), ensure_ascii=False, indent=indent)
+
+
+def alignment_from_json(text: str) -> Alignment:
+    return Alignment.from_dict(json.loads(text))
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def _summary_lines(alignment: Alignment) -> list[str]:
+    cover_a, cover_b = alignment.coverage
+    methods = Counter(p.method for p in alignment.pairs)
+    merged = sum(1 for p in alignment.pairs if len(p.a_indices) > 1 or len(p.b_indices) > 1)
+    return [f"A: {alignment.a.title} ({len(alignment.a)} sentences, {100 * cover_a:.0f}% aligned)",
+            f"B: {alignment.b.title} ({len(alignment.b)} sentences, {100 * cover_b:.0f}% aligned)",
+            f"{len(alignment.pairs)} aligned pairs ({merged} one-to-many; "
+            + ", ".join(f"{count} {method}" for method, count in sorted(methods.items()))
+            + f"); function weight {alignment.settings.function_weight:g}"]
+
+
+def summary_text(alignment: Alignment, top: int = 10, taxonomy: FunctionTaxonomy | None = None) -> str:
+    """A readable plain-text summary: counts, the best pairs and the gap list (the CLI's default)."""
+    lines = _summary_lines(alignment)
+    best = sorted(alignment.pairs, key=lambda p: -p.score)[:top]
+    if best:
+        lines += ["", f"Top {len(best)} aligned pairs:"]
+    for pair in best:
+        label = pair.function or pair.role or "-"
+        lines.append(f"  {pair.score:.2f}  [{label}]")
+        lines.append("     A: " + _clip(" ".join(alignment.a.sentences[i].text for i in pair.a_indices)))
+        lines.append("     B: " + _clip(" ".join(alignment.b.sentences[j].text for j in pair.b_indices)))
+    lines += ["", "Gaps:" if alignment.gaps.items else "Gaps: none (both do the same things per section)"]
+    lines += [f"  - {item.text}" for item in alignment.gaps.items]
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int = 110) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def alignment_to_markdown(alignment: Alignment) -> str:
+    a, b = alignment.a, alignment.b
+    lines = [f"# Rhetorical alignment: {_md(a.title)} ↔ {_md(b.title)}", ""]
+    lines += [f"- {_md(line)}" for line in _summary_lines(alignment)] + ["", "## Gaps", ""]
+    lines += [f"- {_md(item.text)}" for item in alignment.gaps.items] or ["- none"]
+    lines += ["", "## Role share per section (A / B)", "",
+              "| Section | Sentences | " + " | ".join(ROLES) + " |", "|---|---:|" + "---:|" * len(ROLES)]
+    for share in alignment.gaps.role_shares:
+        cells = [f"{100 * share.a[r]:.0f}% / {100 * share.b[r]:.0f}%" for r in ROLES]
+        lines.append(f"| {kind_name(share.section_kind)} | {share.a_sentences} / {share.b_sentences} | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "## Aligned pairs", "", "| A | score | B |", "|---|---:|---|"]
+    for pair in alignment.pairs:
+        text_a = " ".join(f"**A{i + 1}** {_md(a.sentences[i].text)}" for i in pair.a_indices)
+        text_b = " ".join(f"**B{j + 1}** {_md(b.sentences[j].text)}" for j in pair.b_indices)
+        label = " · ".join(x for x in (pair.role, pair.function) if x)
+        shown = f" {label}" if label else ""
+        lines.append(f"| {text_a} | {pair.score:.2f}{shown} ({pair.method}) | {text_b} |")
+    for side, name, indices in ((a, "A", alignment.unaligned_a), (b, "B", alignment.unaligned_b)):
+        lines += ["", f"## Unaligned in {name} ({len(indices)})", ""]
+        lines += [f"- **{name}{i + 1}** ({side.sentences[i].role or '-'}): {_md(side.sentences[i].text)}"
+                  for i in indices] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def _tint(color: str, strength: float = 0.16) -> str:
+    """``color`` (#RRGGBB) mixed with white: an opaque light background any renderer understands."""
+    r, g, b = (int(color[k: k + 2], 16) for k in (1, 3, 5))
+    return "#" + "".join(f"{round(255 - strength * (255 - c)):02x}" for c in (r, g, b))
+
+
+#: Okabe & Ito role colours, as the GUI's palette (app/gui/palette.py) uses them.
+ROLE_COLORS = {"background": "#56B4E9", "objective": "#CC79A7", "method": "#F0E442", "result": "#D55E00",
+               "conclusion": "#009E73", "other": "#999999"}
+
+
+def _chain(pairs: list[AlignedPair]) -> list[int]:
+    """Indices of the heaviest chain of pairs that are in order on both sides (laid out in one row
+    each); the others are drawn as crossing links."""
+    if not pairs:
+        return []
+    best = [p.score for p in pairs]
+    back = [-1] * len(pairs)
+    for k, pair in enumerate(pairs):
+        for i in range(k):
+            prev = pairs[i]
+            if max(prev.a_indices) < min(pair.a_indices) and max(prev.b_indices) < min(pair.b_indices) \
+                    and best[i] + pair.score > best[k]:
+                best[k], back[k] = best[i] + pair.score, i
+    k = int(np.argmax(best))
+    chain: list[int] = []
+    while k >= 0:
+        chain.append(k)
+        k = back[k]
+    return chain[::-1]
+
+
+_CSS = """
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#222;
+background:#f6f6f4}
+header{padding:14px 24px;background:#fff;border-bottom:1px solid #ddd}
+h1{font-size:19px;margin:0 0 4px}
+h2{font-size:16px;margin:18px 0 8px}
+.meta{color:#555;font-size:13px;margin:2px 0}
+.legend span{display:inline-block;margin-right:12px;font-size:13px}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px;border-radius:2px}
+main{padding:0 24px 40px}
+.panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:4px 16px 12px;margin:14px 0}
+.gaps li{margin:3px 0}
+h3{font-size:13.5px;margin:10px 0 4px;color:#444}
+summary{cursor:pointer}
+summary h2{display:inline-block}
+.gaps ul{columns:2 520px;column-gap:32px;margin:0;padding-left:18px}
+table.shares{border-collapse:collapse;font-size:12.5px}
+table.shares td,table.shares th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;
+vertical-align:middle}
+.bar{display:flex;width:220px;height:12px;border-radius:2px;overflow:hidden;background:#eee}
+.bar b{display:block;height:12px}
+#view{position:relative;background:#fff;border:1px solid #ddd;border-radius:6px}
+#links{position:absolute;left:0;top:0;pointer-events:none;overflow:visible}
+table.align{width:100%;border-collapse:collapse;table-layout:fixed;position:relative;z-index:1}
+table.align col.gut{width:86px}
+table.align th{position:sticky;top:0;background:#fff;z-index:2;text-align:left;padding:8px 10px;
+border-bottom:2px solid #ccc;font-size:13px}
+table.align td{vertical-align:top;padding:3px 8px}
+td.mid{text-align:center;color:#888;font-size:11px;vertical-align:middle!important}
+.h{font-weight:700;font-size:13px;color:#333;margin:10px 0 4px;padding-top:4px;border-top:1px solid #e4e4e4}
+.s{position:relative;margin:3px 0;padding:4px 8px 4px 10px;border-left:5px solid #999;border-radius:3px;
+background:#fafafa;cursor:default;transition:background .1s}
+.s .n{color:#777;font-size:11px;font-weight:600;margin-right:4px}
+.s .lab{color:#666;font-size:11px;margin-left:4px;white-space:nowrap}
+.s.un{opacity:.6}
+.s .x{font-size:11px;margin-left:6px;text-decoration:none;color:#0b63c4;white-space:nowrap}
+.s.hl{background:#fff3b0!important;box-shadow:0 0 0 2px #e0a800;opacity:1}
+.s.dim{opacity:.35}
+path.ln{fill:none;stroke:#9a9a9a;stroke-width:1.3;opacity:.55}
+path.ln.cross{stroke-dasharray:4 3}
+path.ln.hl{stroke:#e0a800;stroke-width:3;opacity:1}
+footer{color:#777;font-size:12px;padding:0 24px 24px}
+"""
+
+_JS = """
+(function(){
+var view=document.getElementById('view'),svg=document.getElementById('links');
+var tpl=document.getElementById('tpl'),paths=[],byId={};
+function el(id){return document.getElementById(id);}
+function draw(){
+  for(var q=0;q<paths.length;q++){svg.removeChild(paths[q]);}
+  paths=[];byId={};
+  var box=view.getBoundingClientRect();
+  svg.setAttribute('width',view.offsetWidth);svg.setAttribute('height',view.offsetHeight);
+  var sents=view.querySelectorAll('.s[data-p]');
+  for(var i=0;i<sents.length;i++){
+    var a=sents[i];if(a.id.charAt(0)!=='a'){continue;}
+    var partners=a.getAttribute('data-p').split(' ');
+    for(var k=0;k<partners.length;k++){
+      var b=el(partners[k]);if(!b){continue;}
+      var ra=a.getBoundingClientRect(),rb=b.getBoundingClientRect();
+      var x1=ra.right-box.left,y1=(ra.top+ra.bottom)/2-box.top;
+      var x2=rb.left-box.left,y2=(rb.top+rb.bottom)/2-box.top,dx=Math.max(30,(x2-x1)/2);
+      var p=tpl.cloneNode(false);p.removeAttribute('id');
+      p.setAttribute('d','M'+x1+','+y1+' C'+(x1+dx)+','+y1+' '+(x2-dx)+','+y2+' '+x2+','+y2);
+      p.setAttribute('class','ln'+(a.getAttribute('data-x')?' cross':''));
+      svg.appendChild(p);paths.push(p);
+      (byId[a.id]=byId[a.id]||[]).push(p);(byId[b.id]=byId[b.id]||[]).push(p);
+    }
+  }
+}
+function partnersOf(s){var p=s.getAttribute('data-p');return p?p.split(' '):[];}
+function group(s){
+  var ids=[s.id],first=partnersOf(s);
+  for(var i=0;i<first.length;i++){ids.push(first[i]);var e=el(first[i]);
+    if(e){var back=partnersOf(e);
+      for(var j=0;j<back.length;j++){if(ids.indexOf(back[j])<0){ids.push(back[j]);}}}}
+  return ids;
+}
+function mark(s,on){
+  var ids=group(s);
+  for(var i=0;i<ids.length;i++){var e=el(ids[i]);if(e){e.classList.toggle('hl',on);}
+    var ps=byId[ids[i]]||[];for(var k=0;k<ps.length;k++){ps[k].classList.toggle('hl',on);}}
+}
+var all=view.querySelectorAll('.s');
+for(var i=0;i<all.length;i++){
+  all[i].addEventListener('mouseenter',function(){mark(this,true);});
+  all[i].addEventListener('mouseleave',function(){mark(this,false);});
+  all[i].addEventListener('click',function(){var p=partnersOf(this);var e=p.length?el(p[0]):null;
+    if(e&&e.getAttribute('data-x')){e.scrollIntoView({block:'center',behavior:'smooth'});}});
+}
+draw();window.addEventListener('resize',draw);
+if(document.fonts&&document.fonts.ready){document.fonts.ready.then(draw);}
+})();
+"""
+
+
+def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = None) -> str:
+    """One standalone page (inline CSS, SVG and script; nothing fetched): the gap list, role shares per
+    section, and the two texts side by side, each sentence coloured by its role, aligned pairs on one
+    row where their order allows it and every link drawn (dashed for links that cross); hovering a
+    sentence highlights its partner(s). Without script the rows and the "→ B12" links still read."""
+    a, b = alignment.a, alignment.b
+    esc = html.escape
+    if taxonomy is None:
+        try:
+            from core.functions import default_taxonomy
+
+            taxonomy = default_taxonomy()
+        except Exception:  # only the names are lost
+            taxonomy = None
+
+    def fname(function: str) -> str:
+        if not function or function == NO_FUNCTION:
+            return ""
+        return taxonomy.name_of(function) if taxonomy is not None else function
+
+    partners = {"a": alignment.partners("a"), "b": alignment.partners("b")}
+    chain = [alignment.pairs[k] for k in _chain(alignment.pairs)]
+    in_chain = {id(p) for p in chain}
+    last_section: dict[str, tuple[str, str] | None] = {"a": None, "b": None}
+
+    def sentence(side: str, index: int) -> str:
+        rows = a if side == "a" else b
+        s = rows.sentences[index]
+        other = "b" if side == "a" else "a"
+        pair = partners[side].get(index)
+        heading = ""
+        key = (s.section, s.section_kind)
+        if key != last_section[side]:
+            last_section[side] = key
+            title = s.section or (kind_name(s.section_kind).capitalize() if s.section_kind else "")
+            heading = f'<div class="h">{esc(title)}</div>' if title else ""
+        color = ROLE_COLORS.get(s.role, "#999999")
+        attrs = f' style="border-left-color:{color};background:{_tint(color)}"'
+        classes = "s"
+        extra = ""
+        label = " · ".join(x for x in (s.role, fname(s.function)) if x)
+        if pair is None:
+            classes += " un"
+        else:
+            mates = pair.b_indices if side == "a" else pair.a_indices
+            attrs += f' data-p="{" ".join(f"{other}{m + 1}" for m in mates)}"'
+            if id(pair) not in in_chain:
+                attrs += ' data-x="1"'
+                extra = " ".join(f'<a class="x" href="#{other}{m + 1}">→ {other.upper()}{m + 1}</a>'
+                                 for m in mates)
+            label += f" · {pair.score:.2f}"
+        return (f'{heading}<div class="{classes}" id="{side}{index + 1}"{attrs}>'
+                f'<span class="n">{side.upper()}{index + 1}</span> {esc(s.text)} '
+                f'<span class="lab">{esc(label)}</span> {extra}</div>')
+
+    rows: list[str] = []
+    ia = ib = 0
+
+    def loose(end_a: int, end_b: int) -> None:
+        nonlocal ia, ib
+        if ia < end_a or ib < end_b:
+            left = "".join(sentence("a", i) for i in range(ia, end_a))
+            right = "".join(sentence("b", j) for j in range(ib, end_b))
+            rows.append(f'<tr><td>{left}</td><td class="mid"></td><td>{right}</td></tr>')
+        ia, ib = max(ia, end_a), max(ib, end_b)
+
+    for pair in chain:
+        loose(min(pair.a_indices), min(pair.b_indices))
+        left = "".join(sentence("a", i) for i in pair.a_indices)
+        right = "".join(sentence("b", j) for j in pair.b_indices)
+        rows.append(f'<tr><td>{left}</td><td class="mid">{pair.score:.2f}</td><td>{right}</td></tr>')
+        ia, ib = max(pair.a_indices) + 1, max(pair.b_indices) + 1
+    loose(len(a), len(b))
+
+    everywhere = [g for g in alignment.gaps.items if not g.section_kind]
+    per_section = [g for g in alignment.gaps.items if g.section_kind]
+    gap_items = ""
+    for title, items in (("Never in the other paper", everywhere), ("Per section", per_section)):
+        if items:
+            listed = "".join(f"<li>{esc(g.text)}</li>" for g in items)
+            gap_items += f"<h3>{title} ({len(items)})</h3><ul>{listed}</ul>"
+    gap_items = gap_items or "<p>No gaps: both sides do the same things per section.</p>"
+
+    def bar(shares: dict[str, float]) -> str:
+        parts = "".join(f'<b style="width:{100 * shares.get(r, 0):.1f}%;background:{ROLE_COLORS[r]}" '
+                        f'title="{r} {100 * shares.get(r, 0):.0f}%"></b>'
+                        for r in ROLES if shares.get(r, 0) > 0)
+        return f'<div class="bar">{parts}</div>'
+
+    def top_roles(shares: dict[str, float]) -> str:
+        best = sorted(((v, r) for r, v in shares.items() if v > 0), reverse=True)[:3]
+        return ", ".join(f"{r} {100 * v:.0f}%" for v, r in best)
+
+    share_rows = "".join(
+        f"<tr><td>{esc(kind_name(s.section_kind))}</td><td>A ({s.a_sentences})</td><td>{bar(s.a)}</td>"
+        f"<td>{esc(top_roles(s.a))}</td></tr><tr><td></td><td>B ({s.b_sentences})</td><td>{bar(s.b)}</td>"
+        f"<td>{esc(top_roles(s.b))}</td></tr>" for s in alignment.gaps.role_shares)
+    legend = " ".join(f'<span><i style="background:{ROLE_COLORS[r]}"></i>{r}</span>' for r in ROLES)
+    summary = "".join(f'<p class="meta">{esc(line)}</p>' for line in _summary_lines(alignment))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Alignment: {esc(a.title)} ↔ {esc(b.title)}</title>
+<style>{_CSS}</style></head>
+<body>
+<header><h1>Rhetorical alignment</h1>{summary}
+<p class="meta legend">{legend}
+<span>&nbsp;│ — aligned · - - - aligned out of order · faded: unaligned</span></p>
+</header>
+<main>
+<details class="panel gaps" open><summary><h2>Gaps ({len(alignment.gaps.items)}): what one paper does and the
+other does not</h2></summary>{gap_items}</details>
+<details class="panel" open><summary><h2>Role share per section</h2></summary>
+<table class="shares">{share_rows}</table></details>
+<div id="view"><svg id="links" width="0" height="0"><path id="tpl" class="ln" d=""></path></svg>
+<table class="align"><colgroup><col><col class="gut"><col></colgroup>
+<thead><tr><th>A: {esc(a.title)}</th><th class="mid">score</th><th>B: {esc(b.title)}</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
+</main>
+<footer>Made by Rhetorica (offline). Hover a sentence to highlight its partner(s); click a sentence whose
+partner is out of order to jump to it.</footer>
+<script>{_JS}</script>
+</body></html>
+"""
+
+
+EXPORTERS = {"json": alignment_to_json, "md": alignment_to_markdown, "html": alignment_to_html}
