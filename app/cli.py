@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "app.commands.library",
     "app.commands.suggest",
     "app.commands.align",
+    "app.commands.search",
     "app.commands.corpus",
     "app.commands.template",
     "app.commands.train",

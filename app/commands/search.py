@@ -1,0 +1,105 @@
+"""``rhetorica search --like ID_OR_PDF --facet F``: papers of your library like a given paper (issue 13)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.commands._options import add_model_options, progress_line
+
+FACETS = ("background", "method", "result", "all")  # core.search.FACETS (not imported at startup)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    help_text = ("Papers of your library like a given paper for its background, method or result (the "
+                 "sentences with those roles, compared by content), or as a whole (--facet all).")
+    parser = subparsers.add_parser("search", help=help_text, description=help_text)
+    parser.add_argument("--like", required=True, metavar="ID_OR_PDF",
+                        help="a library paper id (or a unique start of one) or a PDF")
+    parser.add_argument("--facet", choices=FACETS, default="all",
+                        help="background (+ objective), method, result (+ conclusion) or all (default all)")
+    parser.add_argument("-k", type=int, default=20, help="papers to return (default 20)")
+    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+                        help="library folder (default: the user data folder's library/)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    add_model_options(parser)
+    parser.set_defaults(func=run)
+
+
+def _is_pdf(spec: str) -> bool:
+    path = Path(spec)
+    return path.suffix.lower() == ".pdf" or path.is_file()
+
+
+def _pdf_query(spec: str, args: argparse.Namespace) -> Any:
+    from core.analysis import analyze_paper
+    from core.errors import MissingFileError, RhetoricaError
+    from core.jobs import JobContext
+    from core.pdf import parse_pdf
+    from core.search import query_from_analysis
+    from models.encoder import load_model
+
+    path = Path(spec)
+    if not path.is_file():
+        raise MissingFileError(spec, "no such file")
+    ctx = JobContext(progress_line(args.quiet))
+    paper = parse_pdf(path, ctx)
+    if not paper.sentences:
+        raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    analysis = analyze_paper(paper, model, ctx, with_embeddings=True)
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    return query_from_analysis(paper, analysis, paper_id=str(path))
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.errors import RhetoricaError
+    from core.library.library import Library
+    from core.paths import library_dir
+    from core.search import search_like
+
+    if args.k < 1:
+        raise RhetoricaError(f"-k must be at least 1, not {args.k}")
+    folder = args.library if args.library is not None else library_dir()
+    if not (folder / "library.sqlite3").is_file():
+        raise RhetoricaError(f"no library at {folder}: add papers with 'rhetorica library add PDF…' or "
+                             "'rhetorica library import-jsonl FILE', or give --library DIR")
+    query = _pdf_query(args.like, args) if _is_pdf(args.like) else args.like
+    with Library(folder) as library:
+        result = search_like(library, query, args.facet, k=args.k)
+    timing = (f"ranked {result.candidates} paper(s) in {1000 * result.rank_seconds:.1f} ms"
+              f" (loading the library's vectors: {1000 * result.load_seconds:.0f} ms)")
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        print(timing, file=sys.stderr)
+        return 0
+    print(_text(result))
+    print(timing)
+    return 0
+
+
+def _clip(text: str, width: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _text(result: Any) -> str:
+    query = result.query
+    title = query.title or query.paper_id
+    lines = [f"papers like {title} ({query.paper_id}) for its {query.facet}: "
+             f"{len(query.facet_sentences)} query sentence(s)"]
+    if not result.results:
+        lines.append("no other paper of the library has sentences of this facet")
+    for rank, hit in enumerate(result.results, 1):
+        name = hit.title or "(untitled)"
+        lines.append(f"{rank:3}. {hit.score:.3f}  {hit.paper_id}  {_clip(name, 70)}")
+        if hit.evidence:
+            best = hit.evidence[0]
+            lines.append(f"       {best.similarity:.2f}  query: {_clip(best.query_sentence)}")
+            lines.append(f"             match: {_clip(best.matched_sentence)}")
+    return "\n".join(lines)
