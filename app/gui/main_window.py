@@ -53,6 +53,12 @@ STATUS_MS = 5000
 TEXT_WIDGETS = (QPlainTextEdit, QTextEdit, QLineEdit)  # Ctrl+C copies their selection, not a sentence
 
 
+def _text_of(panel: object) -> str:
+    """A panel's ``text`` now (a property or a method)."""
+    value = getattr(panel, "text", "")
+    return str(value() if callable(value) else value)
+
+
 class MainWindow(QMainWindow):
     firstPageShown = Signal()
     analysisShown = Signal(int)  # overlay items built for a labelled paper
@@ -167,9 +173,16 @@ class MainWindow(QMainWindow):
         (``textInsertRequested``, a suggestion's template) goes to the panel that takes it
         (``insert_text``, the draft), shown and in front; a changed library (``libraryChanged``)
         reaches every ``library_changed``. A panel's ``openRequested(path)`` opens a PDF as File ›
-        Open does and its ``statusMessage(text)`` shows in the status bar."""
+        Open does and its ``statusMessage(text)`` shows in the status bar. The panel that publishes the
+        sentence being written also lends its ``text`` (read when asked) to every ``set_draft_provider``
+        (the alignment)."""
         for source in self.panels.values():
             sentence = getattr(source, "currentSentenceChanged", None)
+            if sentence is not None and hasattr(source, "text"):
+                for target in self.panels.values():
+                    provide = getattr(target, "set_draft_provider", None)
+                    if target is not source and provide is not None:
+                        provide(partial(_text_of, source))
             insert = getattr(source, "textInsertRequested", None)
             changed = getattr(source, "libraryChanged", None)
             for target_id, target in self.panels.items():

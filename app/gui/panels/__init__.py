@@ -14,6 +14,7 @@ BUILTIN_PANEL_MODULES = (
     "app.gui.panels.draft",
     "app.gui.panels.suggestions",
     "app.gui.panels.library",
+    "app.gui.panels.alignment",
 )
 
 
