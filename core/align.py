@@ -226,8 +226,13 @@ class AlignSettings:
     """How pairs are scored and chosen (all in cosine units)."""
 
     function_weight: float = 0.7  # weight of the function view; the content view gets the rest
-    role_bonus: float = 0.05  # added when both sentences have the same role
+    # The role bonus and the position weight were chosen on CSAbstruct dev-dedup pairs (rhetorica eval
+    # align): 0.05 / 0 gave precision 0.41 at coverage 0.19, 0.2 / 0.2 precision 0.51 at coverage 0.58.
+    role_bonus: float = 0.2  # added when both sentences have the same role
     function_bonus: float = 0.1  # added when both have the same function (not "none")
+    # Added × (1 − |relative position in A − relative position in B|): rhetorical order is also place
+    # in the text (papers open with background and close with conclusions).
+    position_weight: float = 0.2
     min_score: float = 0.5  # a pair scoring below this is never aligned in a section
     skip_cost: float = 0.02  # what leaving a sentence unaligned costs in the dynamic programme
     max_merge: int = 3  # one sentence may pair with up to this many adjacent ones
@@ -401,6 +406,10 @@ def score_matrix(a: AlignSide, b: AlignSide, settings: AlignSettings | None = No
     real = (functions_a != "") & (functions_a != NO_FUNCTION)
     same_function = (functions_a[:, None] == functions_b[None, :]) & real[:, None]
     scores += settings.role_bonus * same_role + settings.function_bonus * same_function
+    if settings.position_weight:
+        place_a = np.arange(n) / max(n - 1, 1)
+        place_b = np.arange(m) / max(m - 1, 1)
+        scores += settings.position_weight * (1.0 - np.abs(place_a[:, None] - place_b[None, :]))
     return scores
 
 

@@ -270,3 +270,18 @@ def test_cli_on_a_real_pdf(bundle: Path, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "x.html").read_text(encoding="utf-8")
     assert page.count('class="s') > 20 and "src=" not in page
+
+
+def test_the_alignment_evaluation_counts_pairs_coverage_and_the_position_baseline() -> None:
+    from app.commands.eval_align import Tally, position_pairs
+
+    assert position_pairs(3, 5) == [(0, 0), (1, 2), (2, 4)]
+    assert position_pairs(1, 4) == [(0, 0)] and position_pairs(0, 3) == []
+    tally = Tally()
+    # two scored pairs (one right), one pair with an unlabelled sentence (not scored)
+    tally.add([(0, 0), (1, 1), (2, 1)], ["method", "result", ""], ["method", "background"],
+              ["proposal", "none", ""], ["proposal", "main-finding"])
+    figures = tally.to_dict()
+    assert figures["precision"] == 0.5 and figures["scored_pairs"] == 2
+    assert figures["coverage"] == 1.0  # 2 labelled sentences of A + 2 of B, all in a scored pair
+    assert figures["function_precision"] == 1.0 and figures["function_pairs"] == 1  # "none" is not scored

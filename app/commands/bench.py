@@ -14,6 +14,7 @@ MODULES = (
     "app.commands.bench_gui",
     "app.commands.bench_index",
     "app.commands.bench_suggest",
+    "app.commands.bench_align",
 )
 
 

@@ -14,6 +14,7 @@ MODULES = (
     "app.commands.eval_functions",
     "app.commands.eval_templates",
     "app.commands.eval_suggest",
+    "app.commands.eval_align",
 )
 
 
