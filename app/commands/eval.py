@@ -15,6 +15,7 @@ MODULES = (
     "app.commands.eval_templates",
     "app.commands.eval_suggest",
     "app.commands.eval_align",
+    "app.commands.eval_search",
 )
 
 
