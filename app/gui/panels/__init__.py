@@ -15,6 +15,7 @@ BUILTIN_PANEL_MODULES = (
     "app.gui.panels.suggestions",
     "app.gui.panels.library",
     "app.gui.panels.alignment",
+    "app.gui.panels.search",
 )
 
 
