@@ -25,7 +25,6 @@ nothing fetched).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -158,39 +157,19 @@ def side_from_library(library: Library, paper_id: str) -> AlignSide:
                      record.source if record is not None else "", "library")
 
 
-_MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-
-
-def _heading_of(line: str) -> tuple[int, str] | None:
-    """(markdown level or 0, heading text) when ``line`` is a section heading of a draft."""
-    from core.document import SectionKind
-    from core.pdf.headings import is_abstract_heading, section_kind, split_number
-
-    stripped = line.strip()
-    match = _MD_HEADING.match(line)
-    if match:
-        return len(match.group(1)), match.group(2).strip()
-    words = stripped.split()
-    if not words or len(words) > 6 or stripped[-1] in ".?!,;:" or len(stripped) > 60:
-        return None
-    _, title = split_number(stripped)
-    if is_abstract_heading(title) or section_kind(title) is not SectionKind.OTHER:
-        return 0, stripped
-    return None
-
-
 def paper_from_text(text: str, *, title: str = "", source: str = "") -> Paper:
     """A draft's text as a :class:`Paper` (no pages): section headings (markdown ``#`` lines, or
     short lines naming a known section such as "2 Methods") start sections with their kind; text
     before any heading has no section (the model sees no section kind, as in the draft pane). Each
     part is split into sentences like the draft pane does (``core.text.sentences``)."""
     from core.document import Paper, Section, SectionKind, Sentence
+    from core.drafts import heading_of
     from core.pdf.headings import is_abstract_heading, section_kind, split_number
     from core.text.sentences import split_sentence_texts
 
     parts: list[tuple[str | None, list[str]]] = [(None, [])]
     for line in text.splitlines():
-        found = _heading_of(line)
+        found = heading_of(line)
         if found is not None:
             level, name = found
             _, bare = split_number(name)

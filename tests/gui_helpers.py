@@ -40,3 +40,6 @@ def open_window(qtbot, model: Path | str | None, **kwargs) -> Iterator:  # type:
     finally:
         window.close()
         thread_pool().waitForDone(20_000)
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.processEvents()  # deliver the jobs' last queued signals while the window still exists

@@ -42,3 +42,17 @@ def test_bad_names_are_refused(tmp_path: Path) -> None:
 def test_default_root_follows_rhetorica_home(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("RHETORICA_HOME", str(tmp_path))
     assert DraftStore().root == tmp_path / "drafts"
+
+
+def test_draft_headings_are_not_sentences_and_give_their_kind_to_the_sentences_below() -> None:
+    from core.drafts import draft_sentences, heading_of
+
+    text = ("We study citation graphs.\n# Abstract\nWe propose X. It works.\n\n"
+            "## Method\nWe train a model.\n2 Results\nAccuracy rises by 3 points.\n")
+    found = [(text[a:b], kind) for a, b, kind in draft_sentences(text)]
+    assert found == [("We study citation graphs.", None), ("We propose X.", "abstract"),
+                     ("It works.", "abstract"), ("We train a model.", "method"),
+                     ("Accuracy rises by 3 points.", "result")]
+    assert heading_of("# Title of my paper") == (1, "Title of my paper")
+    assert heading_of("Results show that it works.") is None  # a sentence, not a heading
+    assert [(a, b) for a, b, _ in draft_sentences("No headings. Two sentences.")] == [(0, 12), (13, 27)]

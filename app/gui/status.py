@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
 from app.gui.job_tracker import JobTracker
@@ -26,6 +28,14 @@ class JobStatus:
         bar.addPermanentWidget(self.cancel)
         tracker.changed.connect(self._on_changed)
         tracker.progress.connect(self._on_progress)
+        # The tracker may outlive the window (a job finishing after it closed): stop listening with it.
+        bar.destroyed.connect(self._detach)
+
+    def _detach(self) -> None:
+        for signal, slot in ((self.tracker.changed, self._on_changed),
+                             (self.tracker.progress, self._on_progress)):
+            with contextlib.suppress(RuntimeError, TypeError):  # already gone
+                signal.disconnect(slot)
 
     def _on_changed(self) -> None:
         labels = self.tracker.labels()

@@ -61,15 +61,20 @@ PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each senten
 
 def label_draft(ctx: JobContext, text: str, model: RoleModel) -> DraftLabels:
     """Split ``text`` into sentences and label them as one document: ([((start, end), role)],
-    functions or None when the model has no function head)."""
-    from core.text.sentences import split_sentences
+    functions or None when the model has no function head). Heading lines ("# Methods", "2 Results")
+    are not labelled; the sentences under one carry its section kind, so a model with a body head
+    labels them as body text (before any heading: no kind, as for an abstract)."""
+    from core.drafts import draft_sentences
 
-    spans = split_sentences(text)
+    found = draft_sentences(text)
+    spans = [(start, end) for start, end, _ in found]
+    kinds = [kind for _, _, kind in found]
     ctx.check()
     if not spans:
         return [], None
     ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
-    encoding = model.encode_document([text[a:b] for a, b in spans])
+    section_kinds = [kind or "unknown" for kind in kinds] if any(kinds) else None
+    encoding = model.encode_document([text[a:b] for a, b in spans], section_kinds)
     ctx.progress(1, 1, "draft labelled")
     return list(zip(spans, encoding.roles, strict=True)), encoding.functions
 
