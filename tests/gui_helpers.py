@@ -43,3 +43,48 @@ def open_window(qtbot, model: Path | str | None, **kwargs) -> Iterator:  # type:
         from PySide6.QtWidgets import QApplication
 
         QApplication.processEvents()  # deliver the jobs' last queued signals while the window still exists
+
+
+def function_bundle(tmp_factory: pytest.TempPathFactory, name: str) -> Path:
+    """The tiny test bundle with a function head whose every best function is shown (threshold 0)."""
+    from tests.tiny_bundle import make_tiny_bundle
+
+    return make_tiny_bundle(tmp_factory.mktemp(name) / "bundle", functions=True, function_threshold=0.0)
+
+
+def own_user_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user folder of the test's own (``tmp_path/home``) whose phrase corpus is only one the test puts
+    there (never the shipped pack) and whose library is ``tmp_path/my-library`` (returned)."""
+    import core.paths
+
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(core.paths, "library_dir", lambda: tmp_path / "my-library")
+    monkeypatch.setattr(core.paths, "corpus_dir", lambda: tmp_path / "home" / "corpus")
+    return tmp_path / "my-library"
+
+
+def show_panel(qtbot, panel_class: type, model: Path | str, size: tuple[int, int],  # type: ignore[no-untyped-def]
+               paper: object | None = None, wait_ms: int = 20_000) -> Iterator:
+    """One panel on a session of its own (model loaded on one thread; ``paper`` as the open paper),
+    shown; its jobs are cancelled and waited for afterwards."""
+    from app.gui.job_tracker import JobTracker
+    from app.gui.model_holder import ModelHolder, ModelOptions
+    from app.gui.palette import RolePalette
+    from app.gui.session import Session
+    from app.gui.workers import thread_pool
+
+    tracker = JobTracker()
+    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(model), device="cpu", threads=1)),
+                      RolePalette())
+    if paper is not None:
+        session.paper = paper
+    panel = panel_class(session)
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    try:
+        yield panel
+    finally:
+        tracker.cancel_all()
+        thread_pool().waitForDone(wait_ms)

@@ -26,7 +26,7 @@ from app.gui.panels.alignment import (
 from core.errors import Cancelled
 from core.jobs import JobContext
 from core.paths import sample_paper_path
-from tests.gui_helpers import open_window
+from tests.gui_helpers import function_bundle, open_window, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 180_000  # parsing the sample in a child process on a busy 2-core machine
@@ -38,10 +38,7 @@ DRAFT = ("# Abstract\nPrevious work has studied this problem. Our goal is to imp
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.tiny_bundle import make_tiny_bundle
-
-    return make_tiny_bundle(tmp_path_factory.mktemp("align") / "bundle", functions=True,
-                            function_threshold=0.0)
+    return function_bundle(tmp_path_factory, "align")
 
 
 @pytest.fixture
@@ -51,27 +48,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def make_panel(qtbot, model: Path | str, with_paper: bool = True) -> Iterator[AlignmentPanel]:  # type: ignore[no-untyped-def]
-    from app.gui.job_tracker import JobTracker
-    from app.gui.model_holder import ModelHolder, ModelOptions
-    from app.gui.palette import RolePalette
-    from app.gui.session import Session
-    from app.gui.workers import thread_pool
-
-    tracker = JobTracker()
-    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(model), device="cpu", threads=1)),
-                      RolePalette())
-    if with_paper:
-        session.paper = make_paper()  # the open paper (A), as if parsed
-    panel = AlignmentPanel(session)
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    qtbot.waitExposed(panel)
-    try:
-        yield panel
-    finally:
-        tracker.cancel_all()
-        thread_pool().waitForDone(20_000)
+    paper = make_paper() if with_paper else None  # the open paper (A), as if parsed
+    yield from show_panel(qtbot, AlignmentPanel, model, (900, 600), paper=paper)
 
 
 def _align_draft(qtbot, panel: AlignmentPanel, text: str = DRAFT) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from app.gui.panels import library as library_panel
 from app.gui.panels.library import EMPTY, LibraryPanel, report_summary
 from core.library.library import ALREADY_THERE, AddReport
 from core.paths import sample_paper_path
-from tests.gui_helpers import open_window
+from tests.gui_helpers import function_bundle, open_window, own_user_folder, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 180_000  # parsing the 13-page sample in a child process on a busy 2-core machine
@@ -48,21 +48,13 @@ QUERY = "We propose a new method."
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.tiny_bundle import make_tiny_bundle
-
-    return make_tiny_bundle(tmp_path_factory.mktemp("library") / "bundle", functions=True,
-                            function_threshold=0.0)
+    return function_bundle(tmp_path_factory, "library")
 
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The user's library folder, in this test's own user folder (no shipped phrase corpus either)."""
-    import core.paths
-
-    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(core.paths, "library_dir", lambda: tmp_path / "my-library")
-    monkeypatch.setattr(core.paths, "corpus_dir", lambda: tmp_path / "home" / "corpus")
-    return tmp_path / "my-library"
+    return own_user_folder(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -100,25 +92,7 @@ def pdf_paper(path: Path):  # type: ignore[no-untyped-def]
 
 
 def make_panel(qtbot, model: Path | str) -> Iterator[LibraryPanel]:  # type: ignore[no-untyped-def]
-    from app.gui.job_tracker import JobTracker
-    from app.gui.model_holder import ModelHolder, ModelOptions
-    from app.gui.palette import RolePalette
-    from app.gui.session import Session
-    from app.gui.workers import thread_pool
-
-    tracker = JobTracker()
-    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(model), device="cpu", threads=1)),
-                      RolePalette())
-    panel = LibraryPanel(session)
-    qtbot.addWidget(panel)
-    panel.resize(900, 320)
-    panel.show()
-    qtbot.waitExposed(panel)
-    try:
-        yield panel
-    finally:
-        tracker.cancel_all()
-        thread_pool().waitForDone(30_000)
+    yield from show_panel(qtbot, LibraryPanel, model, (900, 320), wait_ms=30_000)
 
 
 def wait_idle(qtbot, panel: LibraryPanel) -> None:  # type: ignore[no-untyped-def]

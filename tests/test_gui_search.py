@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from app.gui.panels.search import EMPTY_LIBRARY, NO_PAPER, SearchPanel, search_job
 from core.document import PageRect, Paper, Section, SectionKind, Sentence
 from core.labels import RolePrediction
-from tests.gui_helpers import open_window
+from tests.gui_helpers import function_bundle, open_window, own_user_folder, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 180_000
@@ -72,20 +72,12 @@ def relabel(monkeypatch: pytest.MonkeyPatch, query_roles: Callable[[Paper], list
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.tiny_bundle import make_tiny_bundle
-
-    return make_tiny_bundle(tmp_path_factory.mktemp("search") / "bundle", functions=True,
-                            function_threshold=0.0)
+    return function_bundle(tmp_path_factory, "search")
 
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import core.paths
-
-    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(core.paths, "library_dir", lambda: tmp_path / "my-library")
-    monkeypatch.setattr(core.paths, "corpus_dir", lambda: tmp_path / "home" / "corpus")
-    return tmp_path / "my-library"
+    return own_user_folder(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -113,26 +105,7 @@ def library(folder: Path, bundle: Path, pdf: Path, monkeypatch: pytest.MonkeyPat
 
 
 def make_panel(qtbot, model: Path | str, paper: Paper | None = None) -> Iterator[SearchPanel]:  # type: ignore[no-untyped-def]
-    from app.gui.job_tracker import JobTracker
-    from app.gui.model_holder import ModelHolder, ModelOptions
-    from app.gui.palette import RolePalette
-    from app.gui.session import Session
-    from app.gui.workers import thread_pool
-
-    tracker = JobTracker()
-    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(model), device="cpu", threads=1)),
-                      RolePalette())
-    session.paper = paper
-    panel = SearchPanel(session)
-    qtbot.addWidget(panel)
-    panel.resize(900, 500)
-    panel.show()
-    qtbot.waitExposed(panel)
-    try:
-        yield panel
-    finally:
-        tracker.cancel_all()
-        thread_pool().waitForDone(20_000)
+    yield from show_panel(qtbot, SearchPanel, model, (900, 500), paper=paper)
 
 
 def run_search(qtbot, panel: SearchPanel, facet: str | None = None) -> None:  # type: ignore[no-untyped-def]

@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.gui.panels import suggestions
 from app.gui.panels.suggestions import HIGHLIGHT, NO_MODEL, NO_QUERY, SuggestionsPanel, highlighted_html
-from tests.gui_helpers import open_window
+from tests.gui_helpers import function_bundle, open_window, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 60_000
@@ -45,10 +45,7 @@ QUERY = "We propose a new method."
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.tiny_bundle import make_tiny_bundle
-
-    return make_tiny_bundle(tmp_path_factory.mktemp("suggest") / "bundle", functions=True,
-                            function_threshold=0.0)
+    return function_bundle(tmp_path_factory, "suggest")
 
 
 @pytest.fixture
@@ -79,25 +76,7 @@ def library(home: Path, bundle: Path, tmp_path: Path) -> dict[str, tuple[str, st
 
 
 def make_panel(qtbot, model: Path | str) -> Iterator[SuggestionsPanel]:  # type: ignore[no-untyped-def]
-    from app.gui.job_tracker import JobTracker
-    from app.gui.model_holder import ModelHolder, ModelOptions
-    from app.gui.palette import RolePalette
-    from app.gui.session import Session
-    from app.gui.workers import thread_pool
-
-    tracker = JobTracker()
-    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(model), device="cpu", threads=1)),
-                      RolePalette())
-    panel = SuggestionsPanel(session)
-    qtbot.addWidget(panel)
-    panel.resize(440, 700)
-    panel.show()
-    qtbot.waitExposed(panel)
-    try:
-        yield panel
-    finally:
-        tracker.cancel_all()
-        thread_pool().waitForDone(20_000)
+    yield from show_panel(qtbot, SuggestionsPanel, model, (440, 700))
 
 
 def _search(qtbot, panel: SuggestionsPanel, text: str) -> None:  # type: ignore[no-untyped-def]
