@@ -13,6 +13,11 @@ The panel shows a summary line, the gap list (clicking a gap jumps to the first 
 paper it concerns) and the aligned pairs (A sentence | score | B sentence, tinted by the pair's role),
 with filters by role and function. Selecting a pair selects its A sentence on the page; selecting a
 sentence on the page selects its pair. JSON, Markdown and HTML exports use ``core.align_export``.
+
+"Side by side" (Ctrl+Shift+B) opens :class:`~app.gui.align_pages.AlignedPagesWindow`, a non-modal window
+with both texts next to each other, scrolling in step, links drawn between aligned sentences: a side
+with a PDF shows its pages (the open paper's document, or the second PDF opened here for rendering only;
+the job keeps the parsed second paper and its analysis for the overlays), the draft shows as a list.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -67,19 +72,26 @@ EXPORTS = {"json": ("JSON", "JSON (*.json)"), "md": ("Markdown", "Markdown (*.md
 CELL_CHARS = 260  # longer sentences are cut in the table (the tooltip has all of it)
 
 
-def _side(ctx: JobContext, paper: Paper, model: RoleModel, kind: str) -> Any:
+SIDE_BY_SIDE_SHORTCUT = "Ctrl+Shift+B"
+
+
+def _side(ctx: JobContext, paper: Paper, model: RoleModel, kind: str,
+          keep: dict[str, Any] | None = None) -> Any:
     from core.align import side_from_paper
     from core.analysis import analyze_paper
 
     analysis = analyze_paper(paper, model, ctx, with_embeddings=True, with_function_vectors=True)
+    if keep is not None:
+        keep["analysis"] = analysis
     return side_from_paper(paper, analysis, kind=kind)
 
 
 def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: RoleModel,
               function_weight: float = 0.7, side_a: AlignSide | None = None,
-              side_b: AlignSide | None = None) -> Alignment:
+              side_b: AlignSide | None = None, keep: dict[str, Any] | None = None) -> Alignment:
     """The worker's job: both sides (``other`` is ("pdf", path) or ("draft", text)) and their alignment;
-    ``side_a``/``side_b``: sides from an earlier comparison (not read or analysed again)."""
+    ``side_a``/``side_b``: sides from an earlier comparison (not read or analysed again). ``keep``, when
+    given, receives the second PDF's parsed paper ("paper") and its analysis ("analysis") for display."""
     from app.gui.pdf_jobs import parse_isolated
     from core.align import align, paper_from_text
 
@@ -103,8 +115,12 @@ def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: Role
             raise RhetoricaError("the draft has no sentences")
     if second is not None:
         ctx.progress(0, 1, "analysing the second text")
-        side_b = _side(ctx, second, model, kind)
+        kept: dict[str, Any] = {}
+        side_b = _side(ctx, second, model, kind, kept)
+        if keep is not None and kind == "pdf":
+            keep.update(kept, paper=second)
     b = side_b
+    assert b is not None  # given, or made from the second text just above
     ctx.check()
     if a.function.shape[1] != b.function.shape[1] or a.content.shape[1] != b.content.shape[1]:
         raise RhetoricaError("the two texts were embedded differently: analyse them with the same model")
@@ -158,6 +174,8 @@ class AlignmentPanel(QWidget):
         self._side_a: tuple[Paper, str, AlignSide] | None = None  # the open paper's side, kept for reuse
         self._side_b: tuple[tuple[str, str], str, AlignSide] | None = None  # the last second text's side
         self._last: tuple[str, str] | None = None  # the last comparison asked for
+        self._paper_b: dict[str, Any] = {}  # the second PDF's parsed paper and analysis (for the pages)
+        self.pages_window: Any = None  # the side-by-side window (app.gui.align_pages), when open
 
         self.compare_pdf = _button("Compare with PDF…", "Align the open paper with a second PDF")
         self.compare_pdf.clicked.connect(lambda: self.compare_with_pdf())
@@ -167,6 +185,13 @@ class AlignmentPanel(QWidget):
         self.cancel_button = _button("Cancel", "Stop the alignment")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.hide()
+        self.side_by_side = _button("Side by side", "Show both texts next to each other, scrolling in step, "
+                                    f"with links between aligned sentences ({SIDE_BY_SIDE_SHORTCUT})")
+        self.side_by_side.clicked.connect(lambda: self.open_side_by_side())
+        self.side_by_side.setEnabled(False)
+        self.side_by_side_shortcut = QShortcut(QKeySequence(SIDE_BY_SIDE_SHORTCUT), self)
+        self.side_by_side_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.side_by_side_shortcut.activated.connect(lambda: self.open_side_by_side())
         self.weight = QDoubleSpinBox()
         self.weight.setRange(0.0, 1.0)
         self.weight.setSingleStep(0.1)
@@ -182,6 +207,7 @@ class AlignmentPanel(QWidget):
         top.addWidget(self.compare_pdf)
         top.addWidget(self.compare_draft)
         top.addWidget(self.cancel_button)
+        top.addWidget(self.side_by_side)
         top.addStretch(1)
         top.addWidget(QLabel("Function weight"))
         top.addWidget(self.weight)
@@ -320,10 +346,12 @@ class AlignmentPanel(QWidget):
         kept, kept_b = self._side_a, self._side_b
         side_a = kept[2] if kept is not None and kept[0] is paper and kept[1] == model.model_id else None
         side_b = kept_b[2] if kept_b is not None and kept_b[:2] == (other, model.model_id) else None
-        worker = Worker(align_job, paper, other, model, self.function_weight, side_a, side_b, name="align")
+        keep: dict[str, Any] = {}
+        worker = Worker(align_job, paper, other, model, self.function_weight, side_a, side_b, keep,
+                        name="align")
         worker.progress.connect(self._on_progress)
-        worker.result.connect(lambda r, g=generation, p=paper, o=other, m=model.model_id:
-                              self._on_result(g, r, p, o, m))
+        worker.result.connect(lambda r, g=generation, p=paper, o=other, m=model.model_id, k=keep:
+                              self._on_result(g, r, p, o, m, k))
         worker.error.connect(lambda e, g=generation: self._on_error(g, e))
         worker.cancelled.connect(lambda g=generation: self._on_cancelled(g))
         worker.finished.connect(lambda w=worker: self._on_finished(w))
@@ -371,9 +399,13 @@ class AlignmentPanel(QWidget):
             self.cancel_button.hide()
 
     def _on_result(self, generation: int, alignment: Alignment, paper: Paper, other: tuple[str, str],
-                   model_id: str) -> None:
+                   model_id: str, keep: dict[str, Any] | None = None) -> None:
         if generation != self._generation:
             return
+        if keep:  # a second PDF parsed just now (else the side was reused, and so is its paper)
+            self._paper_b = dict(keep)
+        elif other[0] != "pdf":
+            self._paper_b = {}
         self._side_a = (paper, model_id, alignment.a)
         self._side_b = (other, model_id, alignment.b)
         self.show_alignment(alignment)
@@ -411,6 +443,8 @@ class AlignmentPanel(QWidget):
         self._side_a = None
         self._side_b = None
         self._last = None
+        self._paper_b = {}
+        self.close_side_by_side()
         self.table.setRowCount(0)
         self.gap_list.clear()
         self.summary.setText(START)
@@ -425,6 +459,7 @@ class AlignmentPanel(QWidget):
         self.splitter.setVisible(shown)
         for button in self.export_buttons.values():
             button.setEnabled(shown)
+        self.side_by_side.setEnabled(shown)
 
     def show_alignment(self, alignment: Alignment) -> None:
         """List ``alignment``: summary, gaps and pairs (filters kept when they still apply)."""
@@ -447,6 +482,8 @@ class AlignmentPanel(QWidget):
         self._fill_table(alignment)
         self._show_results(True)
         self.apply_filters()
+        if self.pages_window is not None:  # an open side-by-side window follows the new alignment
+            self.open_side_by_side()
         self.alignmentShown.emit(alignment)
 
     def _fill_functions(self, alignment: Alignment) -> None:
@@ -541,7 +578,9 @@ class AlignmentPanel(QWidget):
                 self._syncing = True
                 try:
                     self.table.selectRow(row)
-                    self.table.scrollToItem(self.table.item(row, 0))
+                    item = self.table.item(row, 0)
+                    if item is not None:
+                        self.table.scrollToItem(item)
                 finally:
                     self._syncing = False
                 return
@@ -553,6 +592,49 @@ class AlignmentPanel(QWidget):
         target = gap_target(self.alignment, item)
         if target >= 0 and self._a_is_open_paper():
             self.session.jump_to_sentence(target)
+
+    # -- side by side --------------------------------------------------------------------
+    def open_side_by_side(self) -> Any:
+        """Open (or refresh) the side-by-side window for the shown alignment; returns it (None: nothing
+        aligned). The open paper shows its pages when it is the session's open document, the second PDF
+        when it can be opened for rendering; otherwise (the draft) a side is a list of its sentences."""
+        from app.gui.align_pages import AlignedPagesWindow, SideSource
+        from app.gui.pdf_pages import open_for_view
+
+        alignment = self.alignment
+        if alignment is None:
+            return None
+        self.close_side_by_side()
+        document, paper = self.session.document, self.session.paper
+        a = SideSource()
+        if document is not None and paper is not None and self._a_is_open_paper():
+            analysis = self.session.analysis
+            a = SideSource(paper, document.doc, analysis, None)
+        b = SideSource()
+        paper_b = self._paper_b.get("paper")
+        if alignment.b.kind == "pdf" and paper_b is not None:
+            try:
+                doc = open_for_view(paper_b.source_path or alignment.b.source)
+            except RhetoricaError as error:
+                self.status.setText(_one_line(f"B shown as a list: {error}"))
+            else:
+                b = SideSource(paper_b, doc, self._paper_b.get("analysis"), None, owns_doc=True)
+        window = AlignedPagesWindow(alignment, self.session.palette, a, b, self)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        window.destroyed.connect(lambda _o=None, w=window: self._forget_window(w))
+        self.pages_window = window
+        window.show()
+        window.raise_()
+        return window
+
+    def close_side_by_side(self) -> None:
+        window, self.pages_window = self.pages_window, None
+        if window is not None:
+            window.close()
+
+    def _forget_window(self, window: Any) -> None:
+        if self.pages_window is window:
+            self.pages_window = None
 
     # -- exports --------------------------------------------------------------------------
     def export(self, fmt: str, path: str | Path | None = None) -> str:
