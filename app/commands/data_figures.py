@@ -1,0 +1,91 @@
+"""``rhetorica data figure-pairs``: count (mention paragraph, figure caption) pairs per source and split.
+
+Pairs for the graphical-abstract caption-text scorer (models.datasets.figure_pairs): every paragraph
+that mentions "Figure N" / "Table N" is paired with that figure's caption; references are masked and
+caption labels stripped. Sources: OA-STM source XML, PMC JATS, S2ORC JSON, MedICaT sample and the
+shared PDFs (through the project's parser). The split (train/dev/test, 80/10/10) is by paper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+COLUMNS = ("papers", "figures", "tables", "mentions", "pairs", "papers_with_2plus_figures")
+SPLITS = ("train", "dev", "test")
+
+
+def gold_path() -> Path:
+    import models.datasets
+
+    return Path(models.datasets.__file__).resolve().parent / "gold_data" / "graphical-abstract" / "gold.jsonl"
+
+
+def gold_pdfs(path: Path | None = None) -> list[str]:
+    """The ``"pdf"`` field of each line of the graphical-abstract gold file; [] when absent."""
+    path = path or gold_path()
+    if not path.is_file():
+        return []
+    names = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("pdf"):
+            names.append(Path(str(row["pdf"])).name)
+    return names
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from models.datasets.figure_pairs import SOURCES
+
+    parser = subparsers.add_parser("figure-pairs", description=__doc__,
+                                   help="Count (mention paragraph, figure caption) pairs per source, split.")
+    parser.add_argument("--source", action="append", choices=SOURCES, metavar="S",
+                        help=f"source to read (repeatable; default all: {', '.join(SOURCES)})")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the counts as JSON")
+    parser.add_argument("--exclude-gold", action="store_true",
+                        help="skip the PDFs of models/datasets/gold_data/graphical-abstract/gold.jsonl")
+    parser.add_argument("--shared", type=Path, default=None,
+                        help="shared data folder (default: the project's ../shared/data)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.errors import DatasetError
+    from models.datasets.figure_pairs import SOURCES, pair_counts, read_figure_papers
+
+    sources = args.source or list(SOURCES)
+    excluded = gold_pdfs() if args.exclude_gold else []
+    skipped: list[tuple[str, str, str]] = []
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    try:
+        for source in sources:
+            papers = list(read_figure_papers(source, root=args.shared, exclude_pdfs=excluded,
+                                             on_skip=lambda *item: skipped.append(item)))
+            table[source] = {split: pair_counts(p for p in papers if p.split == split) for split in SPLITS}
+            table[source]["all"] = pair_counts(papers)
+    except DatasetError as error:
+        print(f"error: {error}")
+        return 1
+    totals = {split: {c: sum(table[s][split][c] for s in table) for c in COLUMNS}
+              for split in (*SPLITS, "all")}
+    header = f"{'source':<10} {'split':<6}" + "".join(f"{c.replace('papers_with_2plus_figures', '2+figs'):>9}"
+                                                        for c in COLUMNS)
+    print(header)
+    for source, rows in [*table.items(), ("total", totals)]:
+        for split in (*SPLITS, "all"):
+            print(f"{source:<10} {split:<6}" + "".join(f"{rows[split][c]:>9}" for c in COLUMNS))
+    if excluded:
+        print(f"excluded {len(excluded)} gold PDF(s)")
+    for source, name, reason in skipped:
+        print(f"skipped {source} {name}: {reason[:120]}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"sources": table, "total": totals, "excluded_pdfs": excluded,
+                                         "skipped": [list(s) for s in skipped]}, indent=2) + "\n",
+                             encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
