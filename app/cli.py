@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "app.commands.suggest",
     "app.commands.align",
     "app.commands.search",
+    "app.commands.figures",
     "app.commands.corpus",
     "app.commands.template",
     "app.commands.train",

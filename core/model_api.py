@@ -59,3 +59,23 @@ class RoleModel(Protocol):
 
 
 __all__ = ["DocumentEncodingLike", "RoleModel"]
+
+
+@runtime_checkable
+class CaptionScorer(Protocol):
+    """Vectors for caption–text matching (issue 14, ``models.figure_scorer``).
+
+    ``group_vectors`` turns each group of sentences (a caption's sentences, an abstract, the
+    sentences that mention a figure) into one L2-normalised vector on the given side: "text"
+    for the paragraph/abstract side, "caption" for the caption side. The cosine of a text
+    vector and a caption vector is the match score. ``trained`` is False when the model has no
+    figure head and the vectors are the content view unchanged (the untrained baseline).
+    """
+
+    @property
+    def trained(self) -> bool: ...
+
+    @property
+    def scorer_id(self) -> str: ...
+
+    def group_vectors(self, groups: Sequence[Sequence[str]], side: str) -> np.ndarray: ...

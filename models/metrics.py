@@ -197,3 +197,21 @@ def expected_calibration_error(confidence: Sequence[float], correct: Sequence[bo
         if chosen.any():
             total += chosen.mean() * abs(right[chosen].mean() - conf[chosen].mean())
     return float(total)
+
+
+def reciprocal_rank(ranking: Sequence[str], item: str) -> float:
+    """1 / the 1-based rank of ``item`` in ``ranking`` (0 when it is absent)."""
+    return 1.0 / (list(ranking).index(item) + 1) if item in ranking else 0.0
+
+
+def average_precision(ranking: Sequence[str], relevant: Sequence[str]) -> float:
+    """Average precision of ``ranking`` for the ``relevant`` items (absent ones count as misses)."""
+    wanted = set(relevant)
+    if not wanted:
+        return 0.0
+    found, total = 0, 0.0
+    for position, item in enumerate(ranking, start=1):
+        if item in wanted:
+            found += 1
+            total += found / position
+    return total / len(wanted)

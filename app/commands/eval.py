@@ -16,6 +16,7 @@ MODULES = (
     "app.commands.eval_suggest",
     "app.commands.eval_align",
     "app.commands.eval_search",
+    "app.commands.eval_figures",
 )
 
 

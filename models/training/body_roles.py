@@ -43,6 +43,7 @@ from core.jobs import JobContext, ensure_context
 from models.roles import ROLES
 from models.training.losses import PartialLabelCE
 from models.training.net import BODY_SECTION_KINDS, RhetoricaNet, section_index
+from models.vector_cache import FeatureCache
 
 ALL_ROLES = frozenset(ROLES)
 
@@ -71,10 +72,6 @@ class BodyRun:
     sentences: list[str]
     allowed: list[frozenset[str]]  # per sentence; the empty set = no label (context only)
     source: str = ""
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 def read_distant_roles(path: Path) -> dict[tuple[str, str], str]:
@@ -138,48 +135,6 @@ def gold_runs(split: str) -> list[BodyRun]:
     return [BodyRun(doc.doc_id, body_kind((doc.section_kinds or ["other"])[0]), list(doc.sentences),
                     [frozenset({label}) if label else frozenset() for label in doc.labels], "gold-papers")
             for doc in load_spec(f"gold-papers:{split}")]
-
-
-class FeatureCache:
-    """Pooled sentence vectors of one bundle, by sentence text (float16 on disk, ``.npz``)."""
-
-    def __init__(self, path: Path, model_id: str) -> None:
-        self.path = path
-        self.model_id = model_id
-        self.rows: dict[str, int] = {}
-        self.vectors = np.zeros((0, 0), dtype=np.float16)
-        if path.is_file():
-            data = np.load(path, allow_pickle=False)
-            if str(data["model_id"]) == model_id:
-                self.rows = {str(k): i for i, k in enumerate(data["keys"])}
-                self.vectors = data["vectors"]
-
-    def missing(self, texts: Iterable[str]) -> list[str]:
-        seen: set[str] = set()
-        out = []
-        for text in texts:
-            key = text_key(text)
-            if key not in self.rows and key not in seen:
-                seen.add(key)
-                out.append(text)
-        return out
-
-    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        start = len(self.rows)
-        for i, text in enumerate(texts):
-            self.rows[text_key(text)] = start + i
-        block = vectors.astype(np.float16)
-        self.vectors = block if self.vectors.size == 0 else np.concatenate([self.vectors, block])
-
-    def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.array(sorted(self.rows, key=self.rows.__getitem__))
-        tmp = self.path.with_name(self.path.stem + ".tmp.npz")
-        np.savez(tmp, keys=keys, vectors=self.vectors, model_id=np.array(self.model_id))
-        tmp.replace(self.path)
-
-    def of(self, texts: Sequence[str]) -> np.ndarray:
-        return self.vectors[[self.rows[text_key(t)] for t in texts]].astype(np.float32)
 
 
 def fill_cache(cache: FeatureCache, model: Any, texts: Iterable[str], ctx: JobContext | None = None,

@@ -1,0 +1,81 @@
+"""``rhetorica figures rank PDF``: a paper's figures ranked as graphical-abstract candidates (issue 14)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.commands._options import add_model_options, progress_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.document import Paper
+    from core.figure_rank import FigureRanking
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    help_text = "Figures of a paper: rank them as graphical-abstract candidates."
+    parser = subparsers.add_parser("figures", help=help_text, description=help_text)
+    children = parser.add_subparsers(dest="figures_command", metavar="WHAT")
+    rank_help = ("Rank a paper's figures by how well each stands for the paper: the caption–text scorer "
+                 "between the title + abstract and each caption (and the sentences that mention it), "
+                 "combined with measured priors (position, size, mentions). Prints the ranking with the "
+                 "parts of each score and the reason.")
+    rank = children.add_parser("rank", help=rank_help, description=rank_help)
+    rank.add_argument("pdf", type=Path, help="the paper (PDF)")
+    rank.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the ranking as JSON")
+    rank.add_argument("--png", type=Path, default=None, metavar="DIR",
+                      help="write each candidate as a PNG (300 dpi) named by its rank and number")
+    rank.add_argument("--include-tables", action="store_true", help="tables are candidates too")
+    rank.add_argument("--quiet", action="store_true", help="no progress line")
+    add_model_options(rank)
+    rank.set_defaults(func=run_rank)
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    from core.errors import MissingFileError, RhetoricaError
+    from core.figure_rank import rank_figures
+    from core.jobs import JobContext
+    from core.pdf import parse_pdf
+    from models.encoder import load_model
+    from models.figure_scorer import load_figure_scorer, ranker_weights
+
+    if not args.pdf.is_file():
+        raise MissingFileError(str(args.pdf), "no such file")
+    paper = parse_pdf(args.pdf, JobContext(progress_line(args.quiet)))
+    if not paper.sentences:
+        raise RhetoricaError(f"{args.pdf}: no text found in the PDF (a scanned paper?)")
+    model = load_model(args.model, device=args.device, threads=args.threads)
+    weights = ranker_weights(model)
+    ranking = rank_figures(paper, load_figure_scorer(model, threads=args.threads), weights,
+                           "fitted on the graphical-abstract dev set" if weights else "",
+                           include_tables=args.include_tables)
+    if not ranking.figures:
+        kinds = ("figures or tables" if args.include_tables
+                 else "figures (tables are not candidates: --include-tables)")
+        print(f"{args.pdf.name}: no {kinds} found", file=sys.stderr)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(ranking.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        args.json.write_text(text, encoding="utf-8")
+    if args.png is not None:
+        _write_pngs(args.pdf, paper, ranking, args.png)
+    print(f"{ranking.paper or args.pdf.name}  (scorer: {ranking.scorer}; weights: {ranking.weights_source})")
+    for figure in ranking.figures:
+        label = "Table" if figure.kind == "table" else "Figure"
+        print(f"{figure.rank:>3}. {label} {figure.number:<4} score {figure.score:+.2f}  p.{figure.page + 1}  "
+              f"{figure.reason}")
+    return 0
+
+
+def _write_pngs(pdf: Path, paper: Paper, ranking: FigureRanking, folder: Path) -> None:
+    from core.pdf.render import render_figure_png
+
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = {f.id: f for f in paper.figures}
+    for ranked in ranking.figures:
+        png = render_figure_png(pdf, figures[ranked.figure_id], zoom=300 / 72)
+        (folder / f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png").write_bytes(png)
