@@ -285,6 +285,8 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.page_total)
         toolbar.addAction(self.act_next_page)
         toolbar.addSeparator()
+        for panel in self.panels.values():  # panels that offer a one-click action (graphical abstract)
+            toolbar.addActions(getattr(panel, "toolbar_actions", list)())
         self.legend = Legend(self.palette_)
         toolbar.addWidget(self.legend)
 

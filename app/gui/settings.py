@@ -156,3 +156,26 @@ class AppSettings:
 
     def set_flag(self, key: str, value: bool) -> None:
         self.q.setValue(f"flags/{key}", bool(value))
+
+    # per-paper choices -----------------------------------------------------------------
+    def graphical_abstract(self, sha256: str) -> dict[str, str]:
+        """The figure chosen as the graphical abstract of the paper ``sha256`` (``{}``: none):
+        ``{"id": "fig3", "kind": "figure", "number": "3"}``."""
+        if not sha256:
+            return {}
+        raw = self._get(f"graphical_abstract/{sha256}", "")
+        try:
+            data = json.loads(str(raw)) if raw else {}
+        except ValueError:
+            data = {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def set_graphical_abstract(self, sha256: str, choice: dict[str, str] | None) -> None:
+        """Remember (or, with ``None``/``{}``, forget) the graphical abstract chosen for ``sha256``."""
+        if not sha256:
+            return
+        key = f"graphical_abstract/{sha256}"
+        if choice:
+            self.q.setValue(key, json.dumps({str(k): str(v) for k, v in choice.items()}))
+        else:
+            self.q.remove(key)

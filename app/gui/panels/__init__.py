@@ -16,6 +16,7 @@ BUILTIN_PANEL_MODULES = (
     "app.gui.panels.library",
     "app.gui.panels.alignment",
     "app.gui.panels.search",
+    "app.gui.panels.graphical_abstract",
 )
 
 
