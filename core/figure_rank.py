@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from core.document import Figure, Paper, SectionKind
+from core.lexical import content_words, stem, tfidf_similarity
 from core.model_api import CaptionScorer
 
 FEATURES = ("caption_match", "best_sentence", "mention_match", "first_figure", "position", "size", "mentions")
@@ -39,49 +40,15 @@ FALLBACK_ABSTRACT_SENTENCES = 8
 _LABEL = re.compile(
     r"^\s*(?:supplementary\s+)?(?:figure|fig\.?|table|tab\.?)\s*S?[\dIVX]{1,4}[a-z]?\s*[:.|\-–—]?\s*",
     re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z][A-Za-z\-]{3,}")
-_STOPWORDS = frozenset((
-    "about", "above", "after", "again", "against", "also", "among", "and", "another", "are",
-    "based", "been", "before", "being", "below", "between", "both", "but", "can", "could", "does",
-    "doing", "down", "during", "each", "either", "even", "every", "first", "from", "further",
-    "have", "having", "here", "how", "however", "into", "its", "itself", "just", "like", "many",
-    "more", "most", "much", "must", "new", "not", "now", "only", "other", "others", "our", "over",
-    "per", "same", "several", "should", "show", "shown", "shows", "since", "some", "such", "than",
-    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "three",
-    "through", "thus", "two", "under", "until", "upon", "used", "uses", "using", "very", "was",
-    "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will", "with",
-    "within", "without", "would", "each", "figure", "fig", "table", "panel", "panels", "left",
-    "right", "top", "bottom", "example", "examples", "results", "result", "method", "methods",
-    "paper", "proposed", "approach", "different", "given",
-))
-
-
 def caption_body(caption: str) -> str:
     """The caption without its printed label ("Figure 3:", "Fig. 2.", "Table 1 |")."""
     return _LABEL.sub("", caption, count=1).strip() or caption.strip()
 
 
-def content_words(text: str) -> list[str]:
-    """Lower-cased words of four letters or more that are not glue words, in order, once each."""
-    seen: dict[str, None] = {}
-    for match in _WORD.finditer(text):
-        word = match.group(0).lower().strip("-")
-        if len(word) >= 4 and word not in _STOPWORDS:
-            seen.setdefault(word, None)
-    return list(seen)
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
 def shared_words(caption: str, text: str, limit: int = 6) -> list[str]:
     """Caption words (crudely stemmed) that also occur in ``text``, in caption order."""
-    stems = {_stem(w) for w in content_words(text)}
-    return [w for w in content_words(caption) if _stem(w) in stems][:limit]
+    stems = {stem(w) for w in content_words(text)}
+    return [w for w in content_words(caption) if stem(w) in stems][:limit]
 
 
 @dataclass
@@ -153,13 +120,23 @@ def candidate_figures(paper: Paper, include_tables: bool = False) -> list[Figure
     return sorted(chosen, key=lambda f: (f.page, f.bbox[1], f.bbox[0]))
 
 
+_NOT_PROSE = re.compile(r"https?://|www\.|github\.com|@|^\W")
+
+
+def is_prose(sentence: str) -> bool:
+    """False for what parsing leaves in an abstract that is not a sentence of it: links, e-mail
+    addresses, footnote marks, fragments of fewer than four words."""
+    return len(sentence.split()) >= 4 and not _NOT_PROSE.search(sentence.strip())
+
+
 def query_sentences(paper: Paper) -> tuple[list[str], str]:
     """The title and abstract sentences (or, with no abstract, the first sentences of the body)."""
-    abstract = [s.text for s in paper.abstract_sentences]
+    abstract = [s.text for s in paper.abstract_sentences if is_prose(s.text)]
     label = "abstract"
     if not abstract:
         intro = [s.text for s in paper.sentences if paper.section_of(s).kind is SectionKind.INTRODUCTION]
-        abstract = (intro or [s.text for s in paper.sentences])[:FALLBACK_ABSTRACT_SENTENCES]
+        abstract = [s for s in (intro or [s.text for s in paper.sentences]) if is_prose(s)]
+        abstract = abstract[:FALLBACK_ABSTRACT_SENTENCES]
         label = "opening sentences"
     title = [paper.title] if paper.title.strip() else []
     return title + abstract, label
@@ -181,18 +158,17 @@ def figure_features(paper: Paper, scorer: CaptionScorer, include_tables: bool = 
     values = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if n == 0:
         return FigureFeatures(figures, values, [], label, " ".join(query))
-    captions = [[caption_body(f.caption)] for f in figures]
+    captions = _split_groups([[caption_body(f.caption)] for f in figures])
     mentions = [[paper.sentence_by_id(sid).text for sid in f.mentioned_by] for f in figures]
-    caption_vectors = scorer.group_vectors(_split_groups(captions), "caption")
     text_groups: list[Sequence[str]] = [query, *[[s] for s in query]]
-    text_vectors = scorer.group_vectors(text_groups, "text")
-    whole, singles = text_vectors[0], text_vectors[1:]
+    matches = match_scores(scorer, text_groups, captions)
+    whole_vector = scorer.group_vectors([query], "text")[0]
     mention_vectors = scorer.group_vectors([m if m else [] for m in mentions], "text")
-    per_sentence = singles @ caption_vectors.T if len(singles) else np.zeros((0, n))
-    values[:, FEATURES.index("caption_match")] = caption_vectors @ whole
-    values[:, FEATURES.index("best_sentence")] = per_sentence.max(axis=0) if len(singles) else 0.0
+    per_sentence = matches[1:]
+    values[:, FEATURES.index("caption_match")] = matches[0]
+    values[:, FEATURES.index("best_sentence")] = per_sentence.max(axis=0) if len(per_sentence) else 0.0
     values[:, FEATURES.index("mention_match")] = [
-        float(mention_vectors[i] @ whole) if mentions[i] else 0.0 for i in range(n)]
+        float(mention_vectors[i] @ whole_vector) if mentions[i] else 0.0 for i in range(n)]
     values[:, FEATURES.index("first_figure")] = [1.0 if i == 0 else 0.0 for i in range(n)]
     values[:, FEATURES.index("position")] = [i / (n - 1) if n > 1 else 0.0 for i in range(n)]
     sizes = np.array([_area_share(paper, f) for f in figures])
@@ -200,8 +176,21 @@ def figure_features(paper: Paper, scorer: CaptionScorer, include_tables: bool = 
     fill = float(np.median(known)) if len(known) else 0.0
     values[:, FEATURES.index("size")] = np.where(np.isnan(sizes), fill, sizes)
     values[:, FEATURES.index("mentions")] = [np.log1p(len(f.mentioned_by)) for f in figures]
-    best = [query[int(per_sentence[:, i].argmax())] if len(singles) else "" for i in range(n)]
+    best = [query[int(per_sentence[:, i].argmax())] if len(per_sentence) else "" for i in range(n)]
     return FigureFeatures(figures, values, best, label, " ".join(query))
+
+
+def match_scores(scorer: CaptionScorer, text_groups: Sequence[Sequence[str]],
+                 caption_groups: Sequence[Sequence[str]]) -> np.ndarray:
+    """The scorer's match score of every text group against every caption group: the cosine of
+    their vectors plus the scorer's weight times their word overlap."""
+    text = scorer.group_vectors(text_groups, "text")
+    caption = scorer.group_vectors(caption_groups, "caption")
+    scores = text @ caption.T
+    if scorer.lexical_weight:
+        scores = scores + scorer.lexical_weight * tfidf_similarity(
+            [" ".join(g) for g in text_groups], [" ".join(g) for g in caption_groups])
+    return np.asarray(scores, dtype=np.float64)
 
 
 def _split_groups(groups: list[list[str]]) -> list[list[str]]:

@@ -68,7 +68,8 @@ class CaptionScorer(Protocol):
     ``group_vectors`` turns each group of sentences (a caption's sentences, an abstract, the
     sentences that mention a figure) into one L2-normalised vector on the given side: "text"
     for the paragraph/abstract side, "caption" for the caption side. The cosine of a text
-    vector and a caption vector is the match score. ``trained`` is False when the model has no
+    vector and a caption vector, plus ``lexical_weight`` times their word overlap
+    (``core.lexical.tfidf_similarity``), is the match score. ``trained`` is False when the model has no
     figure head and the vectors are the content view unchanged (the untrained baseline).
     """
 
@@ -77,5 +78,8 @@ class CaptionScorer(Protocol):
 
     @property
     def scorer_id(self) -> str: ...
+
+    @property
+    def lexical_weight(self) -> float: ...  # weight of word overlap (core.lexical) added to the cosine
 
     def group_vectors(self, groups: Sequence[Sequence[str]], side: str) -> np.ndarray: ...

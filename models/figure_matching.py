@@ -9,11 +9,12 @@ mention is matched when the top figure is one the paragraph names. Training
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.lexical import tfidf_similarity
 from core.model_api import CaptionScorer
 from core.text.sentences import split_sentence_texts
 from models.datasets.figure_pairs import FigurePaper
@@ -99,14 +100,41 @@ class MatchingReport:
                 "first_figure_accuracy": round(self.first_figure_accuracy, 4)}
 
 
-def mention_report(text_vectors: np.ndarray, caption_vectors: np.ndarray, data: MatchingSet,
-                   kinds: Sequence[str] = ("figure",), min_candidates: int = 2) -> MatchingReport:
-    """Rank each mention's paper's figures of ``kinds`` by cosine; mentions that name none of
-    them, or whose paper has fewer than ``min_candidates``, are left out."""
+def candidates_by_paper(data: MatchingSet, kinds: Sequence[str] = ("figure",)) -> dict[int, list[int]]:
+    """Figure rows of ``kinds`` per paper number."""
     by_paper: dict[int, list[int]] = {}
     for row, (paper, kind) in enumerate(zip(data.figure_paper, data.figure_kind, strict=True)):
         if kind in kinds:
             by_paper.setdefault(paper, []).append(row)
+    return by_paper
+
+
+def lexical_scores(data: MatchingSet, kinds: Sequence[str] = ("figure",)) -> dict[int, np.ndarray]:
+    """Per mention, the word-overlap score (``core.lexical``, the paper's own IDF) against each of
+    its paper's candidate captions, in ``candidates_by_paper`` order."""
+    by_paper = candidates_by_paper(data, kinds)
+    mentions: dict[int, list[int]] = {}
+    for row, paper in enumerate(data.mention_paper):
+        mentions.setdefault(paper, []).append(row)
+    out: dict[int, np.ndarray] = {}
+    for paper, rows in mentions.items():
+        candidates = by_paper.get(paper, [])
+        if not candidates:
+            continue
+        scores = tfidf_similarity([" ".join(data.text_groups[m]) for m in rows],
+                                  [" ".join(data.caption_groups[c]) for c in candidates])
+        out.update({m: scores[i] for i, m in enumerate(rows)})
+    return out
+
+
+def mention_report(text_vectors: np.ndarray, caption_vectors: np.ndarray, data: MatchingSet,
+                   kinds: Sequence[str] = ("figure",), min_candidates: int = 2,
+                   lexical: Mapping[int, np.ndarray] | None = None,
+                   lexical_weight: float = 0.0) -> MatchingReport:
+    """Rank each mention's paper's figures of ``kinds`` by cosine (plus ``lexical_weight`` x the
+    ``lexical`` scores when given); mentions that name none of them, or whose paper has fewer than
+    ``min_candidates``, are left out."""
+    by_paper = candidates_by_paper(data, kinds)
     hits, reciprocal, sizes, first = [], [], [], []
     for m, paper in enumerate(data.mention_paper):
         candidates = by_paper.get(paper, [])
@@ -114,6 +142,8 @@ def mention_report(text_vectors: np.ndarray, caption_vectors: np.ndarray, data: 
         if len(candidates) < min_candidates or not positives:
             continue
         scores = caption_vectors[candidates] @ text_vectors[m]
+        if lexical is not None and lexical_weight:
+            scores = scores + lexical_weight * lexical[m]
         order = [candidates[i] for i in np.argsort(-scores, kind="stable")]
         rank = next(i for i, row in enumerate(order) if row in positives) + 1
         hits.append(rank == 1)
@@ -125,7 +155,10 @@ def mention_report(text_vectors: np.ndarray, caption_vectors: np.ndarray, data: 
                           float(np.mean(sizes)) if n else 0.0, float(np.mean(first)) if n else 0.0)
 
 
-def scorer_vectors(scorer: CaptionScorer, data: MatchingSet) -> tuple[np.ndarray, np.ndarray]:
-    """The text vectors of ``data``'s mentions and the caption vectors of its figures."""
+def scorer_report(scorer: CaptionScorer, data: MatchingSet) -> MatchingReport:
+    """Mention matching with a scorer: its vectors, and its word-overlap weight."""
     text = scorer.group_vectors(data.text_groups, "text")
-    return text, scorer.group_vectors(data.caption_groups, "caption")
+    caption = scorer.group_vectors(data.caption_groups, "caption")
+    weight = scorer.lexical_weight
+    return mention_report(text, caption, data, lexical=lexical_scores(data) if weight else None,
+                          lexical_weight=weight)

@@ -50,9 +50,14 @@ def group_sentences(groups: Sequence[Sequence[str]]) -> tuple[list[str], list[li
 class FigureScorer:
     """:class:`core.model_api.CaptionScorer` over an :class:`EncoderModel`'s content view."""
 
-    def __init__(self, model: EncoderModel, session: Any | None = None) -> None:
+    def __init__(self, model: EncoderModel, session: Any | None = None, lexical_weight: float = 0.0) -> None:
         self.model = model
         self.session = session
+        self._lexical_weight = float(lexical_weight)
+
+    @property
+    def lexical_weight(self) -> float:
+        return self._lexical_weight
 
     @property
     def trained(self) -> bool:
@@ -60,7 +65,10 @@ class FigureScorer:
 
     @property
     def scorer_id(self) -> str:
-        suffix = "figure head" if self.trained else "content view, no figure head"
+        suffix = "content view, no figure head"
+        if self.trained:
+            words = f" + {self._lexical_weight:g} x word overlap" if self._lexical_weight else ""
+            suffix = f"figure head{words}"
         return f"{self.model.model_id} ({suffix})"
 
     def project(self, vectors: np.ndarray, side: str) -> np.ndarray:
@@ -87,6 +95,7 @@ def load_figure_scorer(model: EncoderModel, *, device: str = "cpu",
     graph = dict(model.manifest.context.get("graphs", {})).get(FIGURE_GRAPH_KEY)
     if not graph:
         return FigureScorer(model)
+    lexical_weight = float(dict(model.manifest.context.get("figures", {})).get("lexical_weight", 0.0))
     path = model.bundle_dir / str(graph)
     session = create_session(path, device, threads)
     names = {o.name for o in session.get_outputs()}  # type: ignore[attr-defined]
@@ -94,7 +103,7 @@ def load_figure_scorer(model: EncoderModel, *, device: str = "cpu",
     if missing:
         raise ModelError(f"model bundle {model.bundle_dir}: {path.name} has no output(s) "
                          f"{', '.join(missing)}")
-    return FigureScorer(model, session)
+    return FigureScorer(model, session, lexical_weight)
 
 
 def ranker_weights(model: EncoderModel) -> dict[str, float] | None:

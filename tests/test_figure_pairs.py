@@ -258,3 +258,10 @@ def test_real_pdfs_two_files(tmp_path: Path) -> None:
     assert all(p.abstract for p in papers)
     excluded = list(read_figure_papers("pdfs", root=tmp_path / "data", exclude_pdfs=[names[0]]))
     assert [p.paper_id for p in excluded] == [Path(names[1]).stem]
+
+
+def test_the_command_lists_the_same_sources_as_the_readers() -> None:
+    from app.commands.data_figures import SOURCES as COMMAND_SOURCES
+    from models.datasets.figure_pairs import SOURCES
+
+    assert COMMAND_SOURCES == SOURCES

@@ -31,6 +31,7 @@ class WordScorer:
 
     trained = False
     scorer_id = "words"
+    lexical_weight = 0.0
 
     def group_vectors(self, groups: Sequence[Sequence[str]], side: str) -> np.ndarray:
         out = np.zeros((len(groups), len(VOCAB) + 1))
@@ -147,3 +148,13 @@ def test_ranking_measures() -> None:
     assert reciprocal_rank(["3"], "9") == 0.0
     assert average_precision(["a", "x", "b", "c"], ["a", "b", "c"]) == pytest.approx((1 + 2 / 3 + 3 / 4) / 3)
     assert average_precision(["x", "y"], ["a"]) == 0.0
+
+
+def test_links_and_fragments_are_not_query_sentences() -> None:
+    from core.figure_rank import is_prose
+
+    assert is_prose("We propose a citation encoder for papers.")
+    assert not is_prose("§ github.com/allenai/papermage")
+    assert not is_prose("Code: https://example.org/code is here")
+    assert not is_prose("Short fragment.")
+    assert not is_prose("* Equal contribution by the authors")

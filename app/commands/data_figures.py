@@ -16,31 +16,12 @@ COLUMNS = ("papers", "figures", "tables", "mentions", "pairs", "papers_with_2plu
 SPLITS = ("train", "dev", "test")
 
 
-def gold_path() -> Path:
-    import models.datasets
-
-    return Path(models.datasets.__file__).resolve().parent / "gold_data" / "graphical-abstract" / "gold.jsonl"
-
-
-def gold_pdfs(path: Path | None = None) -> list[str]:
-    """The ``"pdf"`` field of each line of the graphical-abstract gold file; [] when absent."""
-    path = path or gold_path()
-    if not path.is_file():
-        return []
-    names = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line) if line.strip() else None
-        except ValueError:
-            continue
-        if isinstance(row, dict) and row.get("pdf"):
-            names.append(Path(str(row["pdf"])).name)
-    return names
+# models.datasets.figure_pairs.SOURCES, not imported here: it loads the PDF parser (and pymupdf),
+# which "rhetorica parse --help" must not pay for (tests/test_boundaries.py; a test checks the two agree).
+SOURCES = ("oa-stm", "pmc-jats", "s2orc", "medicat", "pdfs")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from models.datasets.figure_pairs import SOURCES
-
     parser = subparsers.add_parser("figure-pairs", description=__doc__,
                                    help="Count (mention paragraph, figure caption) pairs per source, split.")
     parser.add_argument("--source", action="append", choices=SOURCES, metavar="S",
@@ -55,10 +36,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.errors import DatasetError
-    from models.datasets.figure_pairs import SOURCES, pair_counts, read_figure_papers
+    from models.datasets.figure_pairs import pair_counts, read_figure_papers
 
     sources = args.source or list(SOURCES)
-    excluded = gold_pdfs() if args.exclude_gold else []
+    from models.datasets.figure_gold import gold_pdf_names
+
+    excluded = sorted(gold_pdf_names()) if args.exclude_gold else []
     skipped: list[tuple[str, str, str]] = []
     table: dict[str, dict[str, dict[str, int]]] = {}
     try:

@@ -3,8 +3,10 @@
 1. **Mention matching** (the scorer's own task) on held-out papers of the figure–mention pairs
    (``rhetorica data figure-pairs``; the split is by paper, ``--split test`` by default): for each
    paragraph that mentions a figure (reference masked), rank that paper's figures by the score of
-   the paragraph against each caption; accuracy@1 and MRR, for the bundle's scorer, the untrained
-   content view (all-MiniLM-L6-v2 cosine) and "the paper's first figure".
+   the paragraph against each caption; accuracy@1 and MRR, for the bundle's scorer (figure head +
+   its weight of word overlap), the untrained content view with the same word overlap (what the
+   head adds), the untrained content view alone (all-MiniLM-L6-v2 cosine) and "the paper's first
+   figure".
 2. **The hand-labelled dev set** (``models/datasets/gold_data/graphical-abstract``, 12 shared PDFs):
    MRR of the reader's first choice, MAP of the reader's top 3 and P@1 for "pick the first
    figure", "pick the largest figure", the untrained abstract–caption cosine, the trained scorer
@@ -42,17 +44,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def mention_matching(model: Any, split: str) -> dict[str, Any]:
     from models.datasets.figure_gold import gold_pdf_names
     from models.datasets.figure_pairs import SOURCES, read_figure_papers
-    from models.figure_matching import matching_set, mention_report, scorer_vectors
+    from models.figure_matching import matching_set, scorer_report
     from models.figure_scorer import FigureScorer, load_figure_scorer
 
     papers = [p for source in SOURCES for p in read_figure_papers(source, exclude_pdfs=gold_pdf_names())
               if p.split == split]
     data = matching_set(papers)
     out: dict[str, Any] = {"split": split, "papers": len(data.papers)}
-    for name, scorer in (("bundle scorer", load_figure_scorer(model)),
-                         ("untrained content view", FigureScorer(model))):
-        text, caption = scorer_vectors(scorer, data)
-        report = mention_report(text, caption, data)
+    shipped = load_figure_scorer(model)
+    scorers = {"bundle scorer": shipped, "untrained content view": FigureScorer(model)}
+    if shipped.lexical_weight:  # how much of the gain is the word overlap, how much the head
+        scorers["content view + word overlap"] = FigureScorer(model, lexical_weight=shipped.lexical_weight)
+    for name, scorer in scorers.items():
+        report = scorer_report(scorer, data)
         out[name] = report.to_dict()
         out["first figure"] = {"accuracy_at_1": round(report.first_figure_accuracy, 4)}
     return out
@@ -91,7 +95,9 @@ def _print_mentions(block: dict[str, Any]) -> None:
     print(f"Mention matching, figure–mention pairs {block['split']} split ({block['papers']} papers; "
           f"{block['bundle scorer']['mentions']} mentions, {block['bundle scorer']['mean_candidates']} "
           "candidate figures on average)")
-    for name in ("bundle scorer", "untrained content view", "first figure"):
+    for name in ("bundle scorer", "content view + word overlap", "untrained content view", "first figure"):
+        if name not in block:
+            continue
         row = block[name]
         mrr = f"  MRR {row['mrr']:.3f}" if "mrr" in row else ""
         print(f"  {name:<28} accuracy@1 {row['accuracy_at_1']:.3f}{mrr}")

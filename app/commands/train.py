@@ -6,7 +6,7 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.train_roles", "app.commands.train_body")
+MODULES = ("app.commands.train_roles", "app.commands.train_body", "app.commands.train_figures")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

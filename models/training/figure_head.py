@@ -228,7 +228,7 @@ PARITY_GATE = {"mean_cosine": 0.995, "top1_agreement": 0.97}
 
 
 def add_head_to_bundle(head: FigureHead, source: Path, out: Path, dev: SetVectors, *, version: str,
-                       training: dict[str, Any], ranker: dict[str, Any] | None = None,
+                       training: dict[str, Any], lexical_weight: float = 0.0,
                        quantize: bool = True) -> dict[str, Any]:
     """Copy bundle ``source`` to ``out`` with the head as ``figures.onnx`` (int8 unless
     ``quantize`` is False), after the parity gate; the manifest gets the new graph, version and
@@ -263,9 +263,9 @@ def add_head_to_bundle(head: FigureHead, source: Path, out: Path, dev: SetVector
     context["figures"] = {
         "head": {"type": "residual low-rank maps of the content view (text side, caption side)",
                  "rank": head.text_down.out_features, "quantization": "int8" if quantize else "none"},
+        "lexical_weight": lexical_weight,
         "parity": checked,
         "training": training,
-        **({"ranker": ranker} if ranker else {}),
     }
     manifest.context = context
     write_manifest(out, manifest, (*manifest.files, FIGURE_GRAPH))
