@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "app.commands.search",
     "app.commands.figures",
     "app.commands.corpus",
+    "app.commands.corrections",
     "app.commands.template",
     "app.commands.train",
     "app.commands.export",

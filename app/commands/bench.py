@@ -15,6 +15,7 @@ MODULES = (
     "app.commands.bench_index",
     "app.commands.bench_suggest",
     "app.commands.bench_align",
+    "app.commands.bench_finetune",
 )
 
 

@@ -6,7 +6,8 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.train_roles", "app.commands.train_body", "app.commands.train_figures")
+MODULES = ("app.commands.train_roles", "app.commands.train_body", "app.commands.train_figures",
+           "app.commands.train_corrections")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -1,0 +1,80 @@
+"""``rhetorica train corrections``: train the role heads on your corrections (issue 15)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "corrections",
+        help="Train the role heads on your corrections (mixed with standard data) and write a bundle.",
+        description="Start from a bundle; train its role head and body head on the role corrections in "
+        "your library (each with the sentences around it), mixed with CSAbstruct train abstracts and "
+        "PMC-Sents-FULL dev-fit sentences so nothing is forgotten; measure before and after on held-out "
+        "corrections and the standard dev sets; write the new bundle, marked accepted only when it is "
+        "not worse on the dev sets. See models/training/corrections.py.")
+    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+                        help="library folder holding the corrections (default: the user data folder's)")
+    parser.add_argument("--bundle", type=Path, default=None,
+                        help="bundle to start from (default: the shipped one)")
+    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write (new or empty)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="vector cache (default runs/corrections-<time>)")
+    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the report here")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.jobs import JobContext
+    from core.library.corrections import Corrections
+    from core.library.library import Library
+    from core.paths import library_dir
+    from models.bundle import default_bundle_path
+    from models.training.corrections import CorrectionJob, CorrectionTrainingConfig, train_on_corrections
+
+    folder = args.library if args.library is not None else library_dir()
+    with Library(folder) as library:
+        corrections = Corrections(library.store).all()
+    config = CorrectionTrainingConfig()
+    if args.epochs is not None:
+        config.epochs = args.epochs
+    work = args.work or Path("runs") / time.strftime("corrections-%Y%m%d-%H%M%S")
+    job = CorrectionJob(bundle=args.bundle or default_bundle_path(), corrections=corrections, work=work,
+                        out=args.out, command=shlex.join(["rhetorica", *sys.argv[1:]]), config=config,
+                        threads=args.threads)
+    report = train_on_corrections(job, JobContext(_printer()))
+    _show(report.to_dict())
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    verdict = "accepted" if report.accepted else "NOT accepted"
+    print(f"bundle written to {args.out} ({verdict}: {report.reason}); use it with --model {args.out} "
+          "or choose it in the app's Settings")
+    return 0
+
+
+def _printer():
+    start = time.time()
+    last = [0.0]
+
+    def show(progress) -> None:
+        now = time.time()
+        if now - last[0] >= 5 or progress.fraction >= 1:
+            last[0] = now
+            print(f"[+{now - start:5.0f}s] {progress.message}", flush=True)
+    return show
+
+
+def _show(report: dict) -> None:
+    print(f"{'measure':<36} {'before':>8} {'after':>8}")
+    for name, before in report["before"].items():
+        print(f"{name:<36} {before:>8.2f} {report['after'][name]:>8.2f}")
+    print(f"{report['steps']} steps, {report['seconds_per_step'] * 1000:.1f} ms per step; "
+          + ", ".join(f"{k} {v} s" for k, v in report["seconds"].items()))
