@@ -295,3 +295,21 @@ def record_ranker(bundle: Path, weights: dict[str, float], record: dict[str, Any
     context["figures"] = figures
     manifest.context = context
     write_manifest(bundle, manifest, tuple(manifest.files))
+
+
+def carry_figure_head(source: Path, out: Path) -> bool:
+    """Copy ``source``'s figure head (graph and manifest record) into bundle ``out``, whose content
+    view must be the same (a bundle exported with ``--reuse-sentence-graphs source``). False when
+    ``source`` has none."""
+    origin = verify_bundle(source)
+    graph = dict(origin.context.get("graphs", {})).get(FIGURE_GRAPH_KEY)
+    if not graph:
+        return False
+    manifest = verify_bundle(out)
+    shutil.copy2(source / str(graph), out / str(graph))
+    context = dict(manifest.context)
+    context["graphs"] = {**dict(context.get("graphs", {})), FIGURE_GRAPH_KEY: graph}
+    context["figures"] = origin.context.get("figures", {})
+    manifest.context = context
+    write_manifest(out, manifest, (*manifest.files, str(graph)))
+    return True
