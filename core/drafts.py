@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from core.fileio import atomic_write_text
+from core.fileio import atomic_write_text as atomic_write_with_text
 from core.paths import user_data_dir
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -86,8 +86,11 @@ class DraftStore:
         return self.root / f"{name}.txt"
 
     def save(self, text: str, name: str = "current") -> Path:
+        """Save atomically (the old text or the new, never a torn file); a full disk or read-only
+        folder raises :class:`core.fileio.DiskFullError` / :class:`core.fileio.ReadOnlyError` (an
+        ``OSError`` too) with a one-line message, leaving the previous save intact."""
         path = self.path(name)
-        atomic_write_text(path, text)
+        atomic_write_with_text(path, text, f"the draft {name!r}")
         return path
 
     def load(self, name: str = "current") -> str:

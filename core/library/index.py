@@ -15,7 +15,6 @@ or missing index is noticed and rebuilt.
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -52,11 +51,12 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
 
 
 def _atomic_write(path: Path, write: object) -> None:
-    """Call ``write(tmp_path)`` then move the file into place (same folder, so the move is atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)  # type: ignore[operator]
-    os.replace(tmp, path)
+    """Call ``write(tmp_path)``, fsync, then move the file into place (same folder, so the move is
+    atomic); a full disk / read-only folder raises a one-line :class:`core.fileio.StorageError`."""
+    from core.fileio import atomic_write_with
+
+    atomic_write_with(path, write, f"the library index {path.name}",  # type: ignore[arg-type]
+                      tmp_name=f".{path.name}.tmp")
 
 
 class ExactIndex:
@@ -170,7 +170,23 @@ class HnswIndex:
 
     def save(self, path: Path) -> None:
         with self._lock:
-            _atomic_write(path, lambda tmp: self._index.save_index(str(tmp)))
+            _atomic_write(path, self._write)
+
+    def _write(self, tmp: Path) -> None:
+        """``save_index`` to ``tmp``, checked: hnswlib writes with a C++ stream and does not report a
+        failed write (a full disk left an empty index file in place), so a file shorter than the
+        vectors, labels and level-0 links it must hold is an error here."""
+        self._index.save_index(str(tmp))
+        count = self._index.get_current_count()
+        links = 2 * int(getattr(self._index, "M", self.m))
+        per_item = links * 4 + 4 + self.dim * 4 + 8 + 4  # level-0 links, vector, label, list size
+        if tmp.stat().st_size < count * per_item:
+            import errno
+            import shutil
+
+            full = shutil.disk_usage(tmp.parent).free < count * per_item
+            raise OSError(errno.ENOSPC if full else errno.EIO,
+                          f"hnswlib wrote a short index file ({tmp.stat().st_size} bytes for {count} items)")
 
     @classmethod
     def load(cls, path: Path, dim: int, live: int, *, ef_search: int = 64) -> HnswIndex:

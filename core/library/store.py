@@ -148,14 +148,19 @@ class LibraryStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (taken at once: ``BEGIN IMMEDIATE``); rolled back on any error."""
-        self.connection.execute("BEGIN IMMEDIATE")
+        """One write transaction (taken at once: ``BEGIN IMMEDIATE``); rolled back on any error. A
+        full disk or read-only library raises a one-line :class:`core.fileio.StorageError`."""
         try:
-            yield self.connection
-        except BaseException:
-            self.connection.execute("ROLLBACK")
-            raise
-        self.connection.execute("COMMIT")
+            self.connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.connection
+            except BaseException:
+                if self.connection.in_transaction:  # SQLite may have rolled back already (disk full)
+                    self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+        except (sqlite3.OperationalError, OSError) as error:
+            raise _clear(error, self.path) from None
 
     # -- writing ------------------------------------------------------------------------------
     def add_paper(self, *, paper_id: str, sha256: str, title: str, source: str, note: str, kind: str,
@@ -335,6 +340,37 @@ def open_store(folder: str | Path) -> LibraryStore:
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA foreign_keys = ON")
         _migrate(connection, path)
+    except sqlite3.OperationalError as error:
+        raise _clear(error, path) from None
     except sqlite3.DatabaseError as error:
         raise LibraryError(f"{path} is not a readable library database: {error}") from None
     return LibraryStore(connection, path)
+
+
+def _clear(error: Exception, path: Path) -> Exception:
+    """The one-line error a failed database write means: disk full, read-only folder, or as it was."""
+    import shutil
+
+    from core.fileio import DiskFullError, ReadOnlyError, storage_error
+
+    what = f"the library database {path.name}"
+    clear = storage_error(error, what, path.parent)
+    low = "disk i/o error" in str(error).lower() and shutil.disk_usage(path.parent).free < 1 << 20
+    if clear is None and low:
+        # WAL mode: a full disk can surface as SQLITE_IOERR (growing the -shm file fails)
+        clear = DiskFullError(f"disk full while saving {what} ({path.parent}): free some space and try "
+                              "again; what was saved before is intact")
+    if clear is None and "unable to open database file" in str(error) and not _writable(path.parent):
+        clear = ReadOnlyError(f"cannot save {what}: {path.parent} is read-only (check its permissions, "
+                              "or choose a writable folder)")
+    if clear is not None:
+        return clear
+    if isinstance(error, sqlite3.DatabaseError):
+        return LibraryError(f"{path}: library database error: {error}")
+    return error
+
+
+def _writable(folder: Path) -> bool:
+    import os
+
+    return os.access(folder, os.W_OK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import torch
 
 from core.errors import ModelError
+from core.fileio import atomic_write_bytes
 from models.training.base import load_encoder, resolve_base_dir
 from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
 
@@ -22,15 +24,20 @@ def build_net(base: str | Path | None, head: HeadConfig | None = None,
 
 
 def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[str, Any]) -> None:
-    """Write ``path`` atomically: state dict, head config, base folder, training metadata."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    """Write ``path`` atomically: state dict, head config, base folder, training metadata.
+
+    The checkpoint is serialised in memory, then written to a temporary file, fsynced and renamed
+    over ``path``, so a kill at any point leaves the previous checkpoint (or none), never a torn one;
+    a full disk raises :class:`core.fileio.DiskFullError` ("disk full while saving the checkpoint …")
+    and removes the partial file."""
     functions = asdict(net.function_config) if net.function_config is not None else None
+    buffer = io.BytesIO()
     torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config), "functions": functions,
                 "base_dir": str(base_dir), "adapters": net.adapter_labels(),
                 "content_fork": net.content_fork, "body_head": net.body_head is not None,
-                "meta": meta}, tmp)
-    tmp.replace(path)
+                "meta": meta}, buffer)
+    atomic_write_bytes(path, buffer.getbuffer().tobytes(), f"the checkpoint {Path(path).name}",
+                       tmp_name=Path(path).name + ".tmp")
 
 
 def load_checkpoint(path: str | Path, base: str | Path | None = None

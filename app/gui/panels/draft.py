@@ -13,10 +13,12 @@ them (``core.moves``: "✗ an aim statement").  The draft is saved (debounced, a
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QPainter,
     QPaintEvent,
     QResizeEvent,
@@ -45,6 +47,9 @@ from core.jobs import JobContext
 from core.labels import NO_FUNCTION, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
 from core.moves import EXPECTED, check_moves, describe_checks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.gui.corrections import CorrectionController, SentenceTarget
 
 LABEL_DELAY_MS = 600
 SAVE_DELAY_MS = 800
@@ -98,6 +103,8 @@ class DraftEditor(QPlainTextEdit):
         super().__init__()
         self.palette_ = palette
         self.labels: list[tuple[QTextCursor, RolePrediction]] = []  # cursors track edits
+        self.corrections: CorrectionController | None = None  # "Correct role/function" in the context menu
+        self.model_id = ""  # the model that labelled the draft (kept with a correction)
         self.margin = _Margin(self)
         self.setViewportMargins(MARGIN_W, 0, 0, 0)
         self.setPlaceholderText(PLACEHOLDER)
@@ -175,6 +182,43 @@ class DraftEditor(QPlainTextEdit):
             name = default_taxonomy().name_of(function.label)
             move = f"<br>function: <i>{name}</i> ({function.confidence:.0%})"
         return f"<b>{prediction.label}</b> ({prediction.confidence:.0%}){move}<br>{probs}"
+
+    def correction_target(self, position: int) -> SentenceTarget | None:
+        """The labelled draft sentence at ``position`` as a correction target (None: none there)."""
+        from app.gui.corrections import DRAFT_DOC_ID, SentenceTarget
+
+        index = self._index_at(position)
+        if index < 0:
+            return None
+
+        def text_of(k: int) -> str:
+            inside = 0 <= k < len(self.labels)
+            return self.labels[k][0].selectedText().replace("\u2029", " ") if inside else ""
+
+        function = self.functions[index] if index < len(self.functions) else None
+        return SentenceTarget(doc_id=DRAFT_DOC_ID, text=text_of(index), role=self.labels[index][1].label,
+                              function=function.label if function is not None else "",
+                              context_before=text_of(index - 1), context_after=text_of(index + 1),
+                              title="draft", model_id=self.model_id)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.createStandardContextMenu(event.pos())
+        target = self.correction_target(self.cursorForPosition(event.pos()).position())
+        if self.corrections is not None and target is not None:
+            menu.addSeparator()
+            self.corrections.add_to_menu(menu, target)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
+
+    def show_correction(self, text: str, field: str, label: str) -> None:
+        """Show a corrected role on the draft sentence ``text`` at once (until the next labelling)."""
+        if field != "role":
+            return
+        for k, (cursor, prediction) in enumerate(self.labels):
+            if cursor.selectedText().replace("\u2029", " ") == text:
+                probabilities = {**prediction.probabilities, label: 1.0}
+                self.labels[k] = (cursor, RolePrediction(label, probabilities))
+        self.refresh()
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip:
@@ -318,6 +362,14 @@ class DraftPanel(QWidget):
         editor.setTextCursor(cursor)
         editor.setFocus()
 
+    def set_corrections(self, corrections: CorrectionController) -> None:
+        """Offer "Correct role/function" in the editor's context menu (the window calls this)."""
+        from app.gui.corrections import DRAFT_DOC_ID
+
+        self.editor.corrections = corrections
+        corrections.corrected.connect(lambda target, field, label: target.doc_id == DRAFT_DOC_ID
+                                      and self.editor.show_correction(target.text, field, label))
+
     def _on_text_changed(self) -> None:
         self._version += 1
         self._label_timer.start()
@@ -341,8 +393,11 @@ class DraftPanel(QWidget):
         self._save_timer.stop()
         try:
             self.store.save(self.text)
-        except OSError as error:
-            self.status.setText(f"Could not save the draft: {error}")
+        except OSError as error:  # a full disk / read-only folder: core.fileio.StorageError's one line
+            from core.fileio import StorageError
+
+            message = str(error) if isinstance(error, StorageError) else f"could not save the draft: {error}"
+            self.status.setText(message[:1].upper() + message[1:])
 
     def flush(self) -> None:
         """Save pending changes now (called when the window closes)."""
@@ -371,6 +426,7 @@ class DraftPanel(QWidget):
             self._worker.cancel()
         version = self._version
         worker = Worker(label_draft, text, model, name="draft")
+        self.editor.model_id = getattr(model, "model_id", "")
         worker.result.connect(lambda r, v=version, w=worker: self._on_labelled(w, v, r))
         worker.error.connect(lambda e: self.status.setText(f"Labelling failed: {e}"))
         self._worker = worker
