@@ -78,6 +78,38 @@ class Manifest:
         return manifest
 
 
+def check_format(version: object, path: Path) -> None:
+    """Refuse a manifest whose ``format`` this version cannot read, saying what to do."""
+    if version == FORMAT_VERSION:
+        return
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise ModelError(f"bad manifest {path}: format {version} is not supported (an incompatible "
+                         f"bundle, newer than format {FORMAT_VERSION}, which this Rhetorica reads); "
+                         "update Rhetorica or re-export the model")
+    raise ModelError(f"bad manifest {path}: format {version!r} is not supported "
+                     f"(expected {FORMAT_VERSION})")
+
+
+# The inputs Rhetorica feeds each graph (models/encoder.py: run, run_roles, run_content).
+GRAPH_INPUTS: dict[str, frozenset[str]] = {
+    "sentences": frozenset({"input_ids", "attention_mask", "section_kind", "token_type_ids"}),
+    "roles": frozenset({"pooled", "section_kind"}),
+    "content": frozenset({"fork_states", "attention_mask"}),
+}
+
+
+def check_graph_inputs(bundle_dir: str | Path, graph: str, file_name: str, inputs: set[str]) -> None:
+    """Refuse a graph that needs inputs Rhetorica does not give it (an incompatible export)."""
+    fed = GRAPH_INPUTS[graph]
+    unknown = sorted(set(inputs) - fed)
+    if unknown:
+        raise ModelError(f"incompatible model bundle {bundle_dir}: {file_name} needs input(s) "
+                         f"{', '.join(unknown)} that Rhetorica does not provide "
+                         f"(it feeds {', '.join(sorted(fed))}); re-export the model")
+    if graph == "sentences" and "input_ids" not in inputs:
+        raise ModelError(f"incompatible model bundle {bundle_dir}: {file_name} has no input 'input_ids'")
+
+
 def default_bundle_path() -> Path:
     """The bundled default model (``resources/models/default``)."""
     return resources_dir() / "models" / "default"
@@ -97,9 +129,7 @@ def read_manifest(bundle_dir: str | Path) -> Manifest:
         raise ModelError(f"bad manifest {path}: not valid JSON ({error})") from None
     if not isinstance(data, dict):
         raise ModelError(f"bad manifest {path}: expected a JSON object")
-    if data.get("format") != FORMAT_VERSION:
-        raise ModelError(f"bad manifest {path}: format {data.get('format')!r} "
-                         f"is not supported (expected {FORMAT_VERSION})")
+    check_format(data.get("format"), path)
     try:
         return Manifest.from_dict(data)
     except (TypeError, ValueError) as error:
@@ -136,6 +166,11 @@ def verify_bundle(bundle_dir: str | Path) -> Manifest:
     for name in REQUIRED_FILES:
         if name not in manifest.files:
             raise ModelError(f"bad manifest {bundle / MANIFEST_NAME}: 'files' does not list {name}")
+    graphs = manifest.context.get("graphs", {}) if isinstance(manifest.context, dict) else {}
+    for role, name in (graphs.items() if isinstance(graphs, dict) else ()):
+        if str(name) not in manifest.files:
+            raise ModelError(f"incompatible model bundle {bundle}: the manifest names {name} as its "
+                             f"{role} graph but does not pin it in 'files' (re-export the model)")
     for name, expected in manifest.files.items():
         path = bundle / name
         if not path.is_file():

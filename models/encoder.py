@@ -33,7 +33,7 @@ import numpy as np
 from core.errors import ModelError
 from core.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
-from models.bundle import Manifest, default_bundle_path, files_digest, verify_bundle
+from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
 from models.roles import RolePrediction
 
 if TYPE_CHECKING:  # tokenizers loads with the model, not at import
@@ -531,6 +531,8 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
         threads = int(os.environ["RHETORICA_THREADS"])
     tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
     session = create_session(bundle / "model.onnx", device, threads)
+    check_graph_inputs(bundle, "sentences", "model.onnx",
+                       {i.name for i in session.get_inputs()})  # type: ignore[attr-defined]
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
     graphs = dict(manifest.context.get("graphs", {}))
     role_graph = graphs.get("roles")
@@ -544,6 +546,8 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
 
         def content_loader() -> object:
             session = create_session(content_path, device, threads)
+            check_graph_inputs(bundle, "content", content_path.name,
+                               {i.name for i in session.get_inputs()})  # type: ignore[attr-defined]
             if "sentence_embedding" not in {o.name for o in session.get_outputs()}:  # type: ignore[attr-defined]
                 raise ModelError(f"model bundle {bundle}: {content_path.name} has no output "
                                  "'sentence_embedding'")
@@ -552,6 +556,8 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
         outputs["sentence_embedding"] = [None, int(manifest.embedding_dim)]  # checked when it loads
     if role_graph:
         role_session = create_session(bundle / str(role_graph), device, threads)
+        check_graph_inputs(bundle, "roles", str(role_graph),
+                           {i.name for i in role_session.get_inputs()})  # type: ignore[attr-defined]
         outputs |= {o.name: o.shape for o in role_session.get_outputs()}  # type: ignore[attr-defined]
         if "pooled" not in outputs:
             raise ModelError(f"model bundle {bundle}: model.onnx has no output 'pooled' for {role_graph}")

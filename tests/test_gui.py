@@ -204,7 +204,12 @@ def test_bad_input_shows_error_in_window(qtbot, window, tmp_path: Path, kind: st
     assert not window.banner.isVisible() and not window.empty.error.isVisible()
 
 
-def test_missing_model_bundle_is_explained(qtbot, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_missing_model_bundle_is_explained(qtbot, home: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import models.bundle
+
+    # No model at all: the chosen bundle is missing and so is the shipped one it would fall back to.
+    monkeypatch.setattr(models.bundle, "default_bundle_path", lambda: tmp_path / "no-shipped-bundle")
     for window in open_window(qtbot, tmp_path / "no-such-bundle"):
         qtbot.waitUntil(lambda w=window: w.models.state == "failed", timeout=60_000)
         assert window.empty.notice.isVisible() and "Settings" in window.empty.notice.text()
@@ -421,3 +426,11 @@ def test_outline_switches_to_each_sections_function(qtbot, window) -> None:  # t
     assert outline.tree.headerItem().text(1) == "Function"
     outline.mode.setCurrentText("roles")
     assert intro_item.text(1) == "" and outline.tree.headerItem().text(1) == "Roles"
+
+
+def test_a_broken_chosen_bundle_falls_back_to_the_shipped_one_and_says_so(  # type: ignore[no-untyped-def]
+        qtbot, home: Path, tmp_path: Path) -> None:
+    for window in open_window(qtbot, tmp_path / "no-such-bundle"):
+        qtbot.waitUntil(lambda w=window: w.models.state == "ready", timeout=60_000)
+        assert window.models.using_fallback
+        assert window.banner.kind == "warning" and "shipped model" in window.banner.text

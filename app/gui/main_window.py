@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.banner import Banner
+from app.gui.corrections import CorrectionController
 from app.gui.docks import PanelDocks
 from app.gui.empty_state import EmptyState
 from app.gui.export_actions import EXPORT_FILTERS, AnalysisExporter
@@ -41,9 +42,11 @@ from app.gui.session import OpenDocument, Session
 from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
+from app.gui.train_dialog import ModelSwitch, TrainDialog
 from core.analysis import PaperAnalysis
 from core.cache import AnalysisCache
 from core.document import Paper
+from core.errors import RhetoricaError
 from core.labels import ROLES
 from core.model_api import RoleModel
 from core.paths import sample_paper_path
@@ -75,6 +78,9 @@ class MainWindow(QMainWindow):
         self.models = ModelHolder(self.tracker, self._model_options())
         self.session = Session(self.tracker, self.models, self.palette_,
                                AnalysisCache() if use_cache else None)
+        self.corrections = CorrectionController(self.session, parent=self)
+        self.model_switch = ModelSwitch(self.settings, self.use_model_path, self._model_in_use, self)
+        self.train_window: TrainDialog | None = None
         self.setWindowTitle("Rhetorica")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
@@ -165,6 +171,15 @@ class MainWindow(QMainWindow):
                                       f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
         self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
+        self.act_correct_role = self.corrections.install_shortcuts(self)  # Alt+1…Alt+6
+        self.act_export_corrections = a("E&xport corrections…", self.export_corrections_dialog, None,
+                                        "Save your corrected labels as JSONL")
+        self.act_import_corrections = a("&Import corrections…", self.import_corrections_dialog, None,
+                                        "Add corrected labels from a JSONL file to your library")
+        self.act_train = a("&Train on my corrections…", self.train_dialog, None,
+                           "Train the model on your corrections and compare it with the one in use")
+        self.act_rollback = a("&Roll back to the previous model", self.roll_back_model, None,
+                              "Use the model in use before the last trained one again")
 
     def _link_panels(self) -> None:
         """Besides the session, links between panels by what they offer (no panel is named): a panel
@@ -202,6 +217,10 @@ class MainWindow(QMainWindow):
             message = getattr(source, "statusMessage", None)
             if message is not None:
                 message.connect(self._notify)
+        for panel in self.panels.values():  # the inspector and the draft offer "Correct role/function"
+            take_corrections = getattr(panel, "set_corrections", None)
+            if take_corrections is not None:
+                take_corrections(self.corrections)
         for dock in self.docks.values():  # a panel the user turns on comes to the front of its tabs
             dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and d.raise_())
 
@@ -247,6 +266,13 @@ class MainWindow(QMainWindow):
         panels_menu.addActions(self.dock_panels.toggle_actions())
         view_menu.addSeparator()
         view_menu.addAction(self.act_cancel)
+        tools_menu = bar.addMenu("&Tools")
+        correct_menu = tools_menu.addMenu("&Correct the selected sentence's role")
+        correct_menu.addActions(self.act_correct_role)
+        tools_menu.addSeparator()
+        tools_menu.addActions([self.act_export_corrections, self.act_import_corrections])
+        tools_menu.addSeparator()
+        tools_menu.addActions([self.act_train, self.act_rollback])
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_shortcuts)
         self._refresh_recent()
@@ -302,6 +328,7 @@ class MainWindow(QMainWindow):
         s.jumpRequested.connect(self.page_view.show_rect)
         self.models.ready.connect(self._on_model_ready)
         self.models.failed.connect(self._on_model_failed)
+        self.models.noticed.connect(self._on_model_notice)
         self.page_view.sentenceClicked.connect(s.select_sentence)
         self.page_view.firstPageShown.connect(self.firstPageShown)
         self.page_view.overlaysBuilt.connect(self._on_overlays_built)
@@ -310,6 +337,12 @@ class MainWindow(QMainWindow):
         self.page_view.textSelected.connect(self._on_text_selected)
         self.page_view.contextMenuRequested.connect(self._page_menu)
         self.palette_.changed.connect(self._save_palette)
+        self.corrections.message.connect(self._notify)
+        self.corrections.corrected.connect(self._on_corrected)
+        recolour = self.corrections.apply_to_overlays
+        self.corrections.changed.connect(lambda: recolour(self.page_view.overlay_items))
+        self.page_view.overlaysBuilt.connect(lambda _n: recolour(self.page_view.overlay_items))
+        self.model_switch.switched.connect(lambda _p: self._update_actions())
 
     def _restore(self) -> None:
         geometry = self.settings.geometry
@@ -464,6 +497,10 @@ class MainWindow(QMainWindow):
         self.empty.show_notice("")
         self._update_actions()
 
+    def _on_model_notice(self, message: str) -> None:
+        """The chosen bundle was refused and the shipped one is in use: say so, once, in the banner."""
+        self.banner.show_message("warning", message, [("Settings…", self.settings_dialog)])
+
     def _on_model_failed(self, error: Exception) -> None:
         self.empty.show_notice(f"No model bundle could be loaded ({error}). Papers still open, "
                                "without roles: choose a bundle in File > Settings.")
@@ -515,6 +552,8 @@ class MainWindow(QMainWindow):
             if self.session.role_of(index) is not None:
                 menu.addAction(self.act_next_same)
                 menu.addAction(self.act_prev_same)
+                menu.addSeparator()
+                self.corrections.add_to_menu(menu, index)
         menu.addSeparator()
         menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_fit])
         menu.popup(global_pos)
@@ -534,8 +573,9 @@ class MainWindow(QMainWindow):
             action.setEnabled(has_doc)
         labelled = self.session.analysis is not None
         for action in (self.act_export, *self.act_export_fmt.values(), self.act_next_same,
-                       self.act_prev_same, *self.act_next_role.values()):
+                       self.act_prev_same, *self.act_next_role.values(), *self.act_correct_role):
             action.setEnabled(labelled)
+        self.act_rollback.setEnabled(self.model_switch.can_roll_back)
 
     # -- commands -----------------------------------------------------------------------
     def copy(self) -> str:
@@ -578,6 +618,78 @@ class MainWindow(QMainWindow):
             self.banner.dismiss()
             self.models.request()
             self.session.reanalyze()
+
+    # -- corrections and the models trained on them (issue 15) ----------------------------
+    def _on_corrected(self, target: object, field: str, label: str) -> None:
+        position = getattr(target, "position", -1)
+        if field == "role" and self.corrections.is_open_paper(target):  # type: ignore[arg-type]
+            items = self.page_view.overlay_items
+            if 0 <= position < len(items):
+                self.corrections.apply_to_overlays([items[position]])
+
+    def export_corrections(self, path: str | Path) -> int:
+        return self.corrections.export_to(path)
+
+    def import_corrections(self, path: str | Path) -> int:
+        """Add a JSONL file's corrections; a bad file is reported in the banner (returns -1)."""
+        try:
+            return self.corrections.import_from(path)
+        except RhetoricaError as error:
+            self.banner.show_message("error", f"Cannot import corrections: {error}")
+            return -1
+
+    def export_corrections_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export corrections", "corrections.jsonl",
+                                              "JSON lines (*.jsonl);;All files (*)")
+        if path:
+            try:
+                self.export_corrections(path)
+            except OSError as error:
+                self.banner.show_message("error", f"Cannot export corrections: {error}")
+
+    def import_corrections_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import corrections", "",
+                                              "JSON lines (*.jsonl);;All files (*)")
+        if path:
+            self.import_corrections(path)
+
+    def _model_in_use(self) -> str:
+        """The bundle the holder loads ("" for the bundled default)."""
+        return self.models.options.path or ""
+
+    def _training_bundle(self) -> Path:
+        from models.bundle import default_bundle_path
+
+        return Path(self._model_in_use()) if self._model_in_use() else default_bundle_path()
+
+    def use_model_path(self, path: str) -> None:
+        """Switch to the bundle ``path`` now ("" = the bundled default): no restart; the open paper is
+        labelled again by the new model (cached analyses are by model id)."""
+        self.settings.model_path = path
+        self._model_override = None
+        if self.models.configure(self._model_options()):
+            self.banner.dismiss()
+            self.models.request()
+            self.session.reanalyze()
+        self._update_actions()
+
+    def roll_back_model(self) -> bool:
+        done = self.model_switch.roll_back()
+        self._notify("Rolled back to the previous model" if done else "No previous model to roll back to")
+        return done
+
+    def train_dialog(self) -> TrainDialog:
+        """Show the one training dialog (a second request while it trains just raises it)."""
+        if self.train_window is None:
+            self.train_window = TrainDialog(self.corrections, self.tracker, self.model_switch,
+                                            self._training_bundle, threads=self.settings.threads or 2,
+                                            parent=self)
+        elif not self.train_window.running:
+            self.train_window.refresh()
+        self.train_window.show()
+        self.train_window.raise_()
+        self.train_window.activateWindow()
+        return self.train_window
 
     def show_shortcuts(self) -> None:
         ShortcutsDialog(self.shortcut_actions(), self).exec()
