@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.labels import ROLES, RolePrediction
+from core.privacy import disable_runtime_telemetry
 
 if TYPE_CHECKING:
     from models.encoder import EncoderModel
 
 __all__ = ["ROLES", "RolePrediction", "load_model"]
+
+disable_runtime_telemetry()  # before anything imports onnxruntime (core/privacy.py)
 
 
 def load_model(path: str | Path | None = None, *, device: str = "auto",

@@ -7,6 +7,8 @@ from pathlib import Path
 
 # Qt tests run without a display (pytest-qt); set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# No onnxruntime telemetry in tests either (models/__init__.py sets it for the app).
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 import pytest
 

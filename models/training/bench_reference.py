@@ -63,7 +63,7 @@ def load_torch_encoder(model_dir: str | Path, bundle: str | Path, threads: int, 
 
         model = load_checkpoint(model_dir)[0].encoder.float().eval()
     else:
-        model = AutoModel.from_pretrained(str(model_dir), dtype=torch.float32).eval()
+        model = AutoModel.from_pretrained(str(model_dir), dtype=torch.float32, local_files_only=True).eval()
     return TorchEncoder(model, tokenizer, pad_id, int(hf_config(model).hidden_size),
                         time.perf_counter() - started)
 
