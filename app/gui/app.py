@@ -22,6 +22,11 @@ def application() -> QApplication:
         QGuiApplication.setOrganizationName("Rhetorica")
         QGuiApplication.setApplicationDisplayName("Rhetorica")
         app = QApplication(sys.argv[:1])
+        from PySide6.QtGui import QIcon
+
+        from core.paths import resources_dir
+
+        app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "rhetorica.svg")))
     return app  # type: ignore[return-value]
 
 

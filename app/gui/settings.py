@@ -54,6 +54,25 @@ class AppSettings:
         self.q.setValue("model/path", value or "")
 
     @property
+    def previous_model_path(self) -> str:
+        """The bundle in use before "Use the new model" (Train on my corrections); "" when none, or
+        the bundled default was in use (then ``previous_model_default`` is set)."""
+        return str(self._get("model/previous_path", "") or "")
+
+    @previous_model_path.setter
+    def previous_model_path(self, value: str) -> None:
+        self.q.setValue("model/previous_path", value or "")
+
+    @property
+    def has_previous_model(self) -> bool:
+        """True while a model swap can be rolled back (the previous one may be the bundled default)."""
+        return _to_bool(self._get("model/has_previous"), False)
+
+    @has_previous_model.setter
+    def has_previous_model(self, value: bool) -> None:
+        self.q.setValue("model/has_previous", bool(value))
+
+    @property
     def device(self) -> str:
         value = str(self._get("model/device", "auto") or "auto")
         return value if value in DEVICES else "auto"

@@ -25,6 +25,7 @@ from core.labels import ROLES
 from core.library.store import LibraryStore
 
 FIELDS = ("role", "function")
+MIN_ROLE_CORRECTIONS = 20  # what a training run needs (models.training.corrections, the GUI's dialog)
 TABLE = """
 CREATE TABLE IF NOT EXISTS corrections (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -31,7 +31,7 @@ import torch
 
 from core.errors import RhetoricaError
 from core.jobs import JobContext, ensure_context
-from core.library.corrections import Correction
+from core.library.corrections import MIN_ROLE_CORRECTIONS, Correction
 from models.training.body_roles import (
     BodyRun,
     _batch,
@@ -44,8 +44,6 @@ from models.training.body_roles import (
 from models.training.losses import PartialLabelCE
 from models.training.net import BODY_SECTION_KINDS
 from models.vector_cache import FeatureCache
-
-MIN_ROLE_CORRECTIONS = 20
 
 
 class TooFewCorrections(RhetoricaError):

@@ -5,6 +5,7 @@ function head."""
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -25,11 +26,15 @@ from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style
 from core.functions import default_taxonomy
 from core.labels import NO_FUNCTION, FunctionPrediction
 
+if TYPE_CHECKING:  # pragma: no cover
+    from app.gui.corrections import CorrectionController
+
 
 class InspectorPanel(QWidget):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
+        self.corrections: CorrectionController | None = None
         self.index = -1
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
@@ -49,6 +54,12 @@ class InspectorPanel(QWidget):
         self.prev_button.clicked.connect(lambda: self._step(-1))
         self.next_button = QPushButton("Next ▶")
         self.next_button.clicked.connect(lambda: self._step(1))
+        self.correct_button = QPushButton("Correct…")
+        self.correct_button.setToolTip(
+            "Correct this sentence's role or function (Alt+1…Alt+6 set the role); your corrections "
+            "can train the model (Tools › Train on my corrections)")
+        self.correct_button.clicked.connect(self._correct_menu)
+        self.correct_button.hide()  # until the window hands the panel its corrections
 
         details = QWidget()
         form = QFormLayout(details)
@@ -63,6 +74,7 @@ class InspectorPanel(QWidget):
         buttons.addWidget(self.prev_button)
         buttons.addWidget(self.next_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.correct_button)
         buttons.addWidget(self.copy_button)
         form.addRow(buttons)
 
@@ -98,14 +110,42 @@ class InspectorPanel(QWidget):
             self.role.setStyleSheet("color: #777;")
             self.bars.set_prediction(None)
         else:
-            color = self.session.palette.color(prediction.label)
-            self.role.setText(f"{prediction.label}  {prediction.confidence:.0%}")
-            self.role.setStyleSheet(role_chip_style(color))
+            corrected = self._corrected(index, "role")
+            label = corrected or prediction.label
+            said = ("the model agrees" if corrected == prediction.label
+                    else f"the model said {prediction.label}")
+            self.role.setText(f"{label}  (your correction; {said})" if corrected
+                              else f"{prediction.label}  {prediction.confidence:.0%}")
+            self.role.setStyleSheet(role_chip_style(self.session.palette.color(label)))
             self.bars.set_prediction(prediction.probabilities, prediction.label)
-        self.function.setText(function_text(self.session.function_of(index), prediction is not None))
+        function = self.session.function_of(index)
+        text = function_text(function, prediction is not None)
+        corrected_function = self._corrected(index, "function")
+        if corrected_function:
+            said = default_taxonomy().name_of(function.label) if function is not None else "nothing"
+            text = (f"<b>{html.escape(default_taxonomy().name_of(corrected_function))}</b> "
+                    f"<span style='color:#777'>(your correction; the model said {html.escape(said)})</span>")
+        self.function.setText(text)
+        self.correct_button.setEnabled(prediction is not None)
         self.prev_button.setEnabled(index > 0)
         self.next_button.setEnabled(index + 1 < len(paper.sentences))
         self.stack.setCurrentIndex(1)
+
+    def set_corrections(self, corrections: CorrectionController) -> None:
+        """Show corrected labels and offer the "Correct…" menu (the window calls this)."""
+        self.corrections = corrections
+        self.correct_button.show()
+        corrections.changed.connect(lambda: self.show_sentence(self.index))
+
+    def _corrected(self, index: int, field: str) -> str | None:
+        return self.corrections.corrected_label(index, field) if self.corrections is not None else None
+
+    def _correct_menu(self) -> None:
+        if self.corrections is None or self.index < 0:
+            return
+        menu = self.corrections.menu(self.index, self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.correct_button.mapToGlobal(self.correct_button.rect().bottomLeft()))
 
     def copy(self) -> None:
         if self.index >= 0:
