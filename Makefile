@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test lint bench eval openset clean
+.PHONY: setup run test lint bench eval openset clean package
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -75,6 +75,11 @@ openset: $(STAMP) $(BASELINE)/manifest.json
 	  $(BIN)/rhetorica eval retrieval --data gold --split test --unseen-of $(OPENSET)/split-$$n.json \
 	    --model $(BASELINE) --threads 1 --json $(OPENSET)/base-gold-$$n.json || exit 1; \
 	done
+
+# A one-folder desktop app in dist/rhetorica/ (PyInstaller; model bundle, default corpus, sample paper,
+# icons, .desktop entry; no torch, so no training).  30-45 s on 2 cores; packaging/README.md.
+package: $(STAMP)
+	VENV=$(VENV) bash packaging/build.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

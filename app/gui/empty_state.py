@@ -26,6 +26,8 @@ class EmptyState(QWidget):
         self.open_button.clicked.connect(self.openRequested)
         self.sample_button = QPushButton("Open the sample paper")
         self.sample_button.setMinimumHeight(36)
+        self.sample_button.setDefault(True)  # the one-click start on a fresh profile
+        self.sample_button.setToolTip("SPECTER (Cohan et al., 2020), shipped with Rhetorica")
         self.sample_button.clicked.connect(self.sampleRequested)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -35,6 +37,15 @@ class EmptyState(QWidget):
         drop = QLabel("…or drag and drop a PDF anywhere on this window.  Ctrl+O opens a file.")
         drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
         drop.setStyleSheet("color: #777;")
+        steps = QLabel(
+            "<b>New here?</b> Open the sample paper, then click a highlighted sentence to see why it got "
+            "its role.  Write in the Draft pane (Ctrl+D): every sentence is labelled as you type, and "
+            "Suggestions (Ctrl+Shift+S) shows real sentences that do the same job, from the built-in "
+            "phrase corpus.  Everything runs on this computer; nothing is uploaded.")
+        steps.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        steps.setWordWrap(True)
+        steps.setStyleSheet("color: #555; padding-top: 6px;")
+        self.steps = steps
         self.error = QLabel("")
         self.error.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.error.setWordWrap(True)
@@ -55,6 +66,7 @@ class EmptyState(QWidget):
         inner.addWidget(hint)
         inner.addLayout(buttons)
         inner.addWidget(drop)
+        inner.addWidget(steps)
         inner.addWidget(self.error)
         inner.addWidget(self.notice)
         box.setMaximumWidth(720)
