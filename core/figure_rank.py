@@ -115,8 +115,10 @@ class FigureFeatures:
 
 
 def candidate_figures(paper: Paper, include_tables: bool = False) -> list[Figure]:
-    """The paper's figures in reading order (page, then top), tables only when asked for."""
-    chosen = [f for f in paper.figures if include_tables or f.kind == "figure"]
+    """The paper's main figures in reading order (page, then top), tables only when asked for.
+    Supplementary figures and tables ("S1", "S2", ...) are never candidates."""
+    chosen = [f for f in paper.figures if (include_tables or f.kind == "figure")
+              and not f.number.upper().startswith("S")]
     return sorted(chosen, key=lambda f: (f.page, f.bbox[1], f.bbox[0]))
 
 

@@ -169,3 +169,176 @@ def references_pdf(path: Path) -> Path:
         y = write_lines(page, 72, y, lines) + 12
     doc.save(path)
     return path
+
+
+# --- journal layouts built from real CC BY text (tests/fixtures/layouts/*.json) --------------------------
+
+_LAYOUT_REFS = [
+    "1. Smith, A.; Jones, B. A cited study of the same problem. J. Appl. Res. 2011, 12, 101-110.",
+    "2. Brown, C. Methods for the measurement of things. Anal. Methods 2010, 4, 55-63.",
+    "3. Green, D.; White, E.; Black, F. Earlier results on a related question. Sci. Rep. 2012, 2, 301.",
+]
+
+
+class _Flow:
+    """Words wrapped into columns, columns into pages, a running header and page number on each page."""
+
+    def __init__(self, doc: pymupdf.Document, layout: dict, size: tuple[float, float]):
+        self.doc, self.layout = doc, layout
+        self.w, self.h = size
+        margin = 56.0
+        if layout.get("columns", 1) == 2:
+            mid = self.w / 2
+            self.cols = [(margin, mid - 9), (mid + 9, self.w - margin)]
+        else:
+            self.cols = [(margin, self.w - margin)]
+        self.top, self.bottom = 72.0, self.h - 60.0
+        self.page: pymupdf.Page | None = None
+        self.col = 0
+        self.y = self.top
+
+    def new_page(self) -> pymupdf.Page:
+        self.page = self.doc.new_page(width=self.w, height=self.h)
+        k = self.doc.page_count
+        header = self.layout.get("header", "")
+        if header and (k > 1 or self.layout.get("header_on_first")):
+            self.page.insert_text((56, 40), header.replace("{page}", str(k)), fontsize=8, fontname="helv")
+        self.page.insert_text((self.w / 2 - 4, self.h - 30), str(k), fontsize=8, fontname="helv")
+        self.col, self.y = 0, self.top
+        return self.page
+
+    @property
+    def x0(self) -> float:
+        return self.cols[self.col][0]
+
+    @property
+    def width(self) -> float:
+        return self.cols[self.col][1] - self.cols[self.col][0]
+
+    def need(self, height: float) -> None:
+        if self.y + height <= self.bottom:
+            return
+        if self.col + 1 < len(self.cols):
+            self.col += 1
+            self.y = self.top
+        else:
+            self.new_page()
+
+    def full_width(self, y: float) -> None:
+        """Start the columns below ``y`` (after front matter set across the page)."""
+        self.top = y
+        self.col, self.y = 0, y
+
+    def text(self, text: str, *, size: float = 10.0, font: str = "helv", label: str = "",
+             label_font: str = "hebo", before: float = 0.0, after: float = 4.0, x0: float | None = None,
+             width: float | None = None) -> None:
+        leading = size * 1.3
+        self.y += before
+        words = text.split()
+        first = True
+        while words or (first and label):
+            self.need(leading)
+            left = self.x0 if x0 is None else x0
+            avail = self.width if width is None else width
+            x = left
+            if first and label:
+                self.page.insert_text((x, self.y + size), label, fontsize=size, fontname=label_font)
+                x += pymupdf.get_text_length(label + " ", fontname=label_font, fontsize=size)
+            line: list[str] = []
+            while words:
+                trial = " ".join([*line, words[0]])
+                if line and x + pymupdf.get_text_length(trial, fontname=font, fontsize=size) > left + avail:
+                    break
+                line.append(words.pop(0))
+            if line:
+                self.page.insert_text((x, self.y + size), " ".join(line), fontsize=size, fontname=font)
+            self.y += leading
+            first = False
+        self.y += after
+
+    def figure(self, number: str, caption: str, height: float = 110.0) -> None:
+        self.need(height + 50)
+        box = pymupdf.Rect(self.x0 + 10, self.y + 12, self.x0 + self.width - 10, self.y + 12 + height)
+        self.page.draw_rect(box, color=(0, 0, 0), fill=(0.75, 0.75, 0.8))
+        self.y += height + 20
+        self.text(caption, size=8, label=f"Figure {number}.", after=10)
+
+
+def layout_paper_pdf(path: Path, spec: dict) -> Path:
+    """A paper from a layout fixture: ``spec["content"]`` (real title, abstract, section paragraphs,
+    captions) set the way ``spec["layout"]`` says (MDPI, Elsevier or PLOS front page; one or two
+    columns; back matter with supplementary sections and figures S1, S2 ...)."""
+    content, layout = spec["content"], spec["layout"]
+    style = layout["style"]
+    doc = pymupdf.open()
+    flow = _Flow(doc, layout, (595.0, 842.0) if style == "mdpi" else (W, H))
+    page = flow.new_page()
+    authors = ", ".join(content["authors"][:3])
+    if style == "mdpi":
+        page.insert_text((56, 70), layout["journal"], fontsize=24, fontname="hebo", color=(0.2, 0.3, 0.5))
+        page.insert_text((56, 100), "Article", fontsize=10, fontname="heit")
+        flow.y = 108
+        flow.text(content["title"], size=16, font="hebo", after=6)
+        flow.text(authors, size=10, font="hebo", after=4)
+        for aff in content["affiliations"][:2]:
+            flow.text(aff, size=8, after=1)
+        flow.text("Received: 2 May 2013; Accepted: 4 July 2013; Published: 10 July 2013", size=8,
+                  before=4, after=8)
+    elif style == "elsevier":
+        page.insert_text((150, 84), "Contents lists available at ScienceDirect", fontsize=8, fontname="helv")
+        page.insert_text((150, 108), layout["journal"], fontsize=18, fontname="hebo")
+        page.insert_text((150, 126), "journal homepage: www.elsevier.com/locate/journal", fontsize=8,
+                         fontname="helv")
+        page.draw_line((56, 136), (flow.w - 56, 136), color=(0, 0, 0), width=1.5)
+        flow.y = 150
+        flow.text(content["title"], size=15, font="helv", after=8)
+        flow.text(authors, size=10, after=4)
+        for aff in content["affiliations"][:2]:
+            flow.text(aff, size=7.5, font="heit", after=1)
+    else:  # plos
+        page.insert_text((56, 60), "RESEARCH ARTICLE", fontsize=9, fontname="hebo", color=(0.6, 0.1, 0.1))
+        flow.y = 70
+        flow.text(content["title"], size=17, font="hebo", after=8)
+        flow.text(authors, size=10, after=4)
+        for aff in content["affiliations"][:2]:
+            flow.text(aff, size=8, after=1)
+    if layout.get("abstract_style") == "runin":
+        flow.text(content["abstract"], size=9, label="Abstract:", before=6, after=10)
+    else:
+        flow.text("Abstract", size=11, font="hebo", before=8, after=2)
+        flow.text(content["abstract"], size=9, after=10)
+    page.draw_line((56, flow.y), (flow.w - 56, flow.y), color=(0.5, 0.5, 0.5))
+    flow.full_width(flow.y + 10)
+
+    figures = {f["after_section"]: f for f in layout.get("figures", [])}
+    mention = layout.get("body_mention")
+    number = 0
+    for k, section in enumerate(content["sections"]):
+        heading = section["heading"]
+        if layout.get("numbered", True) and heading.lower() not in ("conflict of interest",):
+            number += 1
+            heading = f"{number}. {heading}"
+        flow.text(heading, size=11, font="hebo", before=6, after=3)
+        for j, para in enumerate(section["paragraphs"]):
+            if mention and mention["section"] == k and j == 0:
+                para = f"{para} {mention['text']}"
+            flow.text(para, size=10, after=5)
+            fig = figures.get(k)
+            if fig and j == 0:
+                flow.figure(fig["number"], content["figure_captions"][fig["caption_index"]])
+    for part in layout.get("back", []):
+        if part["kind"] == "ack":
+            flow.text("Acknowledgments", size=11, font="hebo", before=6, after=3)
+            flow.text(content["acknowledgements"], size=9, after=5)
+        elif part["kind"] == "references":
+            flow.text("References", size=11, font="hebo", before=6, after=3)
+            for ref in _LAYOUT_REFS:
+                flow.text(ref, size=8, after=2)
+        else:
+            flow.text(part["heading"], size=11, font="hebo", before=6, after=3)
+            if part.get("text"):
+                flow.text(part["text"], size=9, after=5)
+            for fig in part.get("figures", []):
+                flow.figure(fig["number"], content["figure_captions"][fig["caption_index"]], height=80)
+    doc.save(path)
+    return path

@@ -160,7 +160,8 @@ def parse_pdf(path: str | os.PathLike[str], ctx: JobContext | None = None, *,
         return _parse_open(doc, path, ctx)
     except RhetoricaError:
         raise
-    except (RuntimeError, ValueError) as error:  # pymupdf failing on a damaged page
+    # pymupdf failing on a damaged page; MuPDF's own FzErrorBase is not a RuntimeError
+    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as error:
         raise CorruptPdfError(str(path), f"is damaged: {str(error).strip().splitlines()[0][:120]}") from None
     finally:
         doc.close()
@@ -242,7 +243,8 @@ def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
                 raw_figures.append((cap, bbox, found))
         flow.extend(ordered)
 
-    title_lines = find_title(pages[0], unrotated[0][1], body_size) if pages else []
+    running = [ln.text for lines in pages[1:4] for ln in lines if "furniture" in ln.tags]
+    title_lines = find_title(pages[0], unrotated[0][1], body_size, running) if pages else []
     for ln in title_lines:
         ln.tags.add("title")
     structure = build_structure(flow, layouts, body_size, split_sentences, all_lines,

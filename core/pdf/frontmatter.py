@@ -24,8 +24,40 @@ _AFFILIATION = re.compile(
 _NOISE = re.compile(r"[\d∗*†‡§¶⋆♠♣♥♦#,]+$|^[\d∗*†‡§¶⋆♠♣♥♦#]+")
 
 
-def find_title(lines: list[Line], page_height: float, body_size: float) -> list[Line]:
-    """The title lines of the first page: the largest font near the top that is not a venue header."""
+_JOURNAL_CUE = re.compile(
+    r"\b(?:journal|letters|reports|science|sciences|review|reviews|research|communications|advances"
+    r"|frontiers|annals|bulletin|today|medicine|chemistry|physics|materials)\b",
+    re.IGNORECASE,
+)
+
+
+def _masthead(title: list[Line], candidates: list[Line], body_size: float, running: list[str]) -> bool:
+    """A journal's name set large at the top of page 1 (MDPI's "Sensors", Elsevier's "Applied Surface
+    Science"): one line of one to three capitalised words, no digits, with a real title below it
+    (a line of four or more words set larger than the body), and either a single word, a journal-name
+    word, or the same name in the running head or foot of a later page."""
+    if len(title) != 1:
+        return False
+    text = clean_text(title[0].text).strip(" .,:")
+    words = text.split()
+    if not 1 <= len(words) <= 3 or any(c.isdigit() for c in text):
+        return False
+    if not all(w[:1].isupper() or w in {"&", "of", "and", "the", "in", "for"} for w in words):
+        return False
+    below = [ln for ln in candidates if ln.y0 > title[0].y1 and len(ln.text.split()) >= 4
+             and ln.size >= 1.15 * body_size]
+    if not below:
+        return False
+    key = text.lower()
+    in_running = any(re.search(r"(?:^|\W)" + re.escape(key) + r"(?:\W|$)", r.lower()) for r in running)
+    return len(words) == 1 or bool(_JOURNAL_CUE.search(text)) or in_running
+
+
+def find_title(lines: list[Line], page_height: float, body_size: float,
+               running: list[str] | None = None) -> list[Line]:
+    """The title lines of the first page: the largest font near the top that is not a venue header
+    (nor a journal's name set as a masthead; ``running`` holds the running heads and feet of the
+    later pages, where a journal's name repeats)."""
     candidates = [
         ln for ln in lines
         if "furniture" not in ln.tags
@@ -33,6 +65,14 @@ def find_title(lines: list[Line], page_height: float, body_size: float) -> list[
         and sum(c.isalpha() for c in ln.text) >= 3
         and not _VENUE.search(ln.text)
     ]
+    title = _pick_title(candidates, page_height, body_size)
+    if _masthead(title, candidates, body_size, running or []):
+        title[0].tags.add("furniture")  # page furniture, not a heading of the body
+        title = _pick_title([ln for ln in candidates if ln is not title[0]], page_height, body_size)
+    return title
+
+
+def _pick_title(candidates: list[Line], page_height: float, body_size: float) -> list[Line]:
     if not candidates:
         return []
     top = max(ln.size for ln in candidates)

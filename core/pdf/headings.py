@@ -20,7 +20,8 @@ _REFERENCES = re.compile(
     r"^(?:references?|bibliography|literature cited|works cited|reference list|cited literature)$",
     re.IGNORECASE,
 )
-_APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental)\b", re.IGNORECASE)
+_APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental|supporting information)\b",
+                       re.IGNORECASE)
 _ABSTRACT = re.compile(r"^abstract$", re.IGNORECASE)
 _NOT_HEADING = re.compile(r"^(?:Algorithm|Listing|Procedure|Figure|Fig\.|Table|Example|Definition|Theorem"
                           r"|Lemma"
@@ -38,25 +39,28 @@ _KIND_RULES: list[tuple[re.Pattern[str], SectionKind]] = [
      SectionKind.INTRODUCTION),
     (re.compile(r"\b(?:conclusions?|concluding|summary|future work|outlook|closing remarks)\b"),
      SectionKind.CONCLUSION),
-    (re.compile(r"\b(?:discussion|analysis|analyses|limitations|error analysis|ablations?)\b"),
+    (re.compile(r"\b(?:discussions?|analysis|analyses|limitations|error analysis|ablations?)\b"),
      SectionKind.DISCUSSION),
     (re.compile(r"\b(?:results?|experiments?|evaluations?|findings|performance|empirical)\b"),
      SectionKind.RESULT),
     (re.compile(r"\b(?:methods?|methodology|approach|models?|materials|data|datasets?|corpus|corpora"
                 r"|setup|implementation|architecture|framework|algorithms?|design|participants"
                 r"|patients|procedure|training|system|proposed|task definition|problem"
-                r"|formulation|study area|measures|statistical)\b"), SectionKind.METHOD),
+                r"|formulation|study areas?|study sites?|sampling(?: sites?)?|site descriptions?|measures"
+                r"|statistical)\b"), SectionKind.METHOD),
 ]
 _OTHER = re.compile(r"\b(?:acknowledge?ments?|funding|author contributions|competing interests"
                     r"|conflicts? of interest|ethics|availability|abbreviations|declarations"
-                    r"|additional information|supplementary|appendix)\b")
+                    r"|additional information|supplementary|supplemental|supporting information"
+                    r"|appendix|appendices)\b")
 
 
 BACK_MATTER = re.compile(
     r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
     r"|acknowledge?ments?|author details|authors? information|additional files?|abbreviations|funding"
     r"|availability of (?:data|supporting data).*|ethics approval.*|consent for publication"
-    r"|declarations?|pre-publication history|endnotes|supplementary (?:material|information))$",
+    r"|declarations?|pre-publication history|endnotes"
+    r"|(?:supplementary|supplemental) (?:materials?|information|data|figures)|supporting information)$",
     re.IGNORECASE,
 )
 
