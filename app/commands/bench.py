@@ -16,6 +16,7 @@ MODULES = (
     "app.commands.bench_suggest",
     "app.commands.bench_align",
     "app.commands.bench_finetune",
+    "app.commands.bench_train_gui",
 )
 
 
