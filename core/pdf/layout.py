@@ -8,6 +8,7 @@ without a clear empty gutter is read as a single column, top to bottom.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from core.pdf.lines import Line
@@ -65,10 +66,11 @@ def analyse_layout(lines: list[Line], page_width: float, body_size: float) -> Pa
     x0 = _percentile([ln.x0 for ln in body], 0.03)
     x1 = _percentile([ln.x1 for ln in body], 0.97)
     width = x1 - x0
-    if width <= 0:
+    if not math.isfinite(width) or width <= 0:
         return PageLayout(x0, x1, None)
-    # candidate gutters in the middle of the text area
-    step = 2.0
+    # candidate gutters in the middle of the text area, at most ~400 of them: a damaged page can
+    # put text at x = 1e8 (or 1e30), and 2-point steps over that would never finish
+    step = max(2.0, width / 1000)
     lo, hi = x0 + 0.3 * width, x0 + 0.7 * width
     crossings: list[tuple[float, int]] = []
     x = lo

@@ -12,6 +12,7 @@ from core.errors import (
     EncryptedPdfError,
     MissingFileError,
     NotAPdfError,
+    RhetoricaError,
     ScannedPdfError,
     TooLargeError,
 )
@@ -89,6 +90,12 @@ def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None,
             raise TooLargeError(name, f"has {doc.page_count} pages, more than the limit of {max_pages}")
         if check_text:
             _check_text_layer(doc, name)
+    except RhetoricaError:
+        doc.close()
+        raise
+    except Exception as error:  # a damaged page tree: doc.page_count raises "Invalid number of pages"
+        doc.close()
+        raise CorruptPdfError(name, f"is damaged and cannot be read ({_short(error)})") from None
     except BaseException:
         doc.close()
         raise
