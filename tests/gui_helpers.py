@@ -88,3 +88,11 @@ def show_panel(qtbot, panel_class: type, model: Path | str, size: tuple[int, int
     finally:
         tracker.cancel_all()
         thread_pool().waitForDone(wait_ms)
+
+
+def no_shipped_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Make the shipped model missing too, so a missing chosen bundle leaves the app with no model
+    at all (the model holder otherwise falls back to the shipped one)."""
+    import models.bundle
+
+    monkeypatch.setattr(models.bundle, "default_bundle_path", lambda: tmp_path / "no-shipped-bundle")

@@ -26,7 +26,7 @@ from app.gui.panels.alignment import (
 from core.errors import Cancelled
 from core.jobs import JobContext
 from core.paths import sample_paper_path
-from tests.gui_helpers import function_bundle, open_window, show_panel
+from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 180_000  # parsing the sample in a child process on a busy 2-core machine
@@ -218,7 +218,7 @@ def test_a_second_pdf_is_parsed_in_a_child_and_aligned(qtbot, bundle) -> None:  
         assert alignment.b.source == str(sample) and panel.table.rowCount() == len(alignment.pairs) > 0
 
 
-def test_empty_states_no_paper_empty_draft_and_no_model(qtbot, bundle, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_empty_states_no_paper_empty_draft_and_no_model(qtbot, monkeypatch, bundle, tmp_path) -> None:  # type: ignore[no-untyped-def]
     for panel in make_panel(qtbot, bundle, with_paper=False):
         assert not panel.compare_with_draft(DRAFT) and panel.summary.text() == NO_PAPER
         assert not panel.compare_draft.isEnabled()  # no draft pane to read from
@@ -227,6 +227,7 @@ def test_empty_states_no_paper_empty_draft_and_no_model(qtbot, bundle, tmp_path)
         panel.session.paper = make_paper()
         panel.compare_draft.click()
         assert panel.summary.text() == NO_DRAFT and not panel.busy
+    no_shipped_model(monkeypatch, tmp_path)  # no fallback either: no model at all
     for panel in make_panel(qtbot, tmp_path / "no-such-bundle"):
         panel.compare_with_draft(DRAFT)
         qtbot.waitUntil(lambda p=panel: p.summary.text() == NO_MODEL, timeout=TIMEOUT_MS)

@@ -219,4 +219,4 @@ def test_one_job_at_a_time_and_cancel_leaves_the_model(qtbot, window, folder, bu
     assert run.args == [None] and "cancelled" in dialog.status.text()
     assert window.models.options.path == str(bundle) and window.settings.model_path == ""
     assert out is not None and not out.exists() and not dialog.use_button.isEnabled()
-    assert dialog.train_button.isEnabled() and not dialog.running
+    qtbot.waitUntil(lambda: dialog.train_button.isEnabled() and not dialog.running, timeout=TIMEOUT_MS)

@@ -26,7 +26,7 @@ from app.gui.panels.graphical_abstract import (
 )
 from app.gui.settings import AppSettings
 from core.document import Figure, Paper
-from tests.gui_helpers import own_user_folder, show_panel
+from tests.gui_helpers import no_shipped_model, own_user_folder, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 120_000
@@ -216,7 +216,7 @@ def test_the_panel_exports_in_the_background(qtbot, bundle: Path, paper: Paper, 
         assert "Saved ga.png" in panel.status.text()
 
 
-def test_empty_states(qtbot, bundle: Path, paper: Paper, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_empty_states(qtbot, monkeypatch, bundle: Path, paper: Paper, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for panel in make_panel(qtbot, bundle, None):
         assert panel.message.text() == NO_PAPER
         assert not panel.suggest() and panel.message.text() == NO_PAPER
@@ -234,6 +234,7 @@ def test_empty_states(qtbot, bundle: Path, paper: Paper, tmp_path: Path) -> None
         assert "No figures found" in panel.message.text() and "Include tables" in panel.message.text()
         assert not panel.busy
 
+    no_shipped_model(monkeypatch, tmp_path)  # no fallback either: no model at all
     for panel in make_panel(qtbot, tmp_path / "no-such-bundle", paper):  # the model cannot load
         qtbot.waitUntil(lambda p=panel: p.message.text() == NO_MODEL, timeout=TIMEOUT_MS)
         assert "No model" in panel.status.text()

@@ -23,7 +23,7 @@ from app.gui.panels import library as library_panel
 from app.gui.panels.library import EMPTY, LibraryPanel, report_summary
 from core.library.library import ALREADY_THERE, AddReport
 from core.paths import sample_paper_path
-from tests.gui_helpers import function_bundle, open_window, own_user_folder, show_panel
+from tests.gui_helpers import function_bundle, no_shipped_model, open_window, own_user_folder, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 180_000  # parsing the 13-page sample in a child process on a busy 2-core machine
@@ -316,7 +316,8 @@ def test_add_this_paper_adds_the_open_paper_once(qtbot, bundle, folder) -> None:
         assert not menu_action.isEnabled()
 
 
-def test_a_missing_model_is_explained(qtbot, folder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_model_is_explained(qtbot, monkeypatch, folder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    no_shipped_model(monkeypatch, tmp_path)  # no fallback either: no model at all
     for panel in make_panel(qtbot, tmp_path / "no-such-bundle"):
         panel.add_paths([tmp_path])
         qtbot.waitUntil(lambda p=panel: p.summary_row.isVisible(), timeout=TIMEOUT_MS)

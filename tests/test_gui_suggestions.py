@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.gui.panels import suggestions
 from app.gui.panels.suggestions import HIGHLIGHT, NO_MODEL, NO_QUERY, SuggestionsPanel, highlighted_html
-from tests.gui_helpers import function_bundle, open_window, show_panel
+from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
 from tests.paper_factory import make_paper
 
 TIMEOUT_MS = 60_000
@@ -256,7 +256,7 @@ def test_empty_states(qtbot, bundle, home, tmp_path) -> None:  # type: ignore[no
         assert not (home / "library").exists()  # looking did not create a library
 
 
-def test_empty_states_with_a_library(qtbot, bundle, library, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_empty_states_with_a_library(qtbot, monkeypatch, bundle, library, tmp_path) -> None:  # type: ignore[no-untyped-def]
     for panel in make_panel(qtbot, bundle):
         assert panel.message.text() == NO_QUERY and "Select a sentence or type in the draft" in NO_QUERY
         panel.hide()  # hidden: a query waits until the panel is shown
@@ -276,6 +276,7 @@ def test_empty_states_with_a_library(qtbot, bundle, library, tmp_path) -> None: 
         qtbot.waitUntil(lambda p=panel: "Suggestions failed" in p.message.text(), timeout=TIMEOUT_MS)
         assert "the library was built with tiny-test@" in panel.message.text()
         assert "not with the current model" in panel.message.text()
+    no_shipped_model(monkeypatch, tmp_path)  # no fallback either: no model at all
     for panel in make_panel(qtbot, tmp_path / "no-such-bundle"):  # the model cannot be loaded
         panel.set_query(QUERY)
         qtbot.waitUntil(lambda p=panel: p.message.text() == NO_MODEL, timeout=TIMEOUT_MS)

@@ -14,9 +14,7 @@ import json
 import os
 import random
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -32,20 +30,14 @@ def run(args: argparse.Namespace) -> int:
     home = Path(tempfile.mkdtemp(prefix="rhetorica-bench-train-"))
     os.environ["RHETORICA_HOME"] = str(home)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop
-
     from app.commands.bench_finetune import _share, sciarg_corrections
-    from app.gui.app import application
-    from app.gui.latency import LatencyProbe
-    from app.gui.main_window import MainWindow
-    from core.errors import RhetoricaError
+    from app.gui.bench import training_latency
     from core.library.corrections import Corrections
     from core.library.library import Library
     from core.paths import library_dir
     from models.datasets import load_spec
     from models.encoder import load_model
 
-    app = application()
     docs = [d for d in load_spec("sciarg-fine:train-cl") if _share(d.doc_id) < 0.6]
     candidates = sciarg_corrections(load_model(device="cpu"), docs)
     random.Random(0).shuffle(candidates)
@@ -53,35 +45,8 @@ def run(args: argparse.Namespace) -> int:
         store = Corrections(library.store)
         for correction in candidates[: args.corrections]:
             store.add(correction)
-
-    def wait(condition: Any, seconds: float) -> bool:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not condition():
-            app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-        return bool(condition())
-
-    window = MainWindow()
-    window.resize(1400, 900)
-    window.show()
-    window.open_sample()
-    if not wait(lambda: window.session.analysis is not None, 300):
-        raise RhetoricaError("the sample paper was not labelled in time")
-    dialog = window.train_dialog()
-    finished: list[Any] = []
-    dialog.finishedRun.connect(finished.append)
-    probe = LatencyProbe(10)
-    started = time.perf_counter()
-    probe.start()
-    if not dialog.start():
-        raise RhetoricaError("the training job did not start (too few corrections?)")
-    done = wait(lambda: bool(finished), args.timeout)
-    stats = probe.stop()
-    seconds = time.perf_counter() - started
-    report = finished[0] if finished else None
-    result = {"corrections": args.corrections, "job_seconds": round(seconds, 1), "finished": done,
-              "accepted": getattr(report, "accepted", None), "ui_latency": stats.to_dict()}
+    result = {"corrections": args.corrections, **training_latency(args.timeout)}
     print(json.dumps(result, indent=2))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    window.close()
-    return 0 if done else 1
+    return 0 if result["finished"] else 1

@@ -139,3 +139,39 @@ def run_bench(pdf: str, model: str | None = None, cold_runs: int = 3) -> dict[st
         window.close()
         shutdown(window)
     return results
+
+
+def training_latency(timeout_s: float = 1200.0) -> dict[str, Any]:
+    """The main window with the sample paper open trains on the library's corrections (Tools ›
+    "Train on my corrections…", the real job) while a 10 ms timer records the UI thread's gaps
+    (``rhetorica bench train-gui``)."""
+    from core.errors import RhetoricaError
+
+    app = application()
+    window = MainWindow()
+    window.resize(1400, 900)
+    window.show()
+    window.open_sample()
+    if not _until(app, lambda: window.session.analysis is not None, 300):
+        raise RhetoricaError("the sample paper was not labelled in time")
+    dialog = window.train_dialog()
+    finished: list[Any] = []
+    dialog.finishedRun.connect(finished.append)
+    probe = LatencyProbe(10)
+    started = time.perf_counter()
+    probe.start()
+    if not dialog.start():
+        raise RhetoricaError("the training job did not start (too few corrections?)")
+    done = _until(app, lambda: bool(finished), timeout_s)
+    stats = probe.stop()
+    report = finished[0] if finished else None
+    window.close()
+    return {"job_seconds": round(time.perf_counter() - started, 1), "finished": done,
+            "accepted": getattr(report, "accepted", None), "ui_latency": stats.to_dict()}
+
+
+def _until(app: Any, condition: Callable[[], bool], seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not condition():
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    return bool(condition())

@@ -631,8 +631,9 @@ class LibraryPanel(QWidget):
             start(model)
             return
         if self.session.models.state == "failed":
-            self._show_summary(_one_line(f"No model: {self.session.models.error} (choose a model bundle in "
-                                         "File › Settings)"))
+            # the advice first: a long error (two bundles refused) is clipped, never the advice
+            self._show_summary(_one_line("No model: choose a model bundle in File › Settings "
+                                         f"({self.session.models.error})"))
             return
         self._waiting = start
         self._show_progress(f"{message} (loading the model)")
@@ -647,7 +648,7 @@ class LibraryPanel(QWidget):
         if self._waiting is not None:
             self._waiting = None
             self._job_done()
-            self._show_summary(_one_line(f"No model: {error} (choose a model bundle in File › Settings)"))
+            self._show_summary(_one_line(f"No model: choose a model bundle in File › Settings ({error})"))
 
     def _start(self, worker: Worker, label: str, on_result: Callable[[Any], None]) -> None:
         self.dismiss_summary()
