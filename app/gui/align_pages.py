@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
+from app.gui.widgets import MUTED
 from core.analysis import PaperAnalysis
 from core.document import Paper
 from core.labels import NO_FUNCTION, RolePrediction
@@ -49,7 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.align import AlignedPair, Alignment, AlignSide
 
 LINK_WIDTH = 56  # the canvas between the two sides (pixels)
-MUTED = "#6b6b6b"
 
 
 # -- pure geometry ----------------------------------------------------------------------------------

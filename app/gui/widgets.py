@@ -1,4 +1,4 @@
-"""Small reusable widgets: role-mix bars, probability bars, hint labels."""
+"""Small reusable widgets: role-mix bars, probability bars, hint and status labels, the panels' layout."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLayout, QSizePolicy, QVBoxLayout, QWidget
 
 from app.gui.palette import RolePalette
 from core.labels import ROLES
@@ -102,6 +102,33 @@ def view_mode_row(tooltip: str) -> tuple[QHBoxLayout, QComboBox]:
     row.addWidget(combo)
     row.addStretch(1)
     return row, combo
+
+
+MUTED = "#6b6b6b"  # secondary text: status lines, sources, hints
+ACCENT = "#1f4e8c"  # emphasis in panels (scores, headings)
+
+
+def status_label(text: str = "") -> QLabel:
+    """A panel's muted one-line status (what was done, how long it took)."""
+    label = QLabel(text)
+    label.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
+    return label
+
+
+def panel_layout(owner: QWidget, *parts: QWidget | QLayout | tuple[QWidget, int]) -> QVBoxLayout:
+    """The panels' vertical layout: no margins, 2 px spacing, ``parts`` top to bottom (a
+    ``(widget, stretch)`` pair for the one that takes the room)."""
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    for part in parts:
+        if isinstance(part, tuple):
+            layout.addWidget(part[0], part[1])
+        elif isinstance(part, QLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part)
+    return layout
 
 
 def hint_label(text: str, parent: QWidget | None = None) -> QLabel:

@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
+from app.gui.widgets import MUTED, panel_layout, status_label
 from app.gui.workers import Worker
 from core.document import Paper
 from core.errors import RhetoricaError
@@ -61,7 +62,6 @@ from core.model_api import RoleModel
 if TYPE_CHECKING:  # pragma: no cover
     from core.align import AlignedPair, Alignment, AlignSide, GapItem
 
-MUTED = "#6b6b6b"
 NO_PAPER = "Open a paper first: the Alignment view lines it up with a second paper or with your draft."
 NO_MODEL = "No model: the alignment needs a model bundle (choose one in File › Settings)."
 NO_DRAFT = "The draft is empty: write a few sentences in the Draft pane (Ctrl+D), then compare again."
@@ -283,15 +283,8 @@ class AlignmentPanel(QWidget):
         self.splitter.addWidget(pairs_box)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 3)
-        self.status = QLabel("")
-        self.status.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(top)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.status)
+        self.status = status_label()
+        panel_layout(self, top, self.summary, (self.splitter, 1), self.status)
         self._show_results(False)
 
         session.documentClosed.connect(self.clear)

@@ -57,6 +57,7 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.settings import AppSettings
+from app.gui.widgets import MUTED, panel_layout, status_label
 from app.gui.workers import Worker
 from core.document import Figure, Paper
 from core.jobs import JobContext
@@ -65,8 +66,6 @@ from core.model_api import RoleModel
 if TYPE_CHECKING:  # pragma: no cover
     from core.figure_rank import FigureRanking, RankedFigure
 
-MUTED = "#6b6b6b"
-ACCENT = "#1f4e8c"
 CHOICE = "#b8860b"
 THUMB = QSize(320, 190)  # the largest thumbnail box of a card (smaller when the panel is low)
 MIN_THUMB_HEIGHT = 120
@@ -404,15 +403,8 @@ class GraphicalAbstractPanel(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setStyleSheet("padding: 2px 6px;")
         self.heading.hide()
-        self.status = QLabel("")
-        self.status.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(top)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.status)
+        self.status = status_label()
+        panel_layout(self, top, self.heading, (self.stack, 1), self.status)
 
         self.act_suggest = QAction("Suggest &graphical abstract", self)
         self.act_suggest.setStatusTip("Rank this paper's figures as graphical-abstract candidates")

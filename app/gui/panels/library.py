@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
+from app.gui.widgets import MUTED
 from app.gui.workers import Worker
 from core.errors import Cancelled, RhetoricaError
 from core.jobs import JobContext
@@ -63,7 +64,6 @@ if TYPE_CHECKING:  # pragma: no cover
 EMPTY = ("Your library is empty: add PDFs of papers you like; their sentences then appear as "
          "suggestions.")
 ALREADY = "already in your library"
-MUTED = "#6b6b6b"
 COLUMNS = ("Title", "Kind", "Sentences", "Added")
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ID_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -40,12 +40,12 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QStackedWidget,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
+from app.gui.widgets import ACCENT, MUTED, panel_layout, status_label
 from app.gui.workers import Worker
 from core.document import Paper
 from core.errors import RhetoricaError
@@ -55,8 +55,6 @@ from core.model_api import RoleModel
 if TYPE_CHECKING:  # pragma: no cover
     from core.search import QueryPaper, SearchHit, SearchResult
 
-MUTED = "#6b6b6b"
-ACCENT = "#1f4e8c"
 DEFAULT_K = 20
 FACET_CHOICES = (("Background", "background"), ("Method", "method"), ("Result", "result"),
                  ("Whole paper", "all"))
@@ -270,15 +268,8 @@ class SearchPanel(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setStyleSheet("padding: 2px 6px;")
         self.heading.hide()
-        self.status = QLabel("")
-        self.status.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(top)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.status)
+        self.status = status_label()
+        panel_layout(self, top, self.heading, (self.stack, 1), self.status)
 
         session.documentOpened.connect(lambda _d: self.clear())
         session.documentClosed.connect(self.clear)

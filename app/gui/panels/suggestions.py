@@ -56,7 +56,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label
+from app.gui.widgets import MUTED, hint_label, panel_layout, status_label
 from app.gui.workers import Worker
 from core.document import SectionKind
 from core.errors import RhetoricaError
@@ -70,7 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_K = 10
 HIGHLIGHT = "#fbe7a1"  # background of the formulaic wording
-MUTED = "#6b6b6b"
 TITLE_CHARS = 48
 NO_SOURCES = ("No phrase corpus or library yet: build the phrase corpus with <code>rhetorica corpus build"
               "</code> or add papers with <code>rhetorica library add PDF…</code>; suggestions come from "
@@ -406,15 +405,8 @@ class SuggestionsPanel(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.message)
         self.stack.addWidget(self.list)
-        self.status = QLabel("")
-        self.status.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(filters)
-        layout.addWidget(self.query_label)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.status)
+        self.status = status_label()
+        panel_layout(self, filters, self.query_label, (self.stack, 1), self.status)
 
         session.sentenceSelected.connect(self._on_sentence_selected)
         session.documentClosed.connect(self._on_document_closed)
