@@ -25,3 +25,19 @@ def progress_line(quiet: bool) -> Callable[[Any], None]:
         if not quiet and sys.stderr.isatty():
             print(f"\r{progress.message[:60]:60} {100 * progress.fraction:5.1f}%", end="", file=sys.stderr)
     return report
+
+
+def log_progress(every: float = 0.0) -> Callable[[Any], None]:
+    """A JobContext reporter for long training commands: one timestamped line per message
+    ("[12:00:00 +   42s] epoch 3: loss 0.51"), at most one per ``every`` seconds (the last always)."""
+    import time
+
+    start = time.time()
+    last = [float("-inf")]
+
+    def show(progress: Any) -> None:
+        now = time.time()
+        if now - last[0] >= every or progress.fraction >= 1:
+            last[0] = now
+            print(f"[{time.strftime('%H:%M:%S')} +{now - start:6.0f}s] {progress.message}", flush=True)
+    return show

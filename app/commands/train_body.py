@@ -51,7 +51,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.jobs import JobContext, Progress
+    from app.commands._options import log_progress
+    from core.jobs import JobContext
     from models.bundle import default_bundle_path
     from models.training.body_roles import BodyConfig, BodyData, train_body_checkpoint
     from models.training.pipeline import export_checkpoint
@@ -64,19 +65,15 @@ def run(args: argparse.Namespace) -> int:
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                      fp32_share=args.fp32_share, seed=args.seed)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
-    start = time.time()
-
-    def show(p: Progress) -> None:
-        print(f"[{time.strftime('%H:%M:%S')} +{time.time() - start:6.0f}s] {p.message}", flush=True)
 
     checkpoint, result = train_body_checkpoint(Path(bundle), work, data, cfg, args.threads, command,
-                                               JobContext(show))
+                                               JobContext(log_progress()))
     print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
                       "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
     # The encoder did not move: the bundle's sentence graphs ship unchanged, only roles.onnx is new.
     manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
                                  version=args.version, command=command, reuse_sentence_graphs=Path(bundle),
-                                 ctx=JobContext(show))
+                                 ctx=JobContext(log_progress()))
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,
                       "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))

@@ -33,6 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.commands._options import log_progress
     from core.jobs import JobContext
     from core.library.corrections import Corrections
     from core.library.library import Library
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     job = CorrectionJob(bundle=args.bundle or default_bundle_path(), corrections=corrections, work=work,
                         out=args.out, command=shlex.join(["rhetorica", *sys.argv[1:]]), config=config,
                         threads=args.threads)
-    report = train_on_corrections(job, JobContext(_printer()))
+    report = train_on_corrections(job, JobContext(log_progress(every=5.0)))
     _show(report.to_dict())
     if args.json is not None:
         args.json.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
@@ -58,18 +59,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"bundle written to {args.out} ({verdict}: {report.reason}); use it with --model {args.out} "
           "or choose it in the app's Settings")
     return 0
-
-
-def _printer():
-    start = time.time()
-    last = [0.0]
-
-    def show(progress) -> None:
-        now = time.time()
-        if now - last[0] >= 5 or progress.fraction >= 1:
-            last[0] = now
-            print(f"[+{now - start:5.0f}s] {progress.message}", flush=True)
-    return show
 
 
 def _show(report: dict) -> None:

@@ -35,19 +35,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.jobs import JobContext, Progress
+    from app.commands._options import log_progress
+    from core.jobs import JobContext
     from models.bundle import default_bundle_path
     from models.training.figure_head import FigureHeadConfig
     from models.training.figure_pipeline import FigureTraining, train_figures
-
-    start = time.time()
-    last = [0.0]
-
-    def show(p: Progress) -> None:
-        now = time.time()
-        if now - last[0] >= 5 or p.fraction >= 1:
-            last[0] = now
-            print(f"[{time.strftime('%H:%M:%S')} +{now - start:6.0f}s] {p.message}", flush=True)
 
     job = FigureTraining(
         bundle=args.bundle or default_bundle_path(), out=args.out,
@@ -55,6 +47,6 @@ def run(args: argparse.Namespace) -> int:
         command=shlex.join(["rhetorica", *sys.argv[1:]]),
         config=FigureHeadConfig(rank=args.rank, epochs=args.epochs, lr=args.lr, seed=args.seed),
         threads=args.threads)
-    result = train_figures(job, JobContext(show))
+    result = train_figures(job, JobContext(log_progress(every=5.0)))
     print(json.dumps({"bundle": str(args.out), **result}, indent=2))
     return 0
