@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import pickle
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ from core.errors import ModelError
 from core.fileio import atomic_write_bytes
 from models.training.base import load_encoder, resolve_base_dir
 from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
+
+CHECKPOINT_FORMAT = 2  # 2: loads with weights_only=True (metadata as JSON)
 
 
 def build_net(base: str | Path | None, head: HeadConfig | None = None,
@@ -32,10 +36,12 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     and removes the partial file."""
     functions = asdict(net.function_config) if net.function_config is not None else None
     buffer = io.BytesIO()
-    torch.save({"state_dict": net.state_dict(), "head": asdict(net.head_config), "functions": functions,
-                "base_dir": str(base_dir), "adapters": net.adapter_labels(),
+    # Only tensors and plain data, so the file loads with ``weights_only=True`` (no pickled objects):
+    # configs as JSON-able dicts, the free-form training metadata as one JSON string.
+    torch.save({"format": CHECKPOINT_FORMAT, "state_dict": net.state_dict(), "head": asdict(net.head_config),
+                "functions": functions, "base_dir": str(base_dir), "adapters": net.adapter_labels(),
                 "content_fork": net.content_fork, "body_head": net.body_head is not None,
-                "meta": meta}, buffer)
+                "meta_json": json.dumps(meta, default=str)}, buffer)
     atomic_write_bytes(path, buffer.getbuffer().tobytes(), f"the checkpoint {Path(path).name}",
                        tmp_name=Path(path).name + ".tmp")
 
@@ -46,13 +52,15 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"checkpoint not found: {path}")
+    data = _read_plain(path)
     try:
-        data = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as error:
-        raise ModelError(f"cannot read checkpoint {path}: {error}") from None
-    functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
-    net, base_dir = build_net(base or data["base_dir"], HeadConfig(**data["head"]), functions,
-                              int(data.get("content_fork", 0)))
+        functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
+        head = HeadConfig(**data["head"])
+        base_named, fork = str(data["base_dir"]), int(data.get("content_fork", 0))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelError(f"cannot read checkpoint {path}: its configuration is not one Rhetorica wrote "
+                         f"({type(error).__name__}: {error})") from None
+    net, base_dir = build_net(base or base_named, head, functions, fork)
     if data.get("body_head"):
         net.enable_body_head()
     for dataset, labels in dict(data.get("adapters", {})).items():
@@ -61,4 +69,33 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     if net.content is None:  # a content fork needs no content head (early fork checkpoints had one)
         state = {k: v for k, v in state.items() if not k.startswith("content.")}
     net.load_state_dict(state)
-    return net, base_dir, dict(data.get("meta", {}))
+    return net, base_dir, _meta(data)
+
+
+def _read_plain(path: Path) -> dict[str, Any]:
+    """The checkpoint's contents, read with ``weights_only=True``: tensors and plain data only, so a
+    file whose pickle would build other objects (or run code) is refused with one line, never run."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelError(f"refusing checkpoint {path}: it holds objects other than tensors and plain data "
+                         f"({first[:160]}); only checkpoints written by 'rhetorica train' load") from None
+    except Exception as error:
+        reason = " ".join(str(error).split())[:200] or type(error).__name__
+        raise ModelError(f"cannot read checkpoint {path}: {reason}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("state_dict"), dict) \
+            or not isinstance(data.get("head"), dict):
+        raise ModelError(f"cannot read checkpoint {path}: not a Rhetorica training checkpoint")
+    return data
+
+
+def _meta(data: dict[str, Any]) -> dict[str, Any]:
+    """The training metadata: a JSON string since checkpoint format 2, a plain dict before."""
+    if "meta_json" in data:
+        try:
+            meta = json.loads(str(data["meta_json"]))
+        except ValueError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
+    return dict(data.get("meta", {}))
