@@ -1,0 +1,166 @@
+"""Batches for hand annotation of roles and functions on full papers (issue 24), and reading them back.
+
+``make_batches`` draws papers from :mod:`models.datasets.annotation_sources`, samples from each its
+abstract (up to ``ABSTRACT_MAX`` sentences) and ``WINDOWS`` runs of ``WINDOW`` consecutive body
+sentences from different sections (the annotator reads each sentence with its heading and neighbours),
+and writes, per batch:
+
+* ``batch-NN.txt``: what the annotator reads (no model output, no marker rule: only the papers' text);
+* ``batch-NN.key.jsonl``: one row per sentence to label (uid, source, paper, field, heading, section
+  kind, position, sha1, open_text, text), kept beside the batch, never shown to the annotator.
+
+The new gold test (``split = "gold-test"``) is a fixed set of pdfs2 papers of all four fields; no other
+batch holds a sentence of those papers. Everything is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from models.datasets.annotation_sources import SourcePaper
+
+ABSTRACT_MAX = 8
+WINDOW = 8
+WINDOWS = 5
+BODY_KINDS_FIRST = ("introduction", "method", "result", "discussion", "conclusion", "related_work",
+                    "other", "unknown")
+
+
+def text_sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence to label, with what locates it again."""
+
+    uid: str
+    split: str  # "train" or "gold-test"
+    batch: str
+    source: str
+    paper_id: str
+    field: str
+    heading: str
+    section_kind: str
+    section: int  # section index in the paper as read
+    position: int  # sentence index within that section
+    sha1: str
+    open_text: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class Window:
+    section: int
+    start: int
+    end: int  # exclusive
+
+
+def sample_windows(paper: SourcePaper, rng: random.Random, *, abstract_max: int = ABSTRACT_MAX,
+                   window: int = WINDOW, windows: int = WINDOWS) -> list[Window]:
+    """The abstract's first ``abstract_max`` sentences and up to ``windows`` body runs of ``window``
+    sentences, one per section, sections of different kinds first (introduction, method, results …)."""
+    chosen: list[Window] = []
+    body: list[int] = []
+    for index, section in enumerate(paper.sections):
+        if section.kind == "abstract":
+            if not any(paper.sections[w.section].kind == "abstract" for w in chosen):
+                chosen.append(Window(index, 0, min(abstract_max, len(section.sentences))))
+        elif len(section.sentences) >= 2:
+            body.append(index)
+    by_kind: dict[str, list[int]] = {}
+    for index in body:
+        by_kind.setdefault(paper.sections[index].kind, []).append(index)
+    order: list[int] = []
+    rounds = max((len(v) for v in by_kind.values()), default=0)
+    shuffled = {kind: rng.sample(v, len(v)) for kind, v in by_kind.items()}
+    for turn in range(rounds):
+        for kind in sorted(by_kind, key=lambda k: BODY_KINDS_FIRST.index(k) if k in BODY_KINDS_FIRST else 99):
+            if turn < len(shuffled[kind]):
+                order.append(shuffled[kind][turn])
+    for index in order[:windows]:
+        size = len(paper.sections[index].sentences)
+        start = rng.randrange(0, max(1, size - window + 1))
+        chosen.append(Window(index, start, min(size, start + window)))
+    return sorted(chosen, key=lambda w: (w.section, w.start))
+
+
+def paper_units(paper: SourcePaper, windows: Sequence[Window], *, split: str, batch: str,
+                first_uid: int) -> list[Unit]:
+    units: list[Unit] = []
+    for win in windows:
+        section = paper.sections[win.section]
+        for position in range(win.start, win.end):
+            text = section.sentences[position]
+            units.append(Unit(f"u{first_uid + len(units):05d}", split, batch, paper.source, paper.paper_id,
+                              paper.field, section.heading, section.kind, win.section, position,
+                              text_sha1(text), paper.open_text, text))
+    return units
+
+
+def render_batch(papers: Sequence[tuple[SourcePaper, Sequence[Window], Sequence[Unit]]]) -> str:
+    """The annotator's view: each paper's title and field, each sampled run under its heading, with one
+    sentence of context before and after the run (not to be labelled)."""
+    lines: list[str] = []
+    for number, (paper, windows, units) in enumerate(papers, 1):
+        lines.append(f"### PAPER {number} ({paper.key}) | field: {paper.field} | title: {paper.title or '-'}")
+        by_place = {(u.section, u.position): u for u in units}
+        for win in windows:
+            section = paper.sections[win.section]
+            lines.append(f"## Section: {section.heading}")
+            if win.start > 0:
+                lines.append(f"   (context before) {section.sentences[win.start - 1]}")
+            for position in range(win.start, win.end):
+                unit = by_place[(win.section, position)]
+                lines.append(f"[{unit.uid}] {unit.text}")
+            if win.end < len(section.sentences):
+                lines.append(f"   (context after) {section.sentences[win.end]}")
+            lines.append("")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_batch(folder: Path, name: str,
+                papers: Sequence[tuple[SourcePaper, Sequence[Window], Sequence[Unit]]]) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.txt").write_text(render_batch(papers), encoding="utf-8")
+    units = [u for _, _, us in papers for u in us]
+    (folder / f"{name}.key.jsonl").write_text("".join(json.dumps(asdict(u), ensure_ascii=False) + "\n"
+                                                      for u in units), encoding="utf-8")
+    return len(units)
+
+
+def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, target: int, rng: random.Random,
+                 first_uid: int) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
+    """Papers (in the given order) sampled and packed into batches of about ``target`` sentences."""
+    batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []
+    current: list[tuple[SourcePaper, list[Window], list[Unit]]] = []
+    size, uid = 0, first_uid
+    for paper in papers:
+        windows = sample_windows(paper, rng)
+        name = f"{prefix}{len(batches) + 1:02d}"
+        units = paper_units(paper, windows, split=split, batch=name, first_uid=uid)
+        abstract_only = all(s.kind == "abstract" for s in paper.sections)
+        if len(units) < (3 if abstract_only else 10):
+            continue
+        uid += len(units)
+        current.append((paper, windows, units))
+        size += len(units)
+        if size >= target:
+            batches.append((name, current))
+            current, size = [], 0
+    if current:
+        name = f"{prefix}{len(batches) + 1:02d}"
+        batches.append((name, [(p, w, [Unit(**{**asdict(u), "batch": name}) for u in us])
+                               for p, w, us in current]))
+    return batches
+
+
+def read_key(path: Path) -> list[Unit]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [Unit(**json.loads(line)) for line in lines if line.strip()]
