@@ -7,7 +7,7 @@ import argparse
 from app.commands._groups import add_group
 
 MODULES = ("app.commands.data_functions", "app.commands.data_precision", "app.commands.data_open_set",
-           "app.commands.data_formulas", "app.commands.data_figures")
+           "app.commands.data_formulas", "app.commands.data_figures", "app.commands.data_annotation")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
