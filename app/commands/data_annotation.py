@@ -19,6 +19,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="sentences per training batch (default 420)")
     parser.set_defaults(func=run)
 
+    agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
+                                  description="Raw agreement and Cohen's kappa (roles, functions) of two "
+                                  "independent annotations of one batch, overall and per field; with "
+                                  "--disagreements, the sentences they disagree on, for adjudication.")
+    agree.add_argument("key", type=Path, help="the batch's .key.jsonl")
+    agree.add_argument("first", type=Path, help="labels of the first annotator")
+    agree.add_argument("second", type=Path, help="labels of the second annotator")
+    agree.add_argument("--disagreements", type=Path, default=None, metavar="OUT",
+                       help="write the disagreements (with text and both labels) here")
+    agree.set_defaults(func=run_agreement)
+
+    assemble = subparsers.add_parser(
+        "annotation-assemble", help="write the committed corpus from the batches' labels",
+        description="Join each batch's key with its labels (labels/BATCH.ANNOTATOR.jsonl; where a batch was "
+        "annotated twice, the first annotator's labels with labels/BATCH.adjudicated.jsonl over the "
+        "disagreements) into models/datasets/annotated/train.jsonl and the new gold test "
+        "models/datasets/gold_data/gold2/test.jsonl (text only where the licence allows).")
+    assemble.add_argument("--batches", type=Path, default=Path("runs/annotation"), metavar="DIR")
+    assemble.set_defaults(func=run_assemble)
+
 
 def _field_key(field: str) -> str:
     low = field.lower()
@@ -83,4 +103,101 @@ def run(args: argparse.Namespace) -> int:
                         "fields": fields})
         print(f"{name}: {len(papers)} papers, {count} sentences ({body} body)", file=sys.stderr)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return 0
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    import json
+
+    from models.datasets.annotated_corpus import agreement, read_labels
+    from models.datasets.annotation import read_key
+
+    units = read_key(args.key)
+    first, second = read_labels(args.first), read_labels(args.second)
+    rows = agreement(units, first, second)
+    print("| group | sentences | role agreement % | role kappa | function agreement % | function kappa |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print(row.as_row())
+    if args.disagreements is not None:
+        out = []
+        for unit in units:
+            a, b = first.get(unit.uid), second.get(unit.uid)
+            if a is None or b is None or (a.role, a.function) == (b.role, b.function):
+                continue
+            out.append({"uid": unit.uid, "paper": f"{unit.source}:{unit.paper_id}", "heading": unit.heading,
+                        "text": unit.text, "first": {"role": a.role, "function": a.function, "note": a.note},
+                        "second": {"role": b.role, "function": b.function, "note": b.note}})
+        args.disagreements.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out),
+                                      encoding="utf-8")
+        print(f"{len(out)} disagreements written to {args.disagreements}")
+    return 0
+
+
+def _batch_labels(folder: Path, batch: str) -> tuple[dict, str, list[str]]:
+    """(final labels by uid, primary annotator, all annotators) of one batch."""
+    from models.datasets.annotated_corpus import read_labels
+
+    files = sorted(p for p in (folder / "labels").glob(f"{batch}.*.jsonl")
+                   if not p.name.endswith(".adjudicated.jsonl"))
+    if not files:
+        return {}, "", []
+    names = [p.name.removeprefix(f"{batch}.").removesuffix(".jsonl") for p in files]
+    labels = read_labels(files[0])
+    adjudicated = folder / "labels" / f"{batch}.adjudicated.jsonl"
+    if adjudicated.is_file():
+        labels.update(read_labels(adjudicated))
+    return labels, names[0], names
+
+
+def run_assemble(args: argparse.Namespace) -> int:
+    import sys
+
+    from core.errors import DatasetError
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotated_corpus import ANNOTATED_DIR, GOLD2_DIR, training_row, write_jsonl
+    from models.datasets.annotation import read_key
+
+    train_rows: list[dict] = []
+    gold_units = []
+    for key in sorted(args.batches.glob("*.key.jsonl")):
+        batch = key.name.removesuffix(".key.jsonl")
+        labels, primary, annotators = _batch_labels(args.batches, batch)
+        if not labels:
+            print(f"{batch}: no labels yet, skipped", file=sys.stderr)
+            continue
+        units = read_key(key)
+        missing = [u.uid for u in units if u.uid not in labels]
+        if missing:
+            print(f"{batch}: {len(missing)} sentences unlabelled, skipped", file=sys.stderr)
+            continue
+        final = "+".join(annotators) + ("+adjudicated" if len(annotators) > 1 else "")
+        if batch.startswith("gold-"):
+            gold_units += [(u, labels[u.uid], final) for u in units]
+        else:
+            train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
+                           for u in units]
+    count = write_jsonl(ANNOTATED_DIR / "train.jsonl", train_rows)
+    print(f"{ANNOTATED_DIR / 'train.jsonl'}: {count} sentences", file=sys.stderr)
+    gold_rows = []
+    shared = src.shared_root(None).parent
+    by_paper: dict[str, list] = {}
+    for unit, label, who in gold_units:
+        by_paper.setdefault(unit.paper_id, []).append((unit, label, who))
+    for paper_id, items in sorted(by_paper.items()):
+        row = next(r for r in src.pdfs2_manifest(shared) if r["file"] == f"{paper_id}.pdf")
+        paper = src.read_pdf_paper(shared / "pdfs2" / row["file"], row["field"], row["tier"] == "open")
+        for unit, label, who in items:
+            section = paper.sections[unit.section]
+            if section.sentences[unit.position] != unit.text:
+                raise DatasetError(f"{paper_id} {unit.uid}: the parsed sentence changed; re-check the batch")
+            sid = f"s{section.first_sentence + unit.position}"
+            gold = {"pdf": paper_id, "domain": unit.field, "sid": sid,
+                    "sha1": unit.sha1, "section_kind": unit.section_kind, "role": label.role,
+                    "function": label.function, "note": label.note, "annotators": who}
+            if unit.open_text:
+                gold["text"] = unit.text
+            gold_rows.append(gold)
+    count = write_jsonl(GOLD2_DIR / "test.jsonl", gold_rows)
+    print(f"{GOLD2_DIR / 'test.jsonl'}: {count} sentences", file=sys.stderr)
     return 0

@@ -38,6 +38,7 @@ class SourceSection:
     heading: str  # "Results › Yield" (the path of headings, top level first)
     kind: str  # core.document.SectionKind value of the top-level heading ("abstract" for the abstract)
     sentences: list[str]
+    first_sentence: int = -1  # parsed PDFs: index of the first sentence in ``Paper.sentences``
 
 
 @dataclass
@@ -251,7 +252,7 @@ def read_pdf_paper(path: Path, field_name: str, open_text: bool) -> SourcePaper:
                                                       section.first_sentence + section.sentence_count]]
         if sentences:
             paper.sections.append(SourceSection(section.heading or "(no heading)", str(section.kind.value),
-                                                sentences))
+                                                sentences, section.first_sentence))
     return paper
 
 

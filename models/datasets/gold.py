@@ -133,7 +133,7 @@ def load_gold_papers(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR
                                    "(parser changed?); re-check the gold rows")
             items.append(GoldSentence(name, row["sid"], sentence.index, sentence.text,
                                       _section_kind(paper, sentence), row["role"], row["function"],
-                                      row.get("domain", GOLD_PAPERS[name][0]), split))
+                                      row.get("domain") or GOLD_PAPERS[name][0], split))
         out.append((paper, items))
     return out
 

@@ -29,6 +29,21 @@ def _load_gold_papers(root: Path, split: str) -> list[LabelledDocument]:
     return gold_paper_documents(split, root.parent / "pdfs")
 
 
+def _load_annotated(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.annotated_corpus import annotated_documents
+
+    return annotated_documents(split, root.parent)
+
+
+def _load_gold2_papers(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.annotated_corpus import GOLD2_DIR
+    from models.datasets.gold import gold_paper_documents
+
+    if split != "test":
+        raise DatasetError(f"gold2-papers has only a test split, not {split!r}")
+    return gold_paper_documents("test", root.parent / "pdfs2", GOLD2_DIR)
+
+
 READERS: dict[str, Reader] = {
     "csabstruct": readers.load_csabstruct,
     "pmc-sents-full": readers.load_pmc,
@@ -40,6 +55,8 @@ READERS: dict[str, Reader] = {
     "scirex-sections": load_scirex_sections,
     "gold": _load_gold,
     "gold-papers": _load_gold_papers,  # whole sections; only the gold sentences are scored
+    "annotated": _load_annotated,  # the hand-annotated full-paper corpus (issue 24): train, dev, all
+    "gold2-papers": _load_gold2_papers,  # the pdfs2 gold test (issue 24), as gold-papers
 }
 
 

@@ -117,15 +117,25 @@ def corpus_runs(source: str, distant: dict[tuple[str, str], str], paper_share: f
 
 
 def dataset_runs(spec: str, limit: int | None = None, seed: int = 0) -> list[BodyRun]:
-    """A labelled dataset's documents as body runs of kind "other" (a body section the reader
-    cannot name: the datasets here say which section a sentence came from only through its label)."""
+    """A labelled dataset's documents as body runs. Documents that carry section kinds (the annotated
+    corpus) keep them, abstracts left out (the role head labels those); the others become runs of
+    kind "other" (a body section the reader cannot name: those datasets say which section a sentence
+    came from only through its label). ``spec*N`` repeats the dataset's runs N times (weighting)."""
     from models.datasets import load_spec, refuse_test_split
 
+    spec, _, times = spec.partition("*")
+    repeat = int(times) if times.isdigit() and int(times) > 0 else 1
     refuse_test_split(spec, "body-head training data")
     documents = load_spec(spec)
     if limit is not None and len(documents) > limit:
         documents = random.Random(seed).sample(documents, limit)
-    return [BodyRun(doc.doc_id, "other", list(doc.sentences), list(doc.allowed), spec) for doc in documents]
+    runs = []
+    for doc in documents:
+        kind = body_kind(doc.section_kinds[0]) if doc.section_kinds else "other"
+        if doc.section_kinds and doc.section_kinds[0] == "abstract":
+            continue
+        runs.append(BodyRun(doc.doc_id, kind, list(doc.sentences), list(doc.allowed), spec))
+    return runs * repeat
 
 
 def gold_runs(split: str) -> list[BodyRun]:
@@ -315,13 +325,14 @@ class BodyData:
     paper_share: float = 1.0  # share of each corpus source's papers used (by a hash of the paper id)
     dataset_limit: int | None = None  # documents drawn from each dataset spec
     dev: str = "dev"  # the gold-papers split that selects the epoch
+    dev_datasets: list[str] = field(default_factory=list)  # more labelled specs that select it too
 
     def describe(self) -> dict[str, Any]:
         return {"sources": self.sources, "datasets": self.datasets,
                 "function_labels": str(self.function_labels) if self.function_labels else None,
                 "paper_share": self.paper_share, "dataset_limit": self.dataset_limit,
-                "dev": f"gold-papers:{self.dev}", "section_roles": {k: sorted(v) for k, v in
-                                                                 SECTION_ROLES.items()}}
+                "dev": [f"gold-papers:{self.dev}", *self.dev_datasets],
+                "section_roles": {k: sorted(v) for k, v in SECTION_ROLES.items()}}
 
 
 def training_runs(data: BodyData, seed: int = 0) -> list[BodyRun]:
@@ -350,7 +361,7 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
     model = load_model(bundle, device="cpu", threads=threads)
     ctx.progress(0, 1, "reading training sentences")
     train_runs = training_runs(data, cfg.seed)
-    dev_runs = gold_runs(data.dev)
+    dev_runs = gold_runs(data.dev) + [r for spec in data.dev_datasets for r in dataset_runs(spec)]
     counts = {"runs": len(train_runs), "sentences": sum(len(r.sentences) for r in train_runs),
               "labelled": sum(1 for r in train_runs for a in r.allowed if a),
               "single_role": sum(1 for r in train_runs for a in r.allowed if len(a) == 1)}
@@ -378,5 +389,5 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
     save_checkpoint(checkpoint, net, base_dir, {
         "trained_section_kinds": main_kinds or ["abstract"], "body_head": record,
         "config": {"command": command, "data": data.sources + data.datasets,
-                   "dev": [f"gold-papers:{data.dev}"], "seed": cfg.seed}})
+                   "dev": [f"gold-papers:{data.dev}", *data.dev_datasets], "seed": cfg.seed}})
     return checkpoint, result

@@ -1,0 +1,182 @@
+"""The hand-annotated full-paper corpus (issue 24): agreement between annotators, the committed rows,
+and the readers that join them back to their sentences.
+
+Committed files (``models/datasets/annotated/``): ``train.jsonl`` (the training corpus), and the new
+gold test in ``models/datasets/gold_data/gold2/test.jsonl`` (pdfs2 papers, the gold set's format:
+``pdf``, ``domain``, ``sid``, ``sha1``, ``section_kind``, ``role``, ``function``, ``note`` and ``text`` only
+for open papers). A training row: ``uid``, ``source``, ``paper_id``, ``field``, ``section``, ``position``,
+``section_kind``, ``sha1``, ``role``, ``function``, ``annotator``, ``note``, and ``text`` / ``heading`` only
+where the source's licence allows quoting (:attr:`SourcePaper.open_text`). Rows without text are joined
+back by re-reading their source (:mod:`models.datasets.annotation_sources`) and checking the sha1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import DatasetError
+from models.datasets.annotation import Unit, text_sha1
+from models.datasets.annotation_sources import SourcePaper
+from models.datasets.documents import LabelledDocument
+
+ANNOTATED_DIR = Path(__file__).resolve().parent / "annotated"
+GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
+
+
+@dataclass(frozen=True)
+class Label:
+    uid: str
+    role: str
+    function: str
+    note: str = ""
+
+
+def read_labels(path: Path) -> dict[str, Label]:
+    out: dict[str, Label] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out[str(row["uid"])] = Label(str(row["uid"]), str(row["role"]), str(row["function"]),
+                                         str(row.get("note", "")))
+    return out
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
+    """Cohen's kappa of two label sequences (1 = perfect, 0 = chance); 1.0 for identical constant input."""
+    if len(a) != len(b) or not a:
+        raise ValueError("kappa needs two label sequences of the same, non-zero length")
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    count_a, count_b = Counter(a), Counter(b)
+    expected = sum(count_a[k] * count_b.get(k, 0) for k in count_a) / (n * n)
+    return 1.0 if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    group: str
+    sentences: int
+    role_agreement: float
+    role_kappa: float
+    function_agreement: float
+    function_kappa: float
+
+    def as_row(self) -> str:
+        return (f"| {self.group} | {self.sentences} | {100 * self.role_agreement:.1f} | "
+                f"{self.role_kappa:.3f} | {100 * self.function_agreement:.1f} | {self.function_kappa:.3f} |")
+
+
+def agreement(units: Sequence[Unit], first: Mapping[str, Label], second: Mapping[str, Label],
+              group_of: str = "field") -> list[Agreement]:
+    """Raw agreement and Cohen's kappa for roles and functions, overall and per ``group_of`` value."""
+    both = [u for u in units if u.uid in first and u.uid in second]
+    groups: dict[str, list[Unit]] = {"all": both}
+    for unit in both:
+        groups.setdefault(str(getattr(unit, group_of)), []).append(unit)
+    out = []
+    for name, chosen in groups.items():
+        if not chosen:
+            continue
+        roles = ([first[u.uid].role for u in chosen], [second[u.uid].role for u in chosen])
+        functions = ([first[u.uid].function for u in chosen], [second[u.uid].function for u in chosen])
+        out.append(Agreement(name, len(chosen), _share_equal(*roles), cohen_kappa(*roles),
+                             _share_equal(*functions), cohen_kappa(*functions)))
+    return out
+
+
+def _share_equal(a: Sequence[str], b: Sequence[str]) -> float:
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+
+
+def training_row(unit: Unit, label: Label, annotator: str) -> dict[str, object]:
+    row: dict[str, object] = {
+        "uid": unit.uid, "source": unit.source, "paper_id": unit.paper_id, "field": unit.field,
+        "section": unit.section, "position": unit.position, "section_kind": unit.section_kind,
+        "sha1": unit.sha1, "role": label.role, "function": label.function, "annotator": annotator,
+        "note": label.note}
+    if unit.open_text:
+        row["heading"] = unit.heading
+        row["text"] = unit.text
+    return row
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, object]]) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(dict(r), ensure_ascii=False) + "\n" for r in rows]
+    path.write_text("".join(lines), encoding="utf-8")
+    return len(lines)
+
+
+def read_rows(path: Path) -> list[dict[str, object]]:
+    if not path.is_file():
+        raise DatasetError(f"{path}: annotated corpus file missing")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# -- reading the corpus back as training documents ----------------------------------------------------
+def _source_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
+    """The SourcePapers the rows without text need, read again from the shared data."""
+    from models.datasets import annotation_sources as src
+
+    root = src.shared_root(shared)
+    wanted_sources = {s for s, _ in keys}
+    papers: dict[tuple[str, str], SourcePaper] = {}
+    if "scirex" in wanted_sources:
+        papers.update({(p.source, p.paper_id): p for p in src.read_scirex(root)
+                       if (p.source, p.paper_id) in keys})
+    if "pdfs2" in wanted_sources:
+        names = {pid for s, pid in keys if s == "pdfs2"}
+        papers.update({(p.source, p.paper_id): p for p in src.read_pdfs2(root.parent, names)})
+    return papers
+
+
+def annotated_documents(split: str = "train", shared: Path | None = None,
+                        path: Path | None = None) -> list[LabelledDocument]:
+    """The annotated runs as role-labelled documents: each run of consecutive annotated sentences of one
+    section is one document, with the section's kind. ``split``: ``train`` (all but the dev papers),
+    ``dev`` (papers whose key hashes into the last 10 %: model selection), or ``all``."""
+    import hashlib
+
+    if split not in {"train", "dev", "all"}:
+        raise DatasetError(f"annotated has splits train, dev, all, not {split!r}")
+    rows = read_rows(path or ANNOTATED_DIR / "train.jsonl")
+
+    def is_dev(row: Mapping[str, object]) -> bool:
+        digest = hashlib.sha1(f"{row['source']}:{row['paper_id']}".encode()).digest()
+        return digest[0] % 10 == 0
+
+    rows = [r for r in rows if split == "all" or (split == "dev") == is_dev(r)]
+    missing = {(str(r["source"]), str(r["paper_id"])) for r in rows if "text" not in r}
+    papers = _source_papers(missing, shared) if missing else {}
+    runs: dict[tuple[str, str, int], list[tuple[int, str, str, str]]] = {}
+    for row in rows:
+        source, paper_id = str(row["source"]), str(row["paper_id"])
+        section, position = int(str(row["section"])), int(str(row["position"]))
+        text = row.get("text")
+        if text is None:
+            paper = papers.get((source, paper_id))
+            if paper is None or section >= len(paper.sections) \
+                    or position >= len(paper.sections[section].sentences):
+                continue
+            text = paper.sections[section].sentences[position]
+            if text_sha1(text) != row["sha1"]:
+                continue  # the source (or the parser) changed: never train on another sentence
+        runs.setdefault((source, paper_id, section), []).append(
+            (position, str(text), str(row["role"]), str(row["section_kind"])))
+    documents = []
+    for (source, paper_id, section), items in sorted(runs.items()):
+        items.sort()
+        # split a section's rows into runs of consecutive positions
+        start = 0
+        for i in range(1, len(items) + 1):
+            if i == len(items) or items[i][0] != items[i - 1][0] + 1:
+                chunk = items[start:i]
+                documents.append(LabelledDocument(
+                    f"annotated-{source}-{paper_id}-{section}-{chunk[0][0]}", [c[1] for c in chunk],
+                    [c[2] for c in chunk], [frozenset({c[2]}) for c in chunk], [c[3] for c in chunk]))
+                start = i
+    return documents
