@@ -72,11 +72,15 @@ class Agreement:
 
 def agreement(units: Sequence[Unit], first: Mapping[str, Label], second: Mapping[str, Label],
               group_of: str = "field") -> list[Agreement]:
-    """Raw agreement and Cohen's kappa for roles and functions, overall and per ``group_of`` value."""
+    """Raw agreement and Cohen's kappa for roles and functions, overall and per ``group_of`` value
+    (``field``: the five coarse fields of :func:`coarse_field`)."""
+    from models.datasets.annotation_sources import coarse_field
+
     both = [u for u in units if u.uid in first and u.uid in second]
     groups: dict[str, list[Unit]] = {"all": both}
     for unit in both:
-        groups.setdefault(str(getattr(unit, group_of)), []).append(unit)
+        value = str(getattr(unit, group_of))
+        groups.setdefault(coarse_field(value) if group_of == "field" else value, []).append(unit)
     out = []
     for name, chosen in groups.items():
         if not chosen:
@@ -134,25 +138,37 @@ def _source_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tupl
     return papers
 
 
-def annotated_documents(split: str = "train", shared: Path | None = None,
-                        path: Path | None = None) -> list[LabelledDocument]:
-    """The annotated runs as role-labelled documents: each run of consecutive annotated sentences of one
-    section is one document, with the section's kind. ``split``: ``train`` (all but the dev papers),
-    ``dev`` (papers whose key hashes into the last 10 %: model selection), or ``all``."""
+@dataclass(frozen=True)
+class AnnotatedSentence:
+    source: str
+    paper_id: str
+    section: int
+    position: int
+    text: str
+    role: str
+    function: str
+    section_kind: str
+
+
+def is_dev_paper(source: str, paper_id: str) -> bool:
+    """The annotated corpus's dev papers: those whose key hashes into one tenth (model selection)."""
     import hashlib
 
+    return hashlib.sha1(f"{source}:{paper_id}".encode()).digest()[0] % 10 == 0
+
+
+def annotated_sentences(split: str = "train", shared: Path | None = None,
+                        path: Path | None = None) -> list[AnnotatedSentence]:
+    """The corpus's sentences with their labels, in corpus order. ``split``: ``train`` (all but the dev
+    papers), ``dev`` (:func:`is_dev_paper`: model selection), or ``all``. Rows without text are read
+    again from their source and kept only when the sha1 still matches."""
     if split not in {"train", "dev", "all"}:
         raise DatasetError(f"annotated has splits train, dev, all, not {split!r}")
-    rows = read_rows(path or ANNOTATED_DIR / "train.jsonl")
-
-    def is_dev(row: Mapping[str, object]) -> bool:
-        digest = hashlib.sha1(f"{row['source']}:{row['paper_id']}".encode()).digest()
-        return digest[0] % 10 == 0
-
-    rows = [r for r in rows if split == "all" or (split == "dev") == is_dev(r)]
+    rows = [r for r in read_rows(path or ANNOTATED_DIR / "train.jsonl")
+            if split == "all" or (split == "dev") == is_dev_paper(str(r["source"]), str(r["paper_id"]))]
     missing = {(str(r["source"]), str(r["paper_id"])) for r in rows if "text" not in r}
     papers = _source_papers(missing, shared) if missing else {}
-    runs: dict[tuple[str, str, int], list[tuple[int, str, str, str]]] = {}
+    out: list[AnnotatedSentence] = []
     for row in rows:
         source, paper_id = str(row["source"]), str(row["paper_id"])
         section, position = int(str(row["section"])), int(str(row["position"]))
@@ -165,18 +181,28 @@ def annotated_documents(split: str = "train", shared: Path | None = None,
             text = paper.sections[section].sentences[position]
             if text_sha1(text) != row["sha1"]:
                 continue  # the source (or the parser) changed: never train on another sentence
-        runs.setdefault((source, paper_id, section), []).append(
-            (position, str(text), str(row["role"]), str(row["section_kind"])))
+        out.append(AnnotatedSentence(source, paper_id, section, position, str(text), str(row["role"]),
+                                     str(row["function"]), str(row["section_kind"])))
+    return out
+
+
+def annotated_documents(split: str = "train", shared: Path | None = None,
+                        path: Path | None = None) -> list[LabelledDocument]:
+    """The annotated runs as role-labelled documents: each run of consecutive annotated sentences of one
+    section is one document, with the section's kind (splits as :func:`annotated_sentences`)."""
+    runs: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
+    for item in annotated_sentences(split, shared, path):
+        runs.setdefault((item.source, item.paper_id, item.section), []).append(item)
     documents = []
     for (source, paper_id, section), items in sorted(runs.items()):
-        items.sort()
-        # split a section's rows into runs of consecutive positions
+        items.sort(key=lambda i: i.position)
         start = 0
-        for i in range(1, len(items) + 1):
-            if i == len(items) or items[i][0] != items[i - 1][0] + 1:
+        for i in range(1, len(items) + 1):  # split a section's rows into runs of consecutive positions
+            if i == len(items) or items[i].position != items[i - 1].position + 1:
                 chunk = items[start:i]
                 documents.append(LabelledDocument(
-                    f"annotated-{source}-{paper_id}-{section}-{chunk[0][0]}", [c[1] for c in chunk],
-                    [c[2] for c in chunk], [frozenset({c[2]}) for c in chunk], [c[3] for c in chunk]))
+                    f"annotated-{source}-{paper_id}-{section}-{chunk[0].position}", [c.text for c in chunk],
+                    [c.role for c in chunk], [frozenset({c.role}) for c in chunk],
+                    [c.section_kind for c in chunk]))
                 start = i
     return documents

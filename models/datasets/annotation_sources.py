@@ -55,6 +55,26 @@ class SourcePaper:
         return f"{self.source}:{self.paper_id}"
 
 
+COARSE_FIELDS = {
+    "computer science": "computer science",
+    "biomedical": "biomedical/life", "biomedical/life": "biomedical/life", "biology": "biomedical/life",
+    "medicine": "biomedical/life", "quantitative biology": "biomedical/life",
+    "agriculture": "biomedical/life",
+    "physics": "physical/engineering", "astronomy": "physical/engineering",
+    "chemistry": "physical/engineering",
+    "materials science": "physical/engineering", "engineering": "physical/engineering",
+    "earth science": "physical/engineering", "physical/engineering": "physical/engineering",
+    "electrical engineering and systems science": "physical/engineering",
+    "mathematics": "mathematics", "statistics": "mathematics",
+}
+
+
+def coarse_field(field_name: str) -> str:
+    """One of five fields for reporting (computer science, biomedical/life, physical/engineering,
+    mathematics, social/other) from a source's own field or domain name."""
+    return COARSE_FIELDS.get(field_name.strip().lower(), "social/other")
+
+
 def _kind(heading: str) -> str:
     from core.pdf.headings import is_abstract_heading, section_kind
 
