@@ -9,9 +9,12 @@ inside the function that runs the command, so ``rhetorica parse`` starts fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import NoReturn
 
 from core.errors import RhetoricaError
 
@@ -36,8 +39,24 @@ COMMAND_MODULES = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error contract: a bad argument prints exactly one line,
+    ``rhetorica: error: <command>: <message>``, on stderr (no usage block) and exits 2. Every
+    subcommand's parser is one of these too (``add_subparsers`` makes children of the same class)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("rhetorica").strip()
+        self.exit(2, error_line(f"{command}: {message}" if command else message) + "\n")
+
+
+def error_line(message: object) -> str:
+    """``rhetorica: error: …`` on one line (newlines folded, undecodable bytes as escapes)."""
+    text = " ".join(str(message).split())
+    return "rhetorica: error: " + text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rhetorica",
         description="Offline writing assistant for scientific authors.",
     )
@@ -54,6 +73,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A library's warning (torch, onnxruntime, numpy) is one "rhetorica: note:" line, not a
+    # multi-line report with a source line: stderr stays readable and machine-checkable.
+    with warnings.catch_warnings():
+        warnings.showwarning = _note
+        return _main(argv)
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+          file: object = None, line: str | None = None) -> None:
+    text = " ".join(str(message).split())
+    print(f"rhetorica: note: {text[:300]}", file=sys.stderr)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # paths and text the locale cannot encode: escaped, not a crash
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
@@ -66,13 +102,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except RhetoricaError as error:
-        print(f"rhetorica: error: {error}", file=sys.stderr)
+        print(error_line(error), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rhetorica: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(error_line("out of memory (is an input far larger than it should be?)"), file=sys.stderr)
+        return 2
+    except OSError as error:  # the last net: the commands check their paths first, so this is rare
+        print(error_line(_os_error(error)), file=sys.stderr)
+        return 2
+
+
+def _os_error(error: OSError) -> str:
+    """One line for a file-system failure the command did not foresee (a folder removed meanwhile,
+    a disk that went away, permissions)."""
+    reason = error.strerror or str(error) or type(error).__name__
+    names = [str(n) for n in (error.filename, error.filename2) if n is not None]
+    return f"{' -> '.join(names)}: {reason}" if names else reason
 
 
 if __name__ == "__main__":  # pragma: no cover

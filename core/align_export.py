@@ -15,6 +15,7 @@ from core.align import (
     Alignment,
 )
 from core.align_gaps import kind_name
+from core.exports import markdown_text
 from core.labels import NO_FUNCTION, ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,8 +32,7 @@ def alignment_from_json(text: str) -> Alignment:
     return Alignment.from_dict(json.loads(text))
 
 
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+_md = markdown_text  # every text that reaches Markdown (titles, sentences, gap lines) is made inert
 
 
 def _summary_lines(alignment: Alignment) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,16 +128,32 @@ def export_csv(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
     return Path(path)
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_HTML_SPECIAL = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# Link schemes that run or smuggle content in a viewer; "data:" only where a media type follows.
+_UNSAFE_SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data(?=:\s*[\w.+-]+/))\s*:")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` (a paper's or a draft's, never trusted) as inert Markdown: one line; ``& < >`` as
+    entities, so no HTML (``<script>``, ``<img onerror=…>``) or autolink can form; Markdown's own
+    punctuation escaped (``[ ]`` above all, so no link or image can form); and the ``javascript:``,
+    ``vbscript:`` and ``data:`` schemes broken (``javascript\\:``, shown as typed by a viewer), as the
+    HTML export's escaping leaves them inert text."""
+    text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
+    text = "".join(_HTML_SPECIAL.get(char, char) for char in text)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return _UNSAFE_SCHEME.sub(lambda m: m.group(0)[:-1] + "\\:", text)
+
 
 
 def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
     _check(paper, analysis)
-    lines = [f"# {_md_escape(paper.title or Path(paper.source_path).name)}", ""]
+    lines = [f"# {markdown_text(paper.title or Path(paper.source_path).name)}", ""]
     if paper.authors:
-        lines += [", ".join(paper.authors), ""]
-    lines += [f"Rhetorical roles by model `{analysis.model_id}`; {len(paper.sentences)} sentences, "
+        lines += [markdown_text(", ".join(paper.authors)), ""]
+    model_id = analysis.model_id.replace("`", "'")  # it sits in a code span
+    lines += [f"Rhetorical roles by model `{model_id}`; {len(paper.sentences)} sentences, "
               f"{paper.page_count} pages.", "", "## Role mix per section", ""]
     lines.append("| Section | Sentences | " + " | ".join(ROLES) + " |")
     lines.append("|---|---:|" + "---:|" * len(ROLES))
@@ -144,14 +161,14 @@ def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
         n = entry["sentences"]
         shares = [f"{100 * entry['roles'][r] / n:.0f}%" if n else "–" for r in ROLES]
         title = " ".join(p for p in (entry["number"], entry["heading"]) if p)
-        lines.append(f"| {_md_escape(title)} | {n} | " + " | ".join(shares) + " |")
+        lines.append(f"| {markdown_text(title)} | {n} | " + " | ".join(shares) + " |")
     lines.append("")
     for section in paper.sections:
         title = " ".join(p for p in (section.number, section.heading) if p)
-        lines += [f"## {_md_escape(title) or '(untitled section)'}", ""]
+        lines += [f"## {markdown_text(title) or '(untitled section)'}", ""]
         for sentence in paper.sentences_in(section):
             prediction = analysis.roles[sentence.index]
-            text = _md_escape(sentence.text)
+            text = markdown_text(sentence.text)
             function = analysis.functions[sentence.index].label if analysis.functions is not None else ""
             shown = f" · *{function}*" if function and function != "none" else ""
             lines.append(f"- **{prediction.label}** ({prediction.confidence:.2f}){shown}: {text}")

@@ -84,6 +84,10 @@ def atomic_write_with(path: str | Path, write: Callable[[Path], object], what: s
             fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             os.close(fd)
             tmp = Path(name)
+            # mkstemp makes the file private (0600): give it the permissions the file had, or a new
+            # file's usual ones, so replacing an export does not silently change who may read it
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode())
         else:
             tmp = path.with_name(tmp_name)
         try:
@@ -96,6 +100,20 @@ def atomic_write_with(path: str | Path, write: Callable[[Path], object], what: s
                 os.unlink(tmp)
             raise
     fsync_dir(path.parent)
+
+
+def _new_file_mode() -> int:
+    """The permissions ``open(path, "w")`` would give a new file (0666 less the umask)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, what: str | None = None,
@@ -125,3 +143,83 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+TEXT_INPUT_LIMIT = 50_000_000  # bytes: far above any draft or sentence list, far below a hang
+
+
+class TextInputError(RhetoricaError):
+    """A text input (a draft, a list of sentences) that cannot be read as UTF-8 text; one line
+    naming the file."""
+
+
+def human_size(count: int) -> str:
+    """``count`` bytes as "3.0 GB", "50.0 MB", "12.3 kB" or "17 bytes"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def check_text_file(path: str | Path, what: str = "a text file", *, max_bytes: int = TEXT_INPUT_LIMIT) -> int:
+    """Check, reading in blocks (memory stays small whatever the size), that ``path`` is a UTF-8 text
+    file of at most ``max_bytes``; returns its size. Raises :class:`TextInputError` a user can act on:
+    no such file, a folder or device, too large (checked before reading), UTF-16, a binary file (NUL
+    bytes), or not UTF-8 (the first bad byte and its offset)."""
+    import codecs
+
+    path = Path(path)
+    name = str(path)
+    if path.is_dir():
+        raise TextInputError(f"{name}: is a folder, not {what}")
+    if not path.exists():
+        raise TextInputError(f"{name}: no such file")
+    if not path.is_file():
+        raise TextInputError(f"{name}: is not a regular file (a device or a pipe?), not {what}")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise TextInputError(f"{name}: is too large for {what} ({human_size(size)}; at most "
+                                 f"{human_size(max_bytes)})")
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset = 0
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                if offset == 0 and block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                    raise TextInputError(f"{name}: is UTF-16 text; save it as UTF-8")
+                if offset == 0 and block.lstrip()[:5] == b"%PDF-":
+                    raise TextInputError(f"{name}: is a PDF, not {what}")
+                nul = block.find(b"\x00")
+                if nul >= 0:
+                    raise TextInputError(f"{name}: is a binary file, not {what} (a NUL byte at offset "
+                                         f"{offset + nul})")
+                pending = len(decoder.getstate()[0])  # bytes of a character cut by the last block
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as error:
+                    bad = offset - pending + error.start
+                    raise TextInputError(f"{name}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at "
+                                         f"offset {bad}); save it as UTF-8") from None
+                offset += len(block)
+                if offset > max_bytes:
+                    raise TextInputError(f"{name}: is too large for {what} (more than "
+                                         f"{human_size(max_bytes)})")
+            pending_bytes = decoder.getstate()[0]
+            if pending_bytes:  # the file ends inside a character
+                raise TextInputError(f"{name}: not UTF-8 text (byte 0x{pending_bytes[0]:02x} at offset "
+                                     f"{offset - len(pending_bytes)}); save it as UTF-8")
+    except OSError as error:
+        raise TextInputError(f"{name}: cannot be read ({error.strerror or error})") from None
+    return offset
+
+
+def read_text_input(path: str | Path, what: str = "a text file", *, max_bytes: int = TEXT_INPUT_LIMIT) -> str:
+    """The text of ``path`` read as UTF-8 (a leading byte-order mark dropped), after
+    :func:`check_text_file` (so every refusal is one line naming the file)."""
+    check_text_file(path, what, max_bytes=max_bytes)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+        return data[:max_bytes].decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:  # changed since the check
+        raise TextInputError(f"{path}: cannot be read as UTF-8 text ({error})") from None

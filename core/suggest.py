@@ -33,6 +33,7 @@ DUPLICATE_LIMITS = {"content": DUPLICATE_SIMILARITY, "function": 0.99}
 # query's own function is the strongest evidence of the same job.
 FILTERED_DEPTH = 8  # how many times further a filtered search looks
 ROLE_BONUS = 0.05
+MAX_K = 100  # suggestions per query at most: the search depth and the MMR loop grow with k
 FUNCTION_BONUS = 0.10
 Templater = Callable[[str], tuple[list[tuple[int, int]], str]]
 
@@ -136,7 +137,9 @@ def _normalise(text: str) -> str:
 def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10, *,
             function: str | None = None, section_kind: str | None = None,
             templater: Templater | None = None, pool: int = 8) -> SuggestionResult:
-    """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text``."""
+    """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text`` (``k`` is clamped
+    to 1..``MAX_K``, so no caller can make the search run over the whole corpus)."""
+    k = min(max(int(k), 1), MAX_K)
     # One run of the model for the query: labels and the function view together; the content view
     # only when a source judges duplicates in it (a library; a pack has none).
     needs_content = any(source.library.duplicate_view == "content" for source in sources)

@@ -53,9 +53,18 @@ def default_lexicon_path() -> Path:
 @lru_cache(maxsize=4)
 def load_lexicon(path: str | None = None) -> Lexicon:
     """The formulaic-word lexicon (default: the bundled one)."""
+    from core.errors import RhetoricaError
+    from core.fileio import read_text_input
+
     file = Path(path) if path else default_lexicon_path()
-    data = json.loads(file.read_text(encoding="utf-8"))
-    return Lexicon(frozenset(data["words"]), int(data.get("min_content", 1)), int(data.get("min_tokens", 2)))
+    text = read_text_input(file, "a formulaic-word lexicon (JSON)")
+    try:
+        data = json.loads(text)
+        return Lexicon(frozenset(str(w) for w in data["words"]), int(data.get("min_content", 1)),
+                       int(data.get("min_tokens", 2)))
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise RhetoricaError(f"{file}: not a formulaic-word lexicon ({type(error).__name__}: {error}); "
+                             "build one with 'rhetorica data formulas'") from None
 
 
 def tokens(text: str) -> list[tuple[int, int, str]]:

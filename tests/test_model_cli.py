@@ -79,6 +79,7 @@ def test_analyze_paper_json(bundle: Path, tmp_path: Path, capsys: pytest.Capture
     paper = make_paper()
     paper.save(tmp_path / "paper.json")
     out = tmp_path / "out" / "analysis.json"
+    out.parent.mkdir()  # an output's folder must exist (a missing one is refused: test_bad_input_matrix.py)
     assert main(["analyze", str(tmp_path / "paper.json"), "--model", str(bundle), "--json", str(out),
                  "--threads", "1"]) == 0
     printed = capsys.readouterr().out
@@ -98,7 +99,7 @@ def test_analyze_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert err.startswith("rhetorica: error: model bundle not found") and err.count("\n") == 1
     assert main(["analyze", str(tmp_path / "missing.pdf")]) == 2
-    assert "file not found" in capsys.readouterr().err
+    assert "missing.pdf: no such file" in capsys.readouterr().err
 
 
 @pytest.mark.shared

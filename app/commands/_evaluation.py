@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import bounded_int, output_file, write_output
 
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "sciarg-fine", "uci-az")
 
@@ -23,8 +24,10 @@ def add_dataset_options(parser: argparse.ArgumentParser, extra: tuple[str, ...] 
                         help="dataset (default csabstruct)")
     parser.add_argument("--split", default="test", help="dataset split (default test)")
     add_model_options(parser)
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N documents")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--limit", type=bounded_int(1, 100_000_000), default=None, metavar="N",
+                        help="only the first N documents")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
 
 
 def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:
@@ -72,5 +75,4 @@ def record_figures(model: Any, entries: dict[str, tuple[float, str]], command: s
 
 def write_json(args: argparse.Namespace, results: dict[str, Any]) -> None:
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")

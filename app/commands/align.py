@@ -7,7 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import add_model_options, progress_line
+from app.commands._options import (
+    add_model_options,
+    bounded_float,
+    bounded_int,
+    check_input_file,
+    check_input_folder,
+    check_output_file,
+    check_text,
+    nonblank,
+    path_arg,
+    progress_line,
+)
 
 DRAFT_SUFFIXES = (".txt", ".md", ".markdown", ".text")
 
@@ -17,17 +28,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                  "one does that the other does not. A and B are each a PDF, a library paper id, or a draft "
                  "text file (.txt/.md).")
     parser = subparsers.add_parser("align", help=help_text, description=help_text)
-    parser.add_argument("a", metavar="A", help="PDF, library paper id, or draft .txt/.md file")
-    parser.add_argument("b", metavar="B", help="PDF, library paper id, or draft .txt/.md file")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the alignment as JSON")
-    parser.add_argument("--md", type=Path, default=None, metavar="OUT", help="write a Markdown report")
-    parser.add_argument("--html", type=Path, default=None, metavar="OUT",
+    parser.add_argument("a", type=nonblank, metavar="A", help="PDF, library paper id, or draft .txt/.md file")
+    parser.add_argument("b", type=nonblank, metavar="B", help="PDF, library paper id, or draft .txt/.md file")
+    parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
+                        help="write the alignment as JSON")
+    parser.add_argument("--md", type=path_arg, default=None, metavar="OUT", help="write a Markdown report")
+    parser.add_argument("--html", type=path_arg, default=None, metavar="OUT",
                         help="write a standalone HTML page: both texts side by side with the links drawn")
-    parser.add_argument("--function-weight", type=float, default=0.7, metavar="W",
+    parser.add_argument("--function-weight", type=bounded_float(0.0, 1.0), default=0.7, metavar="W",
                         help="weight of the function view against the content view, 0..1 (default 0.7)")
-    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--library", type=path_arg, default=None, metavar="DIR",
                         help="library folder for paper ids (default: the user data folder's library/)")
-    parser.add_argument("--top", type=int, default=10, help="aligned pairs shown in the summary (default 10)")
+    parser.add_argument("--top", type=bounded_int(0, 10_000), default=10,
+                        help="aligned pairs shown in the summary (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -48,13 +61,14 @@ def _kind(spec: str) -> str:
 def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
     from core.align import paper_from_text, side_from_library, side_from_paper
     from core.analysis import analyze_paper
-    from core.errors import MissingFileError, NotAPdfError, RhetoricaError
+    from core.errors import NotAPdfError, RhetoricaError
+    from core.fileio import read_text_input
     from core.jobs import JobContext
 
     kind = _kind(spec)
     path = Path(spec)
     if kind == "other":
-        raise NotAPdfError(f"{spec}: not a PDF, a draft text file or a library paper id")
+        raise NotAPdfError(spec, "is a folder, not a PDF, a draft text file or a library paper id")
     if kind == "id":
         from core.library.store import LibraryError
 
@@ -62,8 +76,6 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             return side_from_library(library(spec), spec)
         except LibraryError as error:
             raise LibraryError(f"{spec}: no such file, and {error}") from None
-    if not path.is_file():
-        raise MissingFileError(spec, "no such file")
     ctx = JobContext(progress_line(args.quiet))
     if kind == "pdf":
         from core.pdf import parse_pdf
@@ -73,10 +85,7 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
         analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
         return side_from_paper(paper, analysis, kind="pdf")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise RhetoricaError(f"{spec}: cannot read the draft ({error})") from None
+    text = read_text_input(path, "a draft text file")
     paper = paper_from_text(text, title=path.stem, source=str(path))
     if not paper.sentences:
         raise RhetoricaError(f"{spec}: the draft has no sentences")
@@ -91,8 +100,22 @@ def run(args: argparse.Namespace) -> int:
     from core.fileio import atomic_write_text
     from core.paths import library_dir
 
-    if not 0.0 <= args.function_weight <= 1.0:
-        raise RhetoricaError(f"--function-weight must be between 0 and 1, not {args.function_weight}")
+    # Every path is checked before any work: a file named like a PDF or draft must be one, and the
+    # outputs must be writable files that are not one of the inputs.
+    for spec in (args.a, args.b):
+        kind = _kind(spec)
+        if kind in ("pdf", "draft", "other"):
+            check_input_file(spec, {"pdf": "a PDF", "draft": "a draft text file"}.get(
+                kind, "a PDF, a draft text file or a library paper id"))
+        else:
+            check_text(spec, "paper id")
+    if args.library is not None and args.library.exists():
+        check_input_folder(args.library, "a library folder")
+    for option, out in (("--json", args.json), ("--md", args.md), ("--html", args.html)):
+        check_output_file(out, option, inputs=[args.a, args.b])
+    outs = [out.absolute() for out in (args.json, args.md, args.html) if out is not None]
+    if len(set(outs)) < len(outs):
+        raise RhetoricaError("--json, --md and --html name the same file: give each its own")
     opened: dict[str, Any] = {}
 
     def get_model() -> Any:

@@ -8,7 +8,13 @@ import sys
 import textwrap
 from pathlib import Path
 
-from app.commands._options import add_model_options, progress_line
+from app.commands._options import (
+    add_model_options,
+    check_input_file,
+    check_output_file,
+    path_arg,
+    progress_line,
+)
 
 EXAMPLES_PER_ROLE = 1
 
@@ -21,26 +27,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "label every sentence section by section with the model bundle, print the role mix per "
         "section and example sentences, and optionally write paper + analysis as JSON.",
     )
-    parser.add_argument("pdf", type=Path, metavar="PDF", help="a PDF file, or a paper .json")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT",
+    parser.add_argument("pdf", type=path_arg, metavar="PDF", help="a PDF file, or a paper .json")
+    parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
                         help="write {paper, analysis} JSON here")
     add_model_options(parser, default_threads=None)
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(func=run)
 
 
+PAPER_JSON_LIMIT = 500_000_000  # bytes: a paper JSON is a few MB
+
+
 def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
     from core.document import Paper
     from core.errors import NotAPdfError
+    from core.fileio import read_text_input
 
-    if not path.is_file():
-        raise NotAPdfError(str(path), "file not found")
     if path.suffix.lower() == ".json":
+        text = read_text_input(path, "a paper JSON", max_bytes=PAPER_JSON_LIMIT)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(text)
             return Paper.from_dict(data.get("paper", data))
-        except (ValueError, KeyError, TypeError) as error:
-            raise NotAPdfError(str(path), f"not a paper JSON ({error})") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            reason = " ".join(str(error).split())[:120]
+            raise NotAPdfError(str(path), f"not a paper JSON ({type(error).__name__}: {reason})") from None
     from core.pdf import parse_pdf
 
     return parse_pdf(path, ctx)
@@ -54,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
     from models.encoder import load_model
 
+    check_input_file(args.pdf, "a PDF or a paper JSON")
+    check_output_file(args.json, "--json", inputs=[args.pdf])
     ctx = JobContext(progress_line(args.quiet))
     started = time.perf_counter()
     # The model loads (onnxruntime import, sha256 of the bundle, sessions) while the PDF parses.
@@ -102,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {label:10} {analysis.roles[i].confidence:.2f}  {sentence.id:>5}  {text}")
 
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
+        from core.fileio import atomic_write_text
+
         payload = {"paper": paper.to_dict(), "analysis": analysis.to_dict()}
-        args.json.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
         print(f"\nwrote {args.json}")
     return 0

@@ -11,18 +11,27 @@ import argparse
 import json
 import statistics
 import time
-from pathlib import Path
+
+from app.commands._options import (
+    MAX_THREADS,
+    as_text,
+    bounded_int,
+    bundle_path,
+    input_file,
+    output_file,
+    write_output,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("align", help="Aligning two analysed papers: seconds per alignment.",
                                    description=__doc__)
-    parser.add_argument("a", type=Path, help="first PDF")
-    parser.add_argument("b", type=Path, help="second PDF")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("a", type=input_file, help="first PDF")
+    parser.add_argument("b", type=input_file, help="second PDF")
+    parser.add_argument("--runs", type=bounded_int(1, 100_000), default=5)
+    parser.add_argument("--model", type=as_text(bundle_path), default=None)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -58,5 +67,5 @@ def run(args: argparse.Namespace) -> int:
               "command": f"rhetorica bench align {args.a} {args.b} --runs {args.runs}"}
     print(json.dumps(report, indent=2))
     if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(report, indent=2) + "\n")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.commands._options import bounded_int, input_file, output_file, write_output
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from app.commands._options import add_model_options
@@ -16,11 +18,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(imports, model load, parse, roles and functions of every sentence, JSON written), and report "
         "the wall time (median and best) with the in-process breakdown of the last run.",
     )
-    parser.add_argument("pdf", type=Path, nargs="?", default=None,
+    parser.add_argument("pdf", type=input_file, nargs="?", default=None,
                         help="the paper (default: the bundled 13-page sample paper)")
     add_model_options(parser)
-    parser.add_argument("--runs", type=int, default=5, help="cold runs (default 5)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--runs", type=bounded_int(1, 10_000), default=5, help="cold runs (default 5)")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -67,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
                              "--threads", str(args.threads), "--runs", str(args.runs)]),
     }
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     timings = results["last_run_timings"]
     print(f"{pdf.name}: {results['pages']} pages, {sentences} sentences; model {results['model_id']}; "
           f"{args.threads} threads")

@@ -18,6 +18,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_int,
+    input_file,
+    input_folder,
+    output_file,
+    path_arg,
+    write_output,
+)
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -29,24 +39,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "same weights (a fp32 ONNX and/or an HF checkpoint named by the manifest or --reference*; the "
         "base model when the bundle is the untrained baseline).",
     )
-    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE",
+    parser.add_argument("--model", type=input_folder, default=None, metavar="BUNDLE",
                         help="model bundle folder (default: resources/models/default)")
-    parser.add_argument("--n", type=int, default=2000, help="number of sentences (default 2000)")
-    parser.add_argument("--threads", type=int, default=2, help="threads for every side (default 2)")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--n", type=bounded_int(1, 10_000_000), default=2000,
+                        help="number of sentences (default 2000)")
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2,
+                        help="threads for every side (default 2)")
+    parser.add_argument("--batch-size", type=bounded_int(1, 65_536), default=32)
+    parser.add_argument("--repeats", type=bounded_int(1, 10_000), default=3,
                         help="timed runs per side; the best is reported (default 3)")
-    parser.add_argument("--reference", type=Path, default=None, metavar="DIR|PT",
+    parser.add_argument("--reference", type=path_arg, default=None, metavar="DIR|PT",
                         help="HF model folder, or training checkpoint (.pt), with the bundle's fp32 "
                         "encoder weights for the torch side (default: manifest training.checkpoint, "
                         "else the base model)")
-    parser.add_argument("--reference-onnx", type=Path, default=None, metavar="ONNX",
+    parser.add_argument("--reference-onnx", type=input_file, default=None, metavar="ONNX",
                         help="fp32 ONNX of the same graph (default: manifest training.fp32_onnx)")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch side")
     parser.add_argument("--profile", action="store_true",
                         help="after the timed runs, one more pass of the bundle's graph with onnxruntime's "
                         "profiler: the share of kernel time per operator type")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -209,8 +222,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"cosine onnx vs {name}: mean {value['mean']:.4f}, min {value['min']:.4f}, "
               f"1st percentile {value['p01']:.4f}{note}")
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     return 0
 
 

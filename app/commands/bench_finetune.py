@@ -21,18 +21,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.commands._options import MAX_THREADS, bounded_int, input_folder, output_file, write_output
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("finetune",
                                    help="Training on corrections: accuracy before/after and time.",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corrections", type=int, nargs="+", default=[50, 200], metavar="N")
-    parser.add_argument("--model", type=Path, default=None, metavar="BUNDLE")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--corrections", type=bounded_int(1, 1_000_000), nargs="+",
+                        default=[50, 200], metavar="N")
+    parser.add_argument("--model", type=input_folder, default=None, metavar="BUNDLE")
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--export", action="store_true",
                         help="also export each bundle (runs/bench-finetune-N)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -108,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {name:<36} {before:7.2f} -> {report.after[name]:7.2f}")
         print(f"  accepted: {report.accepted} ({report.reason})", flush=True)
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     return 0

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.commands._options import MAX_THREADS, bounded_int, output_file, write_output
+
 HIDDEN, FFN = 384, 1536
 LAYER_SHAPES = ((HIDDEN, HIDDEN),) * 4 + ((HIDDEN, FFN), (FFN, HIDDEN))  # (in, out) of each matmul
 ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8")
@@ -36,11 +38,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "torch fp32, onnxruntime fp32, onnxruntime int8 dynamic (as the bundle runs it) and "
         "onnxruntime MatMulInteger on pre-quantised inputs (int8 arithmetic alone). Needs torch and onnx.",
     )
-    parser.add_argument("--rows", type=int, default=1024,
+    parser.add_argument("--rows", type=bounded_int(1, 1_000_000), default=1024,
                         help="tokens per multiply (default 1024 ≈ a batch of 32 sentences of 32 tokens)")
-    parser.add_argument("--threads", type=int, default=2, help="threads for every engine (default 2)")
-    parser.add_argument("--repeats", type=int, default=50, help="timed layer passes per engine (default 50)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2,
+                        help="threads for every engine (default 2)")
+    parser.add_argument("--repeats", type=bounded_int(1, 100_000), default=50,
+                        help="timed layer passes per engine (default 50)")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -164,6 +169,5 @@ def run(args: argparse.Namespace) -> int:
     print("int8-dynamic / torch fp32 bounds `bench encode`'s speed-up from above: the rest of the encoder "
           "(attention, softmax, GELU, LayerNorm, padding) gains less from int8.")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2))
     return 0

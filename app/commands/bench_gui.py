@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from app.commands._options import as_text, bounded_int, bundle_path, input_file, output_file, write_output
+
 DEFAULT_PDF = "pdfs/arxiv-2203.00130v1_PaperPlain.pdf"  # 39 pages, under ../shared
 
 
@@ -15,10 +17,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         f"overlays for PDF (default: the 39-page ../shared/{DEFAULT_PDF}), the event-loop latency "
         "while it is analysed (a 10 ms timer's real gaps: max and p99), and the same for reopening "
         "it from the cache.")
-    parser.add_argument("pdf", nargs="?", help="a PDF (default: the 39-page PaperPlain paper)")
-    parser.add_argument("--model", metavar="BUNDLE", help="model bundle folder (default: the bundled model)")
-    parser.add_argument("--cold-runs", type=int, default=3, help="cold-start runs (default 3)")
-    parser.add_argument("--json", metavar="OUT", help="write the measurements as JSON")
+    parser.add_argument("pdf", type=as_text(input_file), nargs="?",
+                        help="a PDF (default: the 39-page PaperPlain paper)")
+    parser.add_argument("--model", type=as_text(bundle_path), metavar="BUNDLE",
+                        help="model bundle folder (default: the bundled model)")
+    parser.add_argument("--cold-runs", type=bounded_int(1, 1_000), default=3,
+                        help="cold-start runs (default 3)")
+    parser.add_argument("--json", type=as_text(output_file), metavar="OUT",
+                        help="write the measurements as JSON")
     parser.set_defaults(func=run)
 
 
@@ -60,5 +66,5 @@ def run(args: argparse.Namespace) -> int:
               f"UI latency max {lat['max_ms']:.0f} ms, p99 {lat['p99_ms']:.0f} ms, "
               f"{lat['over_100ms']} gaps > 100 ms of {lat['samples']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(Path(args.json), json.dumps(results, indent=2) + "\n")
     return 0

@@ -23,6 +23,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_float,
+    bounded_int,
+    input_file,
+    input_folder,
+    output_file,
+    write_output,
+)
+
 ENGINES = ("hnswlib", "usearch", "faiss")
 
 
@@ -31,18 +41,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "index", help="Nearest-neighbour engines (hnswlib, usearch, faiss): memory, build, recall, latency.",
         description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--vectors", type=Path, help="a .npy of real embeddings [n, d]")
-    source.add_argument("--library", type=Path, metavar="DIR", help="a library folder (its --view vectors)")
+    source.add_argument("--vectors", type=input_file, help="a .npy of real embeddings [n, d]")
+    source.add_argument("--library", type=input_folder, metavar="DIR",
+                        help="a library folder (its --view vectors)")
     parser.add_argument("--view", choices=("content", "function"), default="content")
-    parser.add_argument("--n", type=int, default=100_000, help="index size (default 100000)")
-    parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--noise", type=float, default=0.05,
+    parser.add_argument("--n", type=bounded_int(1, 100_000_000), default=100_000,
+                        help="index size (default 100000)")
+    parser.add_argument("--queries", type=bounded_int(1, 1_000_000), default=500)
+    parser.add_argument("--noise", type=bounded_float(0.0, 100.0), default=0.05,
                         help="noise added to replicated vectors: std × 1/sqrt(d) per dimension")
     parser.add_argument("--engines", default=",".join(ENGINES))
-    parser.add_argument("--m", type=int, default=16, help="HNSW connectivity (default 16)")
-    parser.add_argument("--ef-search", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--m", type=bounded_int(2, 1_024), default=16, help="HNSW connectivity (default 16)")
+    parser.add_argument("--ef-search", type=bounded_int(1, 100_000), default=64)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -57,14 +69,30 @@ def _rss_mb() -> float:
 def _real_vectors(args: argparse.Namespace) -> Any:
     import numpy as np
 
-    if args.vectors is not None:
-        return np.load(args.vectors).astype(np.float32)
-    from core.library.library import Library
+    from core.errors import RhetoricaError
 
+    if args.vectors is not None:
+        with open(args.vectors, "rb") as handle:
+            if handle.read(6) != b"\x93NUMPY":
+                raise RhetoricaError(f"{args.vectors}: not a .npy file (save the vectors with numpy.save)")
+        try:
+            # mapped: the .npy header is checked before any data is read
+            vectors = np.load(args.vectors, mmap_mode="r")
+        except (ValueError, OSError, EOFError) as error:
+            raise RhetoricaError(f"{args.vectors}: not a .npy array of vectors ({error})") from None
+        if vectors.ndim != 2 or vectors.dtype.kind not in "fiu" or not all(vectors.shape):
+            raise RhetoricaError(f"{args.vectors}: not an [n, d] array of numbers (shape {vectors.shape}, "
+                                 f"{vectors.dtype})")
+        return np.asarray(vectors, dtype=np.float32)
+    from core.library.library import Library
+    from core.library.store import DATABASE_NAME
+
+    if not (args.library / DATABASE_NAME).is_file():  # never create a library by looking
+        raise RhetoricaError(f"{args.library}: not a library folder (no {DATABASE_NAME})")
     with Library(args.library) as library:
         chunks = [vectors for _, vectors in library.store.vectors(args.view)]
     if not chunks:
-        raise SystemExit(f"rhetorica bench index: the library has no {args.view} vectors")
+        raise RhetoricaError(f"{args.library}: the library has no {args.view} vectors")
     return np.concatenate(chunks)
 
 
@@ -128,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
                 results["engines"][engine] = json.loads(out.read_text(encoding="utf-8"))
             print(engine, json.dumps(results["engines"][engine]), flush=True)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.commands._options import as_text, bounded_int, input_folder, output_file, write_output
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -13,9 +15,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Parse every PDF in a folder (default: ../shared/pdfs) on one thread and report "
         "total pages, pages/second, per-file times and peak memory.",
     )
-    parser.add_argument("--pdfs", metavar="DIR", help="folder of PDFs (default: ../shared/pdfs)")
-    parser.add_argument("--json", metavar="OUT", help="write the measurements as JSON")
-    parser.add_argument("--repeat", type=int, default=1, help="parse each file N times (best time kept)")
+    parser.add_argument("--pdfs", type=as_text(input_folder), metavar="DIR",
+                        help="folder of PDFs (default: ../shared/pdfs)")
+    parser.add_argument("--json", type=as_text(output_file), metavar="OUT",
+                        help="write the measurements as JSON")
+    parser.add_argument("--repeat", type=bounded_int(1, 10_000), default=1,
+                        help="parse each file N times (best time kept)")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="also trace Python allocations (slower; reports the traced peak)")
     parser.set_defaults(func=run)
@@ -104,6 +109,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"peak memory: {peak_rss_mb:.1f} MB max RSS"
           + (f", {traced_peak_mb:.1f} MB traced Python peak" if traced_peak_mb is not None else ""))
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "files": rows}, indent=2) + "\n",
-                                   encoding="utf-8")
+        write_output(Path(args.json), json.dumps({"summary": summary, "files": rows}, indent=2) + "\n")
     return 0

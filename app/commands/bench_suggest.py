@@ -18,25 +18,39 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import (
+    MAX_THREADS,
+    as_text,
+    bounded_float,
+    bounded_int,
+    bundle_path,
+    input_file,
+    input_folder,
+    output_file,
+    write_output,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "suggest", help="Phrasing suggestions: time to first suggestion on a fresh start, latency per query.",
         description=__doc__)
-    parser.add_argument("--corpus", type=Path, default=None, help="phrase corpus (default: the shipped one)")
-    parser.add_argument("--library", type=Path, default=None, help="also search this library folder")
-    parser.add_argument("--input", type=Path, default=None, help="query sentences, one per line")
-    parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("-k", type=int, default=10)
-    parser.add_argument("--model", default=None, help="model bundle (default: the shipped one)")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--scale", type=int, default=0, metavar="N",
+    parser.add_argument("--corpus", type=input_folder, default=None,
+                        help="phrase corpus (default: the shipped one)")
+    parser.add_argument("--library", type=input_folder, default=None, help="also search this library folder")
+    parser.add_argument("--input", type=input_file, default=None, help="query sentences, one per line")
+    parser.add_argument("--queries", type=bounded_int(1, 1_000_000), default=50)
+    parser.add_argument("-k", type=bounded_int(1, 100), default=10)
+    parser.add_argument("--model", type=as_text(bundle_path), default=None,
+                        help="model bundle (default: the shipped one)")
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--scale", type=bounded_int(0, 100_000_000), default=0, metavar="N",
                         help="replicate the corpus's vectors to N sentences, searched with HNSW")
-    parser.add_argument("--noise", type=float, default=0.5, help="replication noise (σ, see above)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--noise", type=bounded_float(0.0, 100.0), default=0.5,
+                        help="replication noise (σ, see above)")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -98,7 +112,9 @@ def _peak_rss_mb() -> float:
 
 def _queries(args: argparse.Namespace) -> list[str]:
     if args.input is not None:
-        lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines()]
+        from core.fileio import read_text_input
+
+        lines = [line.strip() for line in read_text_input(args.input, "query sentences").splitlines()]
         return [line for line in lines if line][: args.queries]
     from core.paths import sample_paper_path
     from core.pdf import parse_pdf
@@ -167,8 +183,7 @@ def run(args: argparse.Namespace) -> int:
         source.library.close()
     print(json.dumps(report, indent=2))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(report, indent=2) + "\n")
     return 0
 
 

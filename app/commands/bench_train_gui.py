@@ -16,13 +16,16 @@ import random
 import tempfile
 from pathlib import Path
 
+from app.commands._options import bounded_float, bounded_int, output_file, write_output
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("train-gui", help="UI-thread latency while training on corrections.",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corrections", type=int, default=50, metavar="N")
-    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds to wait for the job")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--corrections", type=bounded_int(1, 1_000_000), default=50, metavar="N")
+    parser.add_argument("--timeout", type=bounded_float(1.0, 1e6), default=1200.0,
+                        help="seconds to wait for the job")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -48,5 +51,5 @@ def run(args: argparse.Namespace) -> int:
     result = {"corrections": args.corrections, **training_latency(args.timeout)}
     print(json.dumps(result, indent=2))
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(result, indent=2) + "\n")
     return 0 if result["finished"] else 1

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.commands._options import progress_line
+from app.commands._options import MAX_THREADS, as_text, bounded_int, bundle_path, path_arg, progress_line
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,24 +25,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Read the permissive sources in ../shared/data, keep sentences of 5-80 words (each "
         "wording once), label them with the model in their sections and store their function-view "
         "vectors (int8) in a pack.")
-    build.add_argument("--out", type=Path, default=None,
+    build.add_argument("--out", type=path_arg, default=None,
                        help="pack folder (default: resources/corpus, the one the app ships)")
     build.add_argument("--source", action="append", default=None,
                        help="phrase source (repeatable; default the shipped ones: csabstruct, scitldr, "
                        "pubmedqa, oa-stm; scirex too for a local corpus)")
-    build.add_argument("--max-papers", type=int, default=None, help="papers per source (for trials)")
-    build.add_argument("--model", default=None, help="model bundle (default: the shipped one)")
-    build.add_argument("--threads", type=int, default=2)
+    build.add_argument("--max-papers", type=bounded_int(1, 100_000_000), default=None,
+                       help="papers per source (for trials)")
+    build.add_argument("--model", type=as_text(bundle_path), default=None,
+                       help="model bundle (default: the shipped one)")
+    build.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     build.add_argument("--quiet", action="store_true")
     build.set_defaults(func=run_build)
     stats = commands.add_parser("stats", help="What the phrase corpus holds.")
-    stats.add_argument("--corpus", type=Path, default=None, help="pack folder (default: the shipped one)")
+    stats.add_argument("--corpus", type=path_arg, default=None, help="pack folder (default: the shipped one)")
     stats.set_defaults(func=run_stats)
 
 
 def run_build(args: argparse.Namespace) -> int:
     from itertools import islice
 
+    from app.commands._options import check_output_folder
     from core.jobs import JobContext
     from core.library.pack import build_pack, file_sha256
     from core.paths import resources_dir
@@ -51,6 +54,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     sources = args.source or list(SHIPPED_SOURCES)
     out = args.out or resources_dir() / "corpus"
+    check_output_folder(out, "--out")
     model = load_model(args.model, device="cpu", threads=args.threads)
     started = time.monotonic()
 
@@ -73,9 +77,12 @@ def run_build(args: argparse.Namespace) -> int:
 def run_stats(args: argparse.Namespace) -> int:
     from collections import Counter
 
+    from app.commands._options import check_input_folder
     from core.library.pack import PackCorpus
     from core.paths import corpus_dir
 
+    if args.corpus is not None:
+        check_input_folder(args.corpus, "a phrase-corpus folder")
     corpus = PackCorpus(args.corpus or corpus_dir())
     records = corpus.sentences(range(len(corpus)))
     print(json.dumps({"folder": str(corpus.folder), "model_id": corpus.manifest.get("model_id"),

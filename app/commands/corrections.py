@@ -7,7 +7,10 @@ corrections`` trains on them. The GUI stores them from the page view, inspector 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from app.commands._options import bounded_int, path_arg, text_arg
+
+JSONL_LIMIT = 200_000_000  # bytes: a corrections file is kilobytes
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -17,37 +20,50 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     def child(name: str, text: str) -> argparse.ArgumentParser:
         sub = children.add_parser(name, help=text, description=text)
-        sub.add_argument("--library", type=Path, default=None, metavar="DIR",
+        sub.add_argument("--library", type=path_arg, default=None, metavar="DIR",
                          help="library folder (default: the user data folder's library/)")
         return sub
 
     listing = child("list", "List the corrections (newest last) and how many there are of each kind.")
     listing.set_defaults(func=run_list)
     add = child("add", "Correct one sentence's role (or --function) by hand.")
-    add.add_argument("text", help="the sentence")
-    add.add_argument("label", help="the right role (background, objective, method, result, conclusion, "
+    add.add_argument("text", type=_sentence, help="the sentence")
+    add.add_argument("label", type=text_arg,
+                     help="the right role (background, objective, method, result, conclusion, "
                      "other) or, with --function, a function id of the taxonomy")
     add.add_argument("--function", action="store_true", help="LABEL is a communicative function")
-    add.add_argument("--section-kind", default="", help="the sentence's section kind (e.g. discussion)")
-    add.add_argument("--doc-id", default="manual", help="the paper it belongs to (default 'manual')")
+    add.add_argument("--section-kind", default="", type=text_arg,
+                     help="the sentence's section kind (e.g. discussion)")
+    add.add_argument("--doc-id", default="manual", type=text_arg,
+                     help="the paper it belongs to (default 'manual')")
     add.set_defaults(func=run_add)
     remove = child("remove", "Remove a correction by its id (from 'list').")
-    remove.add_argument("id", type=int)
+    remove.add_argument("id", type=bounded_int(1, 2**63 - 1))
     remove.set_defaults(func=run_remove)
     export = child("export", "Write every correction as JSONL (the generic training format).")
-    export.add_argument("out", type=Path)
+    export.add_argument("out", type=path_arg)
     export.set_defaults(func=run_export)
     imported = child("import", "Add the corrections of a JSONL file (an export, or rows with 'text' and "
                      "'label').")
-    imported.add_argument("file", type=Path)
+    imported.add_argument("file", type=path_arg)
     imported.set_defaults(func=run_import)
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
 
 
+def _sentence(text: str) -> str:
+    text_arg(text)
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the sentence is empty")
+    return text
+
+
 def _open(args: argparse.Namespace):
+    from app.commands._options import check_input_folder
     from core.library.library import Library
     from core.paths import library_dir
 
+    if args.library is not None and args.library.exists():
+        check_input_folder(args.library, "a library folder")
     return Library(args.library if args.library is not None else library_dir())
 
 
@@ -96,8 +112,13 @@ def run_remove(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from app.commands._options import check_output_file
     from core.library.corrections import Corrections
+    from core.paths import library_dir
 
+    folder = args.library if args.library is not None else library_dir()
+    library_files = [p for p in folder.glob("*") if p.is_file()] if folder.is_dir() else []
+    check_output_file(args.out, "OUT", inputs=library_files)
     with _open(args) as library:
         count = Corrections(library.store).export_jsonl(args.out)
     print(f"{count} correction(s) written to {args.out}")
@@ -105,8 +126,11 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from core.fileio import read_text_input
     from core.library.corrections import Corrections
 
+    # The file is checked (exists, size, UTF-8) before the library opens.
+    read_text_input(args.file, "a JSONL file of corrections", max_bytes=JSONL_LIMIT)
     with _open(args) as library:
         count = Corrections(library.store).import_jsonl(args.file, _known_functions())
     print(f"{count} correction(s) added or updated from {args.file}")

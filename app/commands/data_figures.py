@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from app.commands._options import input_folder, output_file, write_output
 
 COLUMNS = ("papers", "figures", "tables", "mentions", "pairs", "papers_with_2plus_figures")
 SPLITS = ("train", "dev", "test")
@@ -26,10 +27,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                    help="Count (mention paragraph, figure caption) pairs per source, split.")
     parser.add_argument("--source", action="append", choices=SOURCES, metavar="S",
                         help=f"source to read (repeatable; default all: {', '.join(SOURCES)})")
-    parser.add_argument("--json", type=Path, metavar="OUT", help="write the counts as JSON")
+    parser.add_argument("--json", type=output_file, metavar="OUT", help="write the counts as JSON")
     parser.add_argument("--exclude-gold", action="store_true",
                         help="skip the PDFs of models/datasets/gold_data/graphical-abstract/gold.jsonl")
-    parser.add_argument("--shared", type=Path, default=None,
+    parser.add_argument("--shared", type=input_folder, default=None,
                         help="shared data folder (default: the project's ../shared/data)")
     parser.set_defaults(func=run)
 
@@ -66,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
     for source, name, reason in skipped:
         print(f"skipped {source} {name}: {reason[:120]}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"sources": table, "total": totals, "excluded_pdfs": excluded,
-                                         "skipped": [list(s) for s in skipped]}, indent=2) + "\n",
-                             encoding="utf-8")
+        write_output(args.json, json.dumps({"sources": table, "total": totals, "excluded_pdfs": excluded,
+                                         "skipped": [list(s) for s in skipped]}, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0

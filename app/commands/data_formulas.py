@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from app.commands._options import bounded_float, bounded_int, output_file, write_output
 
 SOURCES = ("csabstruct:train", "pubmedqa:train")
 # Irregular forms of verbs that occur in the taxonomy's markers (which are lemmas).
@@ -26,12 +27,13 @@ IRREGULAR = {"be": ("is", "are", "was", "were", "been", "being", "am"), "have": 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("formulas", description=__doc__,
                                    help="Build the formulaic-word lexicon of the template extractor.")
-    parser.add_argument("--out", type=Path, required=True, help="lexicon JSON to write")
-    parser.add_argument("--min-share", type=float, default=0.002,
+    parser.add_argument("--out", type=output_file, required=True, help="lexicon JSON to write")
+    parser.add_argument("--min-share", type=bounded_float(0.0, 1.0), default=0.002,
                         help="share of sentences a word must reach in every source (default 0.002)")
-    parser.add_argument("--min-content", type=int, default=1,
+    parser.add_argument("--min-content", type=bounded_int(0, 100), default=1,
                         help="non-function words a span needs (default 1)")
-    parser.add_argument("--min-tokens", type=int, default=2, help="words a span needs (default 2)")
+    parser.add_argument("--min-tokens", type=bounded_int(1, 100), default=2,
+                        help="words a span needs (default 2)")
     parser.set_defaults(func=run)
 
 
@@ -76,11 +78,10 @@ def run(args: argparse.Namespace) -> int:
     shares = [word_shares([s for d in load_spec(spec) for s in d.sentences]) for spec in SOURCES]
     shared = {w for w in shares[0] if all(share.get(w, 0.0) >= args.min_share for share in shares)}
     words = sorted(shared | marker_words())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
+    write_output(args.out, json.dumps({
         "sources": list(SOURCES), "min_share": args.min_share, "min_content": args.min_content,
         "min_tokens": args.min_tokens, "command": f"rhetorica data formulas --out {args.out} "
         f"--min-share {args.min_share} --min-content {args.min_content} --min-tokens {args.min_tokens}",
-        "words": words}, indent=1) + "\n", encoding="utf-8")
+        "words": words}, indent=1) + "\n")
     print(f"{len(words)} formulaic words -> {args.out}")
     return 0

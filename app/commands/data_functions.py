@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
+
+from app.commands._options import bounded_float, bounded_int, input_file, output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -20,11 +21,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--source", action="append", required=True, metavar="SOURCE",
                         help="scirex, scitldr, pdfs, or a dataset spec such as csabstruct:train (repeatable)")
-    parser.add_argument("--out", type=Path, required=True, help="JSON Lines of labelled sentences")
-    parser.add_argument("--report", type=Path, default=None, help="also write the counts as JSON")
-    parser.add_argument("--taxonomy", type=Path, default=None, help="taxonomy file (default: bundled)")
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="first N sentences per source")
-    parser.add_argument("--max-conflict", type=float, default=0.3,
+    parser.add_argument("--out", type=output_file, required=True, help="JSON Lines of labelled sentences")
+    parser.add_argument("--report", type=output_file, default=None, help="also write the counts as JSON")
+    parser.add_argument("--taxonomy", type=input_file, default=None, help="taxonomy file (default: bundled)")
+    parser.add_argument("--limit", type=bounded_int(1, 1_000_000_000), default=None, metavar="N",
+                        help="first N sentences per source")
+    parser.add_argument("--max-conflict", type=bounded_float(0.0, 1.0), default=0.3,
                         help="drop a marker when more than this share of its hits co-fire with another "
                         "function's marker (default 0.3)")
     parser.set_defaults(func=run)
@@ -33,10 +35,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import itertools
 
+    from core.fileio import check_text_file
     from core.functions import load_taxonomy
     from models.training.function_corpus import corpus_sentences
     from models.training.function_labels import DistantLabeller, load_parser, parse_sentences
 
+    if args.taxonomy is not None:
+        check_text_file(args.taxonomy, "a taxonomy file (TOML)")
     taxonomy = load_taxonomy(args.taxonomy)
     nlp = load_parser()
     started = time.perf_counter()
@@ -63,6 +68,5 @@ def run(args: argparse.Namespace) -> int:
     for function in taxonomy.functions:
         print(f"  {function.id:26s} {report.labelled.get(function.id, 0):7d}")
     if args.report is not None:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_output(args.report, json.dumps(summary, indent=2) + "\n")
     return 0

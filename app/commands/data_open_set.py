@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from app.commands._options import bounded_int, input_file, output_folder
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -17,23 +18,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "retrieve among with 'rhetorica eval retrieval --data labels'), and split-N.json (the lists). "
         "The open-set generalisation test of Sugimoto & Aizawa 2022.",
     )
-    parser.add_argument("labels", type=Path,
+    parser.add_argument("labels", type=input_file,
                         help="function labels (JSON Lines of 'rhetorica data functions')")
-    parser.add_argument("--seen", type=int, nargs="+", default=[10, 20, 40], metavar="N")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--min-count", type=int, default=10,
+    parser.add_argument("--seen", type=bounded_int(1, 100_000), nargs="+", default=[10, 20, 40], metavar="N")
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=1)
+    parser.add_argument("--min-count", type=bounded_int(1, 100_000_000), default=10,
                         help="functions with fewer labelled sentences take no part (default 10)")
-    parser.add_argument("--max-unseen", type=int, default=100, metavar="K",
+    parser.add_argument("--max-unseen", type=bounded_int(1, 100_000_000), default=100, metavar="K",
                         help="at most K sentences of each unseen function, drawn at random (default 100)")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the files")
+    parser.add_argument("--out", type=output_folder, required=True, help="folder for the files")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.errors import DatasetError
+    from core.fileio import check_text_file
     from models.training.function_labels import read_function_rows
     from models.training.open_set import open_set_split
 
+    check_text_file(args.labels, "function labels (JSON Lines)", max_bytes=4_000_000_000)
     rows = read_function_rows([args.labels])
     args.out.mkdir(parents=True, exist_ok=True)
     for n in args.seen:

@@ -27,8 +27,9 @@ import itertools
 import json
 import random
 import time
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import MAX_THREADS, as_text, bounded_int, bundle_path, output_file, write_output
 
 SYSTEMS = ("rhetorica", "content-only", "rhetorica-all", "content-only-all", "position")
 
@@ -38,13 +39,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                    description=__doc__)
     parser.add_argument("--data", default="csabstruct:test",
                         help="csabstruct:test, pubmedqa:test (abstract pairs) or gold (full papers)")
-    parser.add_argument("--pairs", type=int, default=200, help="abstract pairs (seeded; not for gold)")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+    parser.add_argument("--pairs", type=bounded_int(1, 1_000_000), default=200,
+                        help="abstract pairs (seeded; not for gold)")
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=13)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", type=_setting,
                         help="override an AlignSettings field of the rhetorica systems (e.g. role_bonus=0.2)")
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--model", type=as_text(bundle_path), default=None)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -101,6 +103,28 @@ def _side(model: Any, sentences: list[str], kinds: list[str] | str) -> Any:
             for i, (text, kind, role) in enumerate(zip(sentences, kind_list, encoding.roles, strict=True))]
     vectors = encoding.function_vectors if encoding.function_vectors is not None else encoding.embeddings
     return AlignSide("", rows, encoding.embeddings, vectors)
+
+
+def _setting(text: str) -> str:
+    """``--set NAME=VALUE``: NAME an :class:`core.align.AlignSettings` field, VALUE a finite number in
+    a sane range (a whole number 1..10 for ``max_merge``)."""
+    import math
+    from dataclasses import fields
+
+    from core.align import AlignSettings
+
+    names = [f.name for f in fields(AlignSettings)]
+    name, sep, value = text.partition("=")
+    if not sep or name.strip() not in names:
+        raise argparse.ArgumentTypeError(f"{text!r}: use NAME=VALUE, NAME one of {', '.join(names)}")
+    try:
+        number = int(value) if name.strip() == "max_merge" else float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+    low, high = (1, 10) if name.strip() == "max_merge" else (-10.0, 10.0)
+    if not math.isfinite(number) or not low <= number <= high:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value must be {low} to {high}")
+    return f"{name.strip()}={value.strip()}"
 
 
 def _evaluate(sides: list[tuple[Any, list[str], list[str] | None]], pairs: list[tuple[int, int]],
@@ -183,6 +207,5 @@ def run(args: argparse.Namespace) -> int:
                      f" ({figures['function_pairs']} pairs)")
         print(line)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(report, indent=2) + "\n")
     return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from app.commands._options import bounded_int, input_folder, output_file, write_output
 
 if TYPE_CHECKING:  # numpy and the model load inside the commands (fast CLI start-up)
     import numpy as np
@@ -27,13 +28,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--split", default="test", choices=("train", "dev", "test"))
     add_model_options(parser)
-    parser.add_argument("--against", type=Path, action="append", default=[], metavar="BUNDLE",
+    parser.add_argument("--against", type=input_folder, action="append", default=[], metavar="BUNDLE",
                         help="another bundle to score in the same run (repeatable)")
     parser.add_argument("--view", choices=("content", "function"), default="content",
                         help="embedding view (default content; a bundle without a function head has one "
                         "embedding for both)")
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N papers")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--limit", type=bounded_int(1, 100_000_000), default=None, metavar="N",
+                        help="only the first N papers")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -79,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
     results = {"data": "scitldr", "split": args.split, "papers": len(papers), "command": command,
                "models": rows}
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     print(f"scitldr {args.split}: {len(papers)} TLDR queries over {len(papers)} abstracts")
     for row in rows:
         print(f"  {row['model_id']:48s} R@1 {row['recall@1']:.4f}  R@5 {row['recall@5']:.4f}  "

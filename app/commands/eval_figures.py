@@ -22,8 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--skip-mentions", action="store_true", help="only the dev-set ranking")
     parser.add_argument("--skip-dev-set", action="store_true", help="only mention matching")
     add_model_options(parser)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -86,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
         _print_dev(result["dev_set"])
     result["seconds"] = round(time.perf_counter() - started, 1)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(result, indent=2) + "\n")
     return 0
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,12 +27,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and macro-F1 (over the functions present in the gold; 'none' counts in accuracy) when the "
         "bundle predicts functions. --markers scores the distant-label rule the same way.",
     )
-    parser.add_argument("--data", choices=("gold",), default="gold")
+    parser.add_argument("--data", choices=("gold", "gold2"), default="gold",
+                        help="gold: the 12 shared PDFs' gold set; gold2: the pdfs2 gold test (issue 24; "
+                        "split test only)")
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     add_model_options(parser)
     parser.add_argument("--markers", action="store_true",
                         help="also score the marker rule (spaCy needed) as a function baseline")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -102,7 +106,15 @@ def run(args: argparse.Namespace) -> int:
     from models.encoder import load_model
 
     model = load_model(args.model, device=args.device, threads=args.threads)
-    papers = load_gold_papers(args.split, shared_dir() / "pdfs")
+    if args.data == "gold2":
+        from core.errors import DatasetError
+        from models.datasets.annotated_corpus import GOLD2_DIR
+
+        if args.split != "test":
+            raise DatasetError("gold2 has only a test split")
+        papers = load_gold_papers("test", shared_dir() / "pdfs2", GOLD2_DIR)
+    else:
+        papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
     items, predicted_roles, predicted_functions = [], [], []
     best_functions: list[tuple[str, float]] = []  # the top candidate and its probability, "none" or not
@@ -120,9 +132,9 @@ def run(args: argparse.Namespace) -> int:
 
     gold_roles = [i.role for i in items]
     results: dict[str, Any] = {
-        "data": f"gold:{args.split}", "model_id": model.model_id, "papers": len(papers),
+        "data": f"{args.data}:{args.split}", "model_id": model.model_id, "papers": len(papers),
         "sentences": len(items), "seconds": round(seconds, 1),
-        "command": " ".join(["rhetorica", "eval", "functions", "--data", "gold", "--split", args.split,
+        "command": " ".join(["rhetorica", "eval", "functions", "--data", args.data, "--split", args.split,
                              *(["--model", str(args.model)] if args.model else []),
                              *(["--markers"] if args.markers else [])]),
         "roles": _role_figures(gold_roles, predicted_roles),
@@ -141,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markers:
         results["functions_marker_rule"] = function_figures(gold_functions, _marker_predictions(items), ids)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=2) + "\n")
     _print(results, has_functions)
     return 0
 

@@ -40,8 +40,9 @@ import argparse
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from app.commands._options import bounded_int, output_file, path_arg, write_output
 
 if TYPE_CHECKING:  # numpy loads inside the functions (fast CLI start-up)
     import numpy as np
@@ -58,17 +59,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="csabstruct:test",
                         help="a split with gold role labels: csabstruct:test (default) or pubmedqa:test")
-    parser.add_argument("--queries", type=int, default=100, metavar="N",
+    parser.add_argument("--queries", type=bounded_int(0, 100_000_000), default=100, metavar="N",
                         help="seeded sample of N query abstracts (default 100; 0 = every abstract)")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--relevant", type=int, default=10, metavar="R",
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=13)
+    parser.add_argument("--relevant", type=bounded_int(1, 1_000_000), default=10, metavar="R",
                         help="the top R of the reference ranking are relevant (default 10)")
-    parser.add_argument("-k", type=int, default=10, help="NDCG cut-off (default 10)")
+    parser.add_argument("-k", type=bounded_int(1, 1_000_000), default=10, help="NDCG cut-off (default 10)")
     add_model_options(parser)
-    parser.add_argument("--against", type=Path, action="append", default=[], metavar="BUNDLE",
+    parser.add_argument("--against", type=path_arg, action="append", default=[], metavar="BUNDLE",
                         help="also score the mean-vector baseline with this bundle's embedding (repeatable)")
-    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N abstracts")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--limit", type=bounded_int(1, 100_000_000), default=None, metavar="N",
+                        help="only the first N abstracts")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -339,8 +342,7 @@ def run(args: argparse.Namespace, *, progress: Callable[[str], None] = print) ->
                "encode_seconds": round(encode_seconds, 1), "score_seconds": round(score_seconds, 2),
                "facets": report}
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(results, indent=1) + "\n")
     progress(f"{args.data}: {len(queries)} query abstracts over {len(documents)} abstracts "
              f"({len(sentences)} sentences), model {model.model_id}; relevant = top {args.relevant} of the "
              f"gold-facet reference; encode {encode_seconds:.1f} s, scoring {score_seconds:.2f} s")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from app.commands._options import input_folder, output_file, write_output
 
 DATASETS = ("csabstruct",)
 SPLITS = ("train", "dev", "test")
@@ -20,9 +21,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", choices=DATASETS, default="csabstruct", help="dataset (default csabstruct)")
     parser.add_argument("--split", choices=SPLITS, default="test", help="dataset split (default test)")
-    parser.add_argument("--data-dir", type=Path, default=None,
+    parser.add_argument("--data-dir", type=input_folder, default=None,
                         help="folder holding {split}.jsonl (default: <shared>/data/<data>)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the figures here")
     parser.set_defaults(func=run)
 
 
@@ -52,6 +54,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         figures = {"data": args.data, "split": args.split, "command": " ".join(["rhetorica", *sys.argv[1:]]),
                    **scores.to_dict()}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(figures, indent=2) + "\n")
     return 0

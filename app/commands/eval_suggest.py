@@ -22,6 +22,18 @@ import random
 from pathlib import Path
 from typing import Any
 
+from app.commands._options import (
+    MAX_THREADS,
+    as_text,
+    bounded_int,
+    bundle_path,
+    input_file,
+    input_folder,
+    output_file,
+    output_folder,
+    write_output,
+)
+
 SEED = 2029
 
 
@@ -29,15 +41,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "suggest", help="Suggestions judged by hand, blind, against random sentences.", description=__doc__)
     step = parser.add_mutually_exclusive_group(required=True)
-    step.add_argument("--draw", type=Path, metavar="DIR", help="write a blind sample to judge")
-    step.add_argument("--judgements", type=Path, metavar="FILE", help="score the judgements of a sample")
-    parser.add_argument("--key", type=Path, default=None, help="the sample's key.jsonl (with --judgements)")
-    parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("-k", type=int, default=5)
-    parser.add_argument("--corpus", type=Path, default=None, help="phrase corpus (default: the shipped one)")
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    step.add_argument("--draw", type=output_folder, metavar="DIR", help="write a blind sample to judge")
+    step.add_argument("--judgements", type=input_file, metavar="FILE",
+                      help="score the judgements of a sample")
+    parser.add_argument("--key", type=input_file, default=None,
+                        help="the sample's key.jsonl (with --judgements)")
+    parser.add_argument("--queries", type=bounded_int(1, 100_000), default=50)
+    parser.add_argument("-k", type=bounded_int(1, 100), default=5)
+    parser.add_argument("--corpus", type=input_folder, default=None,
+                        help="phrase corpus (default: the shipped one)")
+    parser.add_argument("--model", type=as_text(bundle_path), default=None)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -123,19 +138,27 @@ def score(judgements: list[dict[str, Any]], key: list[dict[str, Any]]) -> dict[s
     return result
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _read(path: Path, what: str) -> list[dict[str, Any]]:
+    from app.commands._options import read_jsonl
+
+    return read_jsonl(path, what)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
         report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads)
     else:
+        from core.errors import RhetoricaError
+
         if args.key is None:
-            print("rhetorica eval suggest: --judgements needs --key (the sample's key.jsonl)")
-            return 2
-        report = score(_read(args.judgements), _read(args.key))
+            raise RhetoricaError("eval suggest: --judgements needs --key (the sample's key.jsonl)")
+        judgements, key = _read(args.judgements, "judgements (JSON Lines)"), _read(args.key, "a key.jsonl")
+        try:
+            report = score(judgements, key)
+        except (KeyError, TypeError, ValueError) as error:
+            raise RhetoricaError(f"{args.judgements}: judgements that do not match {args.key} "
+                                 f"({type(error).__name__}: {error})") from None
     print(json.dumps(report, indent=2))
     if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(report, indent=2) + "\n")
     return 0

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
+
+from app.commands._options import input_file, output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("templates", help="Formulaic-span extraction against hand-marked spans.",
                                    description=__doc__)
     parser.add_argument("--split", choices=("dev", "test"), default="test")
-    parser.add_argument("--lexicon", type=Path, default=None, help="lexicon JSON (default: the bundled one)")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument("--lexicon", type=input_file, default=None,
+                        help="lexicon JSON (default: the bundled one)")
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
@@ -80,6 +82,5 @@ def run(args: argparse.Namespace) -> int:
                          + (f" --lexicon {args.lexicon}" if args.lexicon else "")}
     print(json.dumps(result, indent=2))
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(result, indent=2) + "\n")
     return 0

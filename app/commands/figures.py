@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._options import add_model_options, progress_line
+from app.commands._options import (
+    add_model_options,
+    check_input_file,
+    check_output_file,
+    check_output_folder,
+    path_arg,
+    progress_line,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
@@ -24,9 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                  "combined with measured priors (position, size, mentions). Prints the ranking with the "
                  "parts of each score and the reason.")
     rank = children.add_parser("rank", help=rank_help, description=rank_help)
-    rank.add_argument("pdf", type=Path, help="the paper (PDF)")
-    rank.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the ranking as JSON")
-    rank.add_argument("--png", type=Path, default=None, metavar="DIR",
+    rank.add_argument("pdf", type=path_arg, help="the paper (PDF)")
+    rank.add_argument("--json", type=path_arg, default=None, metavar="OUT", help="write the ranking as JSON")
+    rank.add_argument("--png", type=path_arg, default=None, metavar="DIR",
                       help="write each candidate as a PNG (300 dpi) named by its rank and number")
     rank.add_argument("--include-tables", action="store_true", help="tables are candidates too")
     rank.add_argument("--quiet", action="store_true", help="no progress line")
@@ -36,15 +43,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    from core.errors import MissingFileError, RhetoricaError
+    from core.errors import RhetoricaError
     from core.figure_rank import rank_figures
+    from core.fileio import atomic_write_text
     from core.jobs import JobContext
     from core.pdf import parse_pdf
     from models.encoder import load_model
     from models.figure_scorer import load_figure_scorer, ranker_weights
 
-    if not args.pdf.is_file():
-        raise MissingFileError(str(args.pdf), "no such file")
+    check_input_file(args.pdf, "a PDF")
+    check_output_file(args.json, "--json", inputs=[args.pdf])
+    check_output_folder(args.png, "--png")
     paper = parse_pdf(args.pdf, JobContext(progress_line(args.quiet)))
     if not paper.sentences:
         raise RhetoricaError(f"{args.pdf}: no text found in the PDF (a scanned paper?)")
@@ -58,9 +67,7 @@ def run_rank(args: argparse.Namespace) -> int:
                  else "figures (tables are not candidates: --include-tables)")
         print(f"{args.pdf.name}: no {kinds} found", file=sys.stderr)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(ranking.to_dict(), ensure_ascii=False, indent=2) + "\n"
-        args.json.write_text(text, encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(ranking.to_dict(), ensure_ascii=False, indent=2) + "\n")
     if args.png is not None:
         _write_pngs(args.pdf, paper, ranking, args.png)
     print(f"{ranking.paper or args.pdf.name}  (scorer: {ranking.scorer}; weights: {ranking.weights_source})")
@@ -72,10 +79,11 @@ def run_rank(args: argparse.Namespace) -> int:
 
 
 def _write_pngs(pdf: Path, paper: Paper, ranking: FigureRanking, folder: Path) -> None:
+    from core.fileio import atomic_write_bytes
     from core.pdf.render import render_figure_png
 
     folder.mkdir(parents=True, exist_ok=True)
     figures = {f.id: f for f in paper.figures}
     for ranked in ranking.figures:
         png = render_figure_png(pdf, figures[ranked.figure_id], zoom=300 / 72)
-        (folder / f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png").write_bytes(png)
+        atomic_write_bytes(folder / f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png", png)

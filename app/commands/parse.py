@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.commands._options import bounded_int, nonblank
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -13,10 +15,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Parse a PDF paper: print a summary and optionally write the JSON document "
         "and the figure crops.",
     )
-    parser.add_argument("pdf", help="the PDF file")
-    parser.add_argument("--json", metavar="OUT", help="write the parsed paper as JSON to OUT ('-' = stdout)")
-    parser.add_argument("--figures-dir", metavar="DIR", help="write each figure/table crop as DIR/<id>.png")
-    parser.add_argument("--max-pages", type=int, default=None, metavar="N",
+    parser.add_argument("pdf", type=nonblank, help="the PDF file")
+    parser.add_argument("--json", type=nonblank, metavar="OUT",
+                        help="write the parsed paper as JSON to OUT ('-' = stdout)")
+    parser.add_argument("--figures-dir", type=nonblank, metavar="DIR",
+                        help="write each figure/table crop as DIR/<id>.png")
+    parser.add_argument("--max-pages", type=bounded_int(1, 1_000_000), default=None, metavar="N",
                         help="refuse PDFs with more than N pages")
     parser.add_argument("--quiet", action="store_true", help="no summary")
     parser.set_defaults(func=run)
@@ -25,8 +29,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from app.commands._options import check_input_file, check_output_file, check_output_folder
+    from core.fileio import atomic_write_bytes, atomic_write_text
     from core.pdf import parse_pdf, render_figure_png
 
+    check_input_file(args.pdf, "a PDF")
+    check_output_file(args.json, "--json", inputs=[args.pdf])
+    check_output_folder(args.figures_dir, "--figures-dir")
     paper = parse_pdf(args.pdf, max_pages=args.max_pages)
     out = sys.stdout if args.json != "-" else sys.stderr
     if not args.quiet:
@@ -34,14 +43,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json == "-":
         sys.stdout.write(paper.to_json() + "\n")
     elif args.json:
-        paper.save(args.json)
+        atomic_write_text(args.json, paper.to_json())
         print(f"wrote {args.json}", file=out)
     if args.figures_dir:
         folder = Path(args.figures_dir)
         folder.mkdir(parents=True, exist_ok=True)
         for figure in paper.figures:
             target = folder / f"{figure.id}.png"
-            target.write_bytes(render_figure_png(args.pdf, figure))
+            atomic_write_bytes(target, render_figure_png(args.pdf, figure))
         print(f"wrote {len(paper.figures)} figure crops to {folder}", file=out)
     return 0
 

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import add_model_options, progress_line
+from app.commands._options import (
+    add_model_options,
+    bounded_int,
+    check_input_file,
+    check_text,
+    nonblank,
+    path_arg,
+    progress_line,
+)
 
 FACETS = ("background", "method", "result", "all")  # core.search.FACETS (not imported at startup)
 
@@ -17,12 +25,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = ("Papers of your library like a given paper for its background, method or result (the "
                  "sentences with those roles, compared by content), or as a whole (--facet all).")
     parser = subparsers.add_parser("search", help=help_text, description=help_text)
-    parser.add_argument("--like", required=True, metavar="ID_OR_PDF",
+    parser.add_argument("--like", type=nonblank, required=True, metavar="ID_OR_PDF",
                         help="a library paper id (or a unique start of one) or a PDF")
     parser.add_argument("--facet", choices=FACETS, default="all",
                         help="background (+ objective), method, result (+ conclusion) or all (default all)")
-    parser.add_argument("-k", type=int, default=20, help="papers to return (default 20)")
-    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+    parser.add_argument("-k", type=bounded_int(1, 10_000), default=20, help="papers to return (default 20)")
+    parser.add_argument("--library", type=path_arg, default=None, metavar="DIR",
                         help="library folder (default: the user data folder's library/)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
@@ -32,20 +40,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _is_pdf(spec: str) -> bool:
     path = Path(spec)
-    return path.suffix.lower() == ".pdf" or path.is_file()
+    return path.suffix.lower() == ".pdf" or path.exists()
 
 
 def _pdf_query(spec: str, args: argparse.Namespace) -> Any:
     from core.analysis import analyze_paper
-    from core.errors import MissingFileError, RhetoricaError
+    from core.errors import RhetoricaError
     from core.jobs import JobContext
     from core.pdf import parse_pdf
     from core.search import query_from_analysis
     from models.encoder import load_model
 
     path = Path(spec)
-    if not path.is_file():
-        raise MissingFileError(spec, "no such file")
     ctx = JobContext(progress_line(args.quiet))
     paper = parse_pdf(path, ctx)
     if not paper.sentences:
@@ -63,9 +69,13 @@ def run(args: argparse.Namespace) -> int:
     from core.paths import library_dir
     from core.search import search_like
 
-    if args.k < 1:
-        raise RhetoricaError(f"-k must be at least 1, not {args.k}")
+    if _is_pdf(args.like):
+        check_input_file(args.like, "a PDF")
+    else:
+        check_text(args.like, "paper id")
     folder = args.library if args.library is not None else library_dir()
+    if folder.exists() and not folder.is_dir():
+        raise RhetoricaError(f"{folder}: is a file, not a library folder")
     if not (folder / "library.sqlite3").is_file():
         raise RhetoricaError(f"no library at {folder}: add papers with 'rhetorica library add PDF…' or "
                              "'rhetorica library import-jsonl FILE', or give --library DIR")

@@ -4,26 +4,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-from app.commands._options import add_model_options
+from app.commands._options import (
+    add_model_options,
+    bounded_int,
+    check_input_folder,
+    path_arg,
+    sentence_arg,
+    text_arg,
+)
+
+MAX_K = 100  # core.suggest.MAX_K (not imported at startup)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = ("Real sentences from the phrase corpus and your library that do the same rhetorical job "
                  "as SENTENCE (or each line of --input).")
     parser = subparsers.add_parser("suggest", help=help_text, description=help_text)
-    parser.add_argument("sentence", nargs="?", default=None)
-    parser.add_argument("--input", type=Path, default=None, metavar="FILE",
-                        help="one sentence per line; writes one JSON object per line")
-    parser.add_argument("-k", type=int, default=10, help="suggestions per sentence (default 10)")
-    parser.add_argument("--function", default=None, metavar="F", help="only sentences with this function id")
-    parser.add_argument("--section", default=None, metavar="KIND",
+    parser.add_argument("sentence", nargs="?", default=None, type=sentence_arg)
+    parser.add_argument("--input", type=path_arg, default=None, metavar="FILE",
+                        help="one sentence per line (UTF-8); writes one JSON object per line")
+    parser.add_argument("-k", type=bounded_int(1, MAX_K), default=10,
+                        help=f"suggestions per sentence, 1 to {MAX_K} (default 10)")
+    parser.add_argument("--function", default=None, metavar="F", type=text_arg,
+                        help="only sentences with this function id")
+    parser.add_argument("--section", default=None, metavar="KIND", type=text_arg,
                         help="only sentences from this section kind")
     parser.add_argument("--source", choices=("corpus", "library", "all"), default="all")
-    parser.add_argument("--library", type=Path, default=None, metavar="DIR")
-    parser.add_argument("--corpus", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--library", type=path_arg, default=None, metavar="DIR")
+    parser.add_argument("--corpus", type=path_arg, default=None, metavar="DIR",
                         help="phrase corpus folder (default: the bundled or built corpus)")
     parser.add_argument("--json", action="store_true", help="print JSON (always, with --input)")
     add_model_options(parser)
@@ -33,23 +42,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
-    from core.errors import MissingFileError
+    from core.errors import RhetoricaError
+    from core.fileio import read_text_input
     from core.paths import corpus_dir, library_dir
     from core.suggest import has_sentences, open_source, suggest
     from models.encoder import load_model
 
     if (args.sentence is None) == (args.input is None):
-        print("rhetorica suggest: give a SENTENCE or --input FILE (one of them)", file=sys.stderr)
-        return 2
-    if args.input is not None and not args.input.is_file():
-        raise MissingFileError(str(args.input), "no such file")
+        raise RhetoricaError("suggest: give a SENTENCE or --input FILE (one of them)")
+    lines: list[str] = []
+    if args.input is not None:
+        lines = [line.strip() for line in read_text_input(args.input, "a text file of sentences").splitlines()
+                 if line.strip()]
+        if not lines:
+            raise RhetoricaError(f"{args.input}: no sentences (every line is blank): give one sentence "
+                                 "per line")
+    # A path given by hand that is a file is a mistake worth naming (a missing folder just holds nothing).
+    for what, given in (("a library folder", args.library), ("a phrase-corpus folder", args.corpus)):
+        if given is not None and given.exists():
+            check_input_folder(given, what)
     wanted = [("corpus", args.corpus or corpus_dir()), ("library", args.library or library_dir())]
     folders = [(kind, folder) for kind, folder in wanted
                if args.source in (kind, "all") and has_sentences(folder)]
     if not folders:
-        print("rhetorica suggest: nothing to suggest from: build the phrase corpus with 'rhetorica corpus "
-              "build' or add papers with 'rhetorica library add PDF…'", file=sys.stderr)
-        return 2
+        explicit = {"corpus": args.corpus, "library": args.library}
+        given = [str(explicit[kind]) for kind, _ in wanted
+                 if args.source in (kind, "all") and explicit[kind] is not None]
+        where = f" ({', '.join(given)} holds no library or phrase corpus)" if given else ""
+        raise RhetoricaError(f"nothing to suggest from{where}: build the phrase corpus with 'rhetorica "
+                             "corpus build' or add papers with 'rhetorica library add PDF…'")
     templater = _templater()
     model = load_model(args.model, device=args.device, threads=args.threads)
     with ExitStack() as stack:
@@ -57,11 +78,10 @@ def run(args: argparse.Namespace) -> int:
         for opened in sources:
             stack.callback(opened.library.close)
         if args.input is not None:
-            for line in args.input.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    result = suggest(line.strip(), model, sources, args.k, function=args.function,
-                                     section_kind=args.section, templater=templater)
-                    print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
+            for line in lines:
+                result = suggest(line, model, sources, args.k, function=args.function,
+                                 section_kind=args.section, templater=templater)
+                print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
             return 0
         result = suggest(args.sentence, model, sources, args.k, function=args.function,
                          section_kind=args.section, templater=templater)

@@ -5,32 +5,38 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from app.commands._options import path_arg
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = "The formulaic spans (character offsets) and the template of each sentence of a text file."
     parser = subparsers.add_parser("template", help=help_text, description=help_text)
-    parser.add_argument("--input", type=Path, required=True, metavar="FILE", help="one sentence per line")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="JSON file (default: stdout)")
+    parser.add_argument("--input", type=path_arg, required=True, metavar="FILE", help="one sentence per line")
+    parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
+                        help="JSON file (default: stdout)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.errors import MissingFileError
+    from app.commands._options import check_output_file
+    from core.errors import RhetoricaError
+    from core.fileio import atomic_write_text, read_text_input
     from core.templates import template_of
 
-    if not args.input.is_file():
-        raise MissingFileError(str(args.input), "no such file")
+    check_output_file(args.json, "--json", inputs=[args.input])
+    lines = [line.strip() for line in read_text_input(args.input, "a text file of sentences").splitlines()
+             if line.strip()]
+    if not lines:
+        raise RhetoricaError(f"{args.input}: no sentences (every line is blank): give one sentence "
+                             "per line")
     rows = []
-    for line in args.input.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            spans, template = template_of(line.strip())
-            rows.append({"text": line.strip(), "spans": [list(s) for s in spans], "template": template})
+    for line in lines:
+        spans, template = template_of(line)
+        rows.append({"text": line, "spans": [list(s) for s in spans], "template": template})
     text = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if args.json is None:
         sys.stdout.write(text)
     else:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(text, encoding="utf-8")
+        atomic_write_text(args.json, text)
     return 0

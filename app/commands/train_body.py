@@ -9,6 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_float,
+    bounded_int,
+    input_file,
+    input_folder,
+    output_folder,
+)
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -20,30 +29,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "function labels and labelled full-text datasets; pick the epoch on gold-papers:dev; export, "
         "quantise, parity-check.",
     )
-    parser.add_argument("--bundle", type=Path, default=None,
+    parser.add_argument("--bundle", type=input_folder, default=None,
                         help="bundle to start from (default: the shipped model)")
-    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
-    parser.add_argument("--work", type=Path, default=None,
+    parser.add_argument("--out", type=output_folder, required=True, help="bundle folder to write")
+    parser.add_argument("--work", type=output_folder, default=None,
                         help="checkpoint and vector-cache folder (default runs/body-<time>)")
     parser.add_argument("--source", action="append", default=None, choices=("scirex", "pdfs"),
                         help="full-text corpus (repeatable; default both)")
-    parser.add_argument("--paper-share", type=float, default=1.0,
+    parser.add_argument("--paper-share", type=bounded_float(0.0, 1.0), default=1.0,
                         help="share of each corpus's papers to use (chosen by a hash of the paper id)")
     parser.add_argument("--data", action="append", default=[], metavar="SPEC",
-                        help="labelled dataset, e.g. pmc-sents-full:dev-fit (repeatable)")
-    parser.add_argument("--data-limit", type=int, default=None, help="documents drawn from each --data")
-    parser.add_argument("--function-labels", type=Path, default=None,
+                        help="labelled dataset, e.g. pmc-sents-full:dev-fit or annotated:train*3 "
+                        "(*N: its runs N times; repeatable)")
+    parser.add_argument("--function-data", action="append", default=[], metavar="SPEC",
+                        help="also fit the function head on these hand-labelled functions, e.g. "
+                        "annotated:train (the epoch is chosen on annotated:dev); the sentence graph is "
+                        "then exported anew instead of reused (repeatable)")
+    parser.add_argument("--dev-data", action="append", default=[], metavar="SPEC",
+                        help="labelled dataset that selects the epoch beside gold-papers:dev, e.g. "
+                        "annotated:dev (repeatable; never a test split)")
+    parser.add_argument("--data-limit", type=bounded_int(1, 100_000_000), default=None,
+                        help="documents drawn from each --data")
+    parser.add_argument("--function-labels", type=input_file, default=None,
                         help="distant function labels (rhetorica data functions): their roles label "
                         "body sentences")
-    parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--feature-noise", type=float, default=0.0,
+    parser.add_argument("--epochs", type=bounded_int(1, 100_000), default=6)
+    parser.add_argument("--lr", type=bounded_float(0.0, 10.0), default=1e-3)
+    parser.add_argument("--feature-noise", type=bounded_float(0.0, 100.0), default=0.0,
                         help="training noise on the pooled vectors, as a share of their norm")
-    parser.add_argument("--fp32-share", type=float, default=0.5,
+    parser.add_argument("--fp32-share", type=bounded_float(0.0, 1.0), default=0.5,
                         help="share of batches on the torch fp32 vectors instead of the int8 graph's "
                         "(quantisation-aware; 0 = int8 only)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
     parser.add_argument("--version", default="0.4.0")
@@ -51,6 +69,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.fileio import check_text_file
+
+    if args.function_labels is not None:  # checked in blocks before torch loads: UTF-8 text, not binary
+        check_text_file(args.function_labels, "function labels (JSON Lines)", max_bytes=4_000_000_000)
     from app.commands._options import log_progress
     from core.jobs import JobContext
     from models.bundle import default_bundle_path
@@ -61,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     work = args.work or Path("runs") / time.strftime("body-%Y%m%d-%H%M%S")
     data = BodyData(sources=args.source or ["scirex", "pdfs"], datasets=args.data,
                     function_labels=args.function_labels, paper_share=args.paper_share,
-                    dataset_limit=args.data_limit)
+                    dataset_limit=args.data_limit, dev_datasets=args.dev_data,
+                    function_datasets=args.function_data)
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                      fp32_share=args.fp32_share, seed=args.seed)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
@@ -72,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
                       "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
     # The encoder did not move: the bundle's sentence graphs ship unchanged, only roles.onnx is new.
     manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
-                                 version=args.version, command=command, reuse_sentence_graphs=Path(bundle),
+                                 version=args.version, command=command,
+                                 # a new function head lives in the sentence graph: export it anew
+                                 reuse_sentence_graphs=None if args.function_data else Path(bundle),
                                  ctx=JobContext(log_progress()))
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,

@@ -9,6 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_int,
+    input_folder,
+    output_file,
+    output_folder,
+    write_output,
+)
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -19,16 +28,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "PMC-Sents-FULL dev-fit sentences so nothing is forgotten; measure before and after on held-out "
         "corrections and the standard dev sets; write the new bundle, marked accepted only when it is "
         "not worse on the dev sets. See models/training/corrections.py.")
-    parser.add_argument("--library", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--library", type=input_folder, default=None, metavar="DIR",
                         help="library folder holding the corrections (default: the user data folder's)")
-    parser.add_argument("--bundle", type=Path, default=None,
+    parser.add_argument("--bundle", type=input_folder, default=None,
                         help="bundle to start from (default: the shipped one)")
-    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write (new or empty)")
-    parser.add_argument("--work", type=Path, default=None,
+    parser.add_argument("--out", type=output_folder, required=True,
+                        help="bundle folder to write (new or empty)")
+    parser.add_argument("--work", type=output_folder, default=None,
                         help="vector cache (default runs/corrections-<time>)")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the report here")
+    parser.add_argument("--epochs", type=bounded_int(1, 100_000), default=None)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
+    parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
+                        help="also write the report here")
     parser.set_defaults(func=run)
 
 
@@ -54,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     report = train_on_corrections(job, JobContext(log_progress(every=5.0)))
     _show(report.to_dict())
     if args.json is not None:
-        args.json.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_output(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
     verdict = "accepted" if report.accepted else "NOT accepted"
     print(f"bundle written to {args.out} ({verdict}: {report.reason}); use it with --model {args.out} "
           "or choose it in the app's Settings")

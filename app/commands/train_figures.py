@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from app.commands._options import MAX_THREADS, bounded_float, bounded_int, input_folder, output_folder
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -20,16 +22,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "chosen on the dev papers; then fit the ranking weights on the hand-labelled graphical-abstract "
         "dev set. See models/training/figure_pipeline.py.",
     )
-    parser.add_argument("--bundle", type=Path, default=None,
+    parser.add_argument("--bundle", type=input_folder, default=None,
                         help="bundle to start from (default: the shipped model)")
-    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write (new or empty)")
-    parser.add_argument("--work", type=Path, default=None,
+    parser.add_argument("--out", type=output_folder, required=True,
+                        help="bundle folder to write (new or empty)")
+    parser.add_argument("--work", type=output_folder, default=None,
                         help="vector-cache folder (default runs/figures-<time>)")
-    parser.add_argument("--rank", type=int, default=64, help="rank of the head's residual maps")
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rank", type=bounded_int(1, 4_096), default=64,
+                        help="rank of the head's residual maps")
+    parser.add_argument("--epochs", type=bounded_int(1, 100_000), default=20)
+    parser.add_argument("--lr", type=bounded_float(0.0, 10.0), default=5e-4)
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
+    parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--version", default="0.5.0")
     parser.set_defaults(func=run)
 

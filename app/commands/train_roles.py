@@ -9,15 +9,30 @@ import sys
 import time
 from pathlib import Path
 
+from app.commands._options import (
+    MAX_THREADS,
+    as_text,
+    bounded_float,
+    bounded_int,
+    input_file,
+    input_folder,
+    output_folder,
+)
+
+LABELS_LIMIT = 4_000_000_000  # bytes
+
 
 def _keep(value: str) -> tuple[str, str, float]:
     """``SPEC:LABEL=FRACTION`` e.g. ``pmc-sents-full:dev-fit:other=0.35``."""
     try:
         left, fraction = value.rsplit("=", 1)
         spec, label = left.rsplit(":", 1)
-        return spec, label, float(fraction)
+        share = float(fraction)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected SPEC:LABEL=FRACTION, got {value!r}") from None
+    if not 0.0 <= share <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{value!r}: the FRACTION must be 0 to 1")
+    return spec, label, share
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,52 +51,53 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "a function-only run)")
     parser.add_argument("--dev", action="append", default=[], metavar="SPEC",
                         help="dev data for model selection / early stopping (repeatable)")
-    parser.add_argument("--out", type=Path, required=True, help="bundle folder to write")
-    parser.add_argument("--work", type=Path, default=None,
+    parser.add_argument("--out", type=output_folder, required=True, help="bundle folder to write")
+    parser.add_argument("--work", type=output_folder, default=None,
                         help="checkpoint folder (default runs/train-<time>; never commit it)")
-    parser.add_argument("--base", default=None, help="base model folder (default: packaged all-MiniLM-L6-v2)")
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--max-steps", type=int, default=0)
-    parser.add_argument("--max-minutes", type=float, default=0.0,
+    parser.add_argument("--base", type=as_text(input_folder), default=None,
+                        help="base model folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--epochs", type=bounded_float(0.001, 100_000.0), default=2.0)
+    parser.add_argument("--max-steps", type=bounded_int(0, 1_000_000_000), default=0)
+    parser.add_argument("--max-minutes", type=bounded_float(0.0, 1e7), default=0.0,
                         help="wall-clock limit: the learning rate decays to 0 by then and training stops")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per step")
-    parser.add_argument("--max-length", type=int, default=64, help="tokens per sentence")
-    parser.add_argument("--lr-encoder", type=float, default=4e-5)
-    parser.add_argument("--lr-head", type=float, default=1e-3)
-    parser.add_argument("--primary-weight", type=float, default=0.0,
+    parser.add_argument("--batch-size", type=bounded_int(1, 65_536), default=64, help="sentences per step")
+    parser.add_argument("--max-length", type=bounded_int(1, 512), default=64, help="tokens per sentence")
+    parser.add_argument("--lr-encoder", type=bounded_float(0.0, 10.0), default=4e-5)
+    parser.add_argument("--lr-head", type=bounded_float(0.0, 10.0), default=1e-3)
+    parser.add_argument("--primary-weight", type=bounded_float(0.0, 1.0), default=0.0,
                         help="soft targets for ambiguous label sets: this weight on the label's own role "
                         "(0 = pure partial-label loss)")
-    parser.add_argument("--init", default=None, metavar="CHECKPOINT",
+    parser.add_argument("--init", type=as_text(input_file), default=None, metavar="CHECKPOINT",
                         help="start from the weights of this checkpoint")
-    parser.add_argument("--init-bundle", default=None, metavar="BUNDLE",
+    parser.add_argument("--init-bundle", type=as_text(input_folder), default=None, metavar="BUNDLE",
                         help="start from a model bundle's weights (read back from its ONNX graph, "
                         "int8 weights dequantised), e.g. resources/models/default")
     parser.add_argument("--metric-loss", default="supcon",
                         help="loss on the sentence embedding: supcon, multi_similarity, triplet_all, "
                         "triplet_hard, arcface, or none")
-    parser.add_argument("--metric-weight", type=float, default=0.2)
+    parser.add_argument("--metric-weight", type=bounded_float(0.0, 1_000.0), default=0.2)
     parser.add_argument("--keep", type=_keep, action="append", default=[], metavar="SPEC:LABEL=FRACTION",
                         help="per-epoch subsampling of one label of a single-sentence dataset")
     parser.add_argument("--adapter", action="append", default=[], metavar="DATASET",
                         help="train a label adapter for this dataset's own labels (e.g. pmc-sents-full); "
                         "shipped in the bundle, used by `rhetorica eval roles --head adapter`")
-    parser.add_argument("--adapter-weight", type=float, default=0.5)
-    parser.add_argument("--functions", action="append", default=[], metavar="FILE",
+    parser.add_argument("--adapter-weight", type=bounded_float(0.0, 1_000.0), default=0.5)
+    parser.add_argument("--functions", type=as_text(input_file), action="append", default=[], metavar="FILE",
                         help="distant function labels (JSON Lines of 'rhetorica data functions'): adds the "
                         "function head and the content view (distilled from the base model)")
     parser.add_argument("--function-dev", default="gold:dev", metavar="SPEC",
                         help="function sentences for model selection (default gold:dev; 'none' to skip)")
-    parser.add_argument("--function-weight", type=float, default=1.0)
+    parser.add_argument("--function-weight", type=bounded_float(0.0, 1_000.0), default=1.0)
     parser.add_argument("--function-roles", action="store_true",
                         help="the distant function labels also teach the role head: each sentence gets "
                         "its function's role, with its real section kind (body-section supervision)")
     parser.add_argument("--function-loss", choices=("norm_softmax", "norm_softmax+supcon"),
                         default="norm_softmax")
-    parser.add_argument("--function-context", type=int, default=0, metavar="K",
+    parser.add_argument("--function-context", type=bounded_int(0, 256), default=0, metavar="K",
                         help="feed each distant-labelled sentence with up to K neighbours on each side "
                         "(same document and section kind, unlabelled), so the role head learns it in a "
                         "section as the app labels it (default 0: single sentences)")
-    parser.add_argument("--content-fork", type=int, default=0, metavar="K",
+    parser.add_argument("--content-fork", type=bounded_int(0, 64), default=0, metavar="K",
                         help="fork the top K encoder layers: frozen base copies give the content view "
                              "exactly (no distillation), the lower layers are frozen and the role/function "
                              "branch trains freely; they ship as content.onnx, run only for embeddings. "
@@ -90,13 +106,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="train the heads only; the encoder keeps the starting model's weights")
     parser.add_argument("--freeze-role-head", action="store_true",
                         help="the role head keeps the starting model's weights (add functions only)")
-    parser.add_argument("--content-weight", type=float, default=1.0,
+    parser.add_argument("--content-weight", type=bounded_float(0.0, 1_000.0), default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
-    parser.add_argument("--evals-per-epoch", type=int, default=1)
-    parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    parser.add_argument("--evals-per-epoch", type=bounded_int(1, 1_000), default=1)
+    parser.add_argument("--patience", type=bounded_int(0, 1_000_000), default=3)
+    parser.add_argument("--threads", type=bounded_int(0, MAX_THREADS), default=0,
+                        help="torch threads (default: torch's choice)")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=13)
     parser.add_argument("--no-quantize", action="store_true", help="ship the fp32 graph")
     parser.add_argument("--no-calibrate", action="store_true",
                         help="do not fit the per-role logit bias on the dev sets before export")
@@ -106,14 +123,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.jobs import JobContext
-    from models.training.pipeline import train_bundle
-    from models.training.trainer import TrainConfig
+    from core.fileio import check_text_file
 
     if not args.data and not args.functions:
         from core.errors import DatasetError
 
         raise DatasetError("nothing to train on: give --data NAME:SPLIT (role data) and/or --functions FILE")
+    for path in args.functions:  # checked in blocks before torch loads: UTF-8 text, not binary
+        check_text_file(path, "function labels (JSON Lines)", max_bytes=LABELS_LIMIT)
+    from core.jobs import JobContext
+    from models.training.pipeline import train_bundle
+    from models.training.trainer import TrainConfig
+
     keep: dict[str, dict[str, float]] = {}
     for spec, label, fraction in args.keep:
         keep.setdefault(spec, {})[label] = fraction

@@ -315,6 +315,27 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
     return result
 
 
+def _fit_functions(net: RhetoricaNet, model: Any, data: BodyData, cache: FeatureCache,
+                   fp32_cache: FeatureCache | None, seed: int, ctx: JobContext) -> dict[str, Any]:
+    """Fit the function head on ``data.function_datasets`` (nothing to do when there are none)."""
+    if not data.function_datasets or net.function_head is None:
+        return {}
+    from models.training.function_fit import FunctionFitConfig, fit_function_head, function_pairs
+
+    train = [p for spec in data.function_datasets for p in function_pairs(spec)]
+    dev = [p for spec in data.function_dev for p in function_pairs(spec)]
+    texts = [t for t, _ in [*train, *dev]]
+    fill_cache(cache, model, texts, ctx.child(0.0, 0.3))
+    if fp32_cache is not None:
+        fill_cache_torch(fp32_cache, net, model, texts, ctx.child(0.3, 0.5))
+    cfg = FunctionFitConfig(seed=seed)
+    result = fit_function_head(net, train, dev, cache, cfg, ctx.child(0.5, 1.0), fp32_cache)
+    return {"data": data.function_datasets, "dev": data.function_dev, "config": cfg.__dict__,
+            "counts": result.counts, "best_epoch": result.best_epoch,
+            "best_dev_accuracy": round(result.best_dev, 5), "history": result.history,
+            "seconds": round(result.seconds, 1)}
+
+
 @dataclass
 class BodyData:
     """Where a body head's training sentences come from (see the module docstring)."""
@@ -326,12 +347,18 @@ class BodyData:
     dataset_limit: int | None = None  # documents drawn from each dataset spec
     dev: str = "dev"  # the gold-papers split that selects the epoch
     dev_datasets: list[str] = field(default_factory=list)  # more labelled specs that select it too
+    # Hand-labelled functions (e.g. annotated:train): also fit the function head on them
+    # (models.training.function_fit); its epoch is chosen on ``function_dev``.
+    function_datasets: list[str] = field(default_factory=list)
+    function_dev: list[str] = field(default_factory=lambda: ["annotated:dev"])
 
     def describe(self) -> dict[str, Any]:
         return {"sources": self.sources, "datasets": self.datasets,
                 "function_labels": str(self.function_labels) if self.function_labels else None,
                 "paper_share": self.paper_share, "dataset_limit": self.dataset_limit,
                 "dev": [f"gold-papers:{self.dev}", *self.dev_datasets],
+                "function_data": self.function_datasets,
+                "function_dev": self.function_dev if self.function_datasets else [],
                 "section_roles": {k: sorted(v) for k, v in SECTION_ROLES.items()}}
 
 
@@ -375,7 +402,8 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
         fp32_cache = FeatureCache(work / "features-fp32.npz", model.model_id)
         fill_cache_torch(fp32_cache, net, model, [t for r in train_runs for t in r.sentences],
                          ctx.child(0.4, 0.7))
-    result = train_body_head(net, train_runs, dev_runs, cache, cfg, ctx.child(0.7, 1.0), fp32_cache)
+    result = train_body_head(net, train_runs, dev_runs, cache, cfg, ctx.child(0.7, 0.9), fp32_cache)
+    functions_record = _fit_functions(net, model, data, cache, fp32_cache, cfg.seed, ctx.child(0.9, 1.0))
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     context = manifest.get("context", {})
     # The role head keeps the kinds it was trained on (others stay tied to "unknown" at export).
@@ -385,6 +413,8 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
               "config": cfg.__dict__, "counts": counts, "best_epoch": result.best_epoch,
               "best_dev_accuracy": round(result.best_dev, 5), "history": result.history,
               "seconds": round(time.monotonic() - started, 1)}
+    if functions_record:
+        record["function_head"] = functions_record
     checkpoint = work / "best.pt"
     save_checkpoint(checkpoint, net, base_dir, {
         "trained_section_kinds": main_kinds or ["abstract"], "body_head": record,
