@@ -15,6 +15,9 @@ from app.commands._evaluation import (
     test_dedup_indices,
     write_json,
 )
+from app.commands._options import input_file
+
+LABELS_LIMIT = 4_000_000_000  # bytes: checked in blocks, never read whole by the check
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -30,9 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "unseen functions of 'rhetorica data open-set').",
     )
     add_dataset_options(parser, extra=("gold", "labels"))
-    parser.add_argument("--labels", type=Path, default=None, metavar="FILE",
+    parser.add_argument("--labels", type=input_file, default=None, metavar="FILE",
                         help="with --data labels: function labels (JSON Lines) to retrieve among")
-    parser.add_argument("--unseen-of", type=Path, default=None, metavar="SPLIT",
+    parser.add_argument("--unseen-of", type=input_file, default=None, metavar="SPLIT",
                         help="keep only sentences of the functions a split-N.json of 'rhetorica data "
                         "open-set' holds out (the open-set test)")
     parser.add_argument("--view", choices=("content", "function"), default="content",
@@ -127,12 +130,17 @@ def _gold_functions(args: argparse.Namespace) -> tuple[object, list[str], list[s
 def _labelled_functions(args: argparse.Namespace) -> tuple[object, list[str], list[str]]:
     """The bundle, and the sentences and functions of a function-label file (``--labels``)."""
     from core.errors import DatasetError
+    from core.fileio import check_text_file
     from models.encoder import load_model
     from models.training.function_labels import read_function_rows
 
     if args.labels is None:
         raise DatasetError("--data labels needs --labels FILE (a function-label file)")
+    check_text_file(args.labels, "function labels (JSON Lines)", max_bytes=LABELS_LIMIT)
     rows = read_function_rows([args.labels])
+    if not rows:
+        raise DatasetError(f"{args.labels}: no function-label rows (write them with 'rhetorica data "
+                           "functions')")
     if args.limit is not None:
         rows = rows[: args.limit]
     model = load_model(args.model, device=args.device, threads=args.threads)
@@ -142,10 +150,12 @@ def _labelled_functions(args: argparse.Namespace) -> tuple[object, list[str], li
 def _unseen_only(split_file: Path, sentences: list[str], labels: list[str]) -> tuple[list[str], list[str]]:
     """The sentences whose function the open-set split holds out (its "unseen" list)."""
     from core.errors import DatasetError
+    from core.fileio import read_text_input
 
     try:
-        unseen = set(json.loads(split_file.read_text(encoding="utf-8"))["unseen"])
-    except (OSError, ValueError, KeyError) as error:
+        text = read_text_input(split_file, "a split file of 'rhetorica data open-set'")
+        unseen = set(json.loads(text)["unseen"])
+    except (ValueError, KeyError, TypeError) as error:
         raise DatasetError(f"{split_file}: not a split file of 'rhetorica data open-set' ({error})") from None
     keep = [i for i, label in enumerate(labels) if label in unseen]
     return [sentences[i] for i in keep], [labels[i] for i in keep]

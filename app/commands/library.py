@@ -1,16 +1,22 @@
-"""``rhetorica library add|import-jsonl|remove|list|stats|rebuild``: the user's library of papers."""
+"""``rhetorica library add|import-jsonl|remove|list|stats|rebuild|doctor``: the user's library of papers.
+
+What a library repaired by itself (an index file that failed its integrity check, rebuilt) is printed
+as ``rhetorica: note: …`` on stderr, by these commands and, through the ``rhetorica.library`` logger
+this module sets up when the parser is built, by every other command that opens a library.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import add_model_options, progress_line
+from app.commands._options import add_model_options, bounded_int, progress_line, text_arg
 
 
 def _library_dir(args: argparse.Namespace) -> Path:
@@ -19,7 +25,34 @@ def _library_dir(args: argparse.Namespace) -> Path:
     return args.library if args.library is not None else library_dir()
 
 
+def note(message: str) -> None:
+    """A library notice, one line on stderr."""
+    print(f"rhetorica: note: {message}", file=sys.stderr, flush=True)
+
+
+class _NoteHandler(logging.Handler):
+    """Prints the ``rhetorica.library`` logger's records as notes (sys.stderr looked up each time)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        note(record.getMessage())
+
+
+def print_library_notices() -> None:
+    """Print what libraries opened by any command repair by themselves (idempotent)."""
+    logger = logging.getLogger("rhetorica.library")
+    if not any(type(h).__name__ == _NoteHandler.__name__ for h in logger.handlers):
+        logger.addHandler(_NoteHandler())
+        logger.propagate = False
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from core.library.library import Library
+
+    return Library(_library_dir(args), on_notice=note)
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    print_library_notices()
     help_text = "Manage your library of papers (sentences, labels and embeddings for suggestions and search)."
     parser = subparsers.add_parser("library", help=help_text, description=help_text)
     children = parser.add_subparsers(dest="library_command", metavar="WHAT")
@@ -36,7 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
     add = child("add", "add PDFs (files or folders of PDFs); duplicates are skipped", _add, model=True)
     add.add_argument("paths", type=Path, nargs="+", metavar="PATH")
-    add.add_argument("--workers", type=int, default=None,
+    add.add_argument("--workers", type=bounded_int(0, 256), default=None,
                      help="processes that parse PDFs while this one labels them (default: cores - 1, at "
                           "least 1; 0: parse here)")
     jsonl = child("import-jsonl", 'add the papers of a JSONL file ({"id","title","abstract"} or '
@@ -44,80 +77,98 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     jsonl.add_argument("file", type=Path)
     jsonl.add_argument("--note", default="", help="licence or source note stored with each paper")
     remove = child("remove", "remove a paper by its id", _remove)
-    remove.add_argument("paper_id")
+    remove.add_argument("paper_id", type=text_arg)
     listing = child("list", "the papers in the library", _list)
     listing.add_argument("--json", action="store_true")
     child("stats", "counts and size", _stats)
     child("rebuild", "recreate the search indexes from the database", _rebuild)
+    doctor = child("doctor", "check the library and repair it: rebuild damaged indexes, salvage the papers "
+                   "of a damaged database into a new one (the old file is kept)", _doctor)
+    doctor.add_argument("--check", action="store_true", help="only check and report (exit 1 when damaged)")
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
 
 
-def _pdfs(paths: list[Path]) -> list[Path]:
+def _pdfs(paths: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The PDFs the paths name, and (path, reason) for folders without one; a path that does not
+    exist is an error."""
     from core.errors import MissingFileError
+    from core.library.library import NO_SUCH_PATH, find_pdfs
 
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file()))
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise MissingFileError(str(path), "no such file or folder")
-    return found
+    pdfs, skipped = find_pdfs(paths)
+    for path, reason in skipped:
+        if reason == NO_SUCH_PATH:
+            raise MissingFileError(path, reason)
+    return pdfs, skipped
+
+
+def _reason(source: str, reason: str) -> str:
+    """The reason a file was skipped, without the path it repeats, with a hint for abstracts files."""
+    reason = reason.removeprefix(f"{source}: ")
+    if Path(source).suffix.lower() in (".jsonl", ".json") and "PDF" in reason:
+        return f"{reason} (abstracts files are added with 'rhetorica library import-jsonl FILE')"
+    return reason
 
 
 def _print_report(report: Any, quiet: bool) -> None:
+    """Papers already there on stdout (nothing went wrong); files that could not be added and
+    refused lines on stderr; then the summary line."""
+    from core.library.library import ALREADY_THERE
+
     if not quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     for source, reason in report.skipped:
-        print(f"skipped {source}: {reason}")
+        if reason == ALREADY_THERE:
+            print(f"skipped {source}: {reason}")
+        else:
+            note(f"skipped {source}: {_reason(source, reason)}")
+    for line in report.refused:
+        note(str(line))
     print(f"added {len(report.added)} paper(s), {report.sentences} sentences")
 
 
 def _add(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
-    from core.library.library import Library
     from models.encoder import load_model
 
-    pdfs = _pdfs(args.paths)
+    pdfs, skipped = _pdfs(args.paths)
     model = load_model(args.model, device=args.device, threads=args.threads)
     started = time.perf_counter()
-    with Library(_library_dir(args)) as library:
+    with _open(args) as library:
         workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 2) - 1)
         report = library.add_pdfs(pdfs, model, JobContext(progress_line(args.quiet)), workers=workers)
+    report.skipped[:0] = skipped
     _print_report(report, args.quiet)
     seconds = time.perf_counter() - started
     print(f"{seconds:.1f} s: {report.sentences / max(seconds, 1e-9):.0f} sentences/s end to end "
           f"(parse, label, embed both views, index; {workers} parse worker(s))")
+    if report.failed and not report.added:
+        print(f"rhetorica: error: nothing was added: {len(report.failed)} file(s) could not be added "
+              "(the notes above say why)", file=sys.stderr)
+        return 1
     return 0
 
 
 def _import_jsonl(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
-    from core.library.library import Library
     from models.encoder import load_model
 
     model = load_model(args.model, device=args.device, threads=args.threads)
-    with Library(_library_dir(args)) as library:
+    with _open(args) as library:
         report = library.import_jsonl(args.file, model, note=args.note,
                                       ctx=JobContext(progress_line(args.quiet)))
     _print_report(report, args.quiet)
-    return 0
+    return 1 if report.refused else 0
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from core.library.library import Library
-
-    with Library(_library_dir(args)) as library:
+    with _open(args) as library:
         count = library.remove(args.paper_id)
     print(f"removed {args.paper_id} ({count} sentences)")
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    from core.library.library import Library
-
-    with Library(_library_dir(args)) as library:
+    with _open(args) as library:
         papers = library.store.papers()
     if args.json:
         print(json.dumps([{"paper_id": p.paper_id, "title": p.title, "kind": p.kind, "source": p.source,
@@ -131,10 +182,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from core.library.library import Library
-
     folder = _library_dir(args)
-    with Library(folder) as library:
+    with _open(args) as library:
         stats = library.stats()
     print(json.dumps({"library": str(folder), "papers": stats.papers, "sentences": stats.sentences,
                       "models": stats.models, "database_mb": round(stats.database_bytes / 1e6, 2)}, indent=2))
@@ -143,12 +192,31 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _rebuild(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
-    from core.library.library import Library
 
-    with Library(_library_dir(args)) as library:
+    with _open(args) as library:
         library.rebuild(JobContext(progress_line(args.quiet)))
         count = library.stats().sentences
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     print(f"rebuilt the indexes of {count} sentences")
     return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """Check the library; repair it unless ``--check``. Exit 0: healthy, or repaired with nothing lost;
+    1: damaged (``--check``), or repaired with papers, sentences or corrections lost."""
+    from core.jobs import JobContext
+    from core.library.doctor import diagnose, repair
+
+    folder = _library_dir(args)
+    if args.check:
+        diagnosis = diagnose(folder)
+        for line in diagnosis.lines():
+            print(line)
+        return 0 if diagnosis.healthy else 1
+    report = repair(folder, JobContext(progress_line(args.quiet)))
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    for line in [*report.diagnosis.lines(), *report.lines()]:
+        print(line)
+    return 0 if report.complete else 1

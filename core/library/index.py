@@ -10,12 +10,18 @@ that can always be rebuilt (``rhetorica library rebuild``). Two engines behind o
 
 Saving is atomic (write a temporary file, then ``os.replace``), so a crash while saving leaves the
 previous index; the database records which sentence count an index file was saved at, so a stale
-or missing index is noticed and rebuilt.
+or missing index is noticed and rebuilt. hnswlib trusts the file it loads (a file damaged in the
+middle crashes the process in ``load_index`` or in a search), so ``save`` returns an
+:class:`IndexRecord` (sha256, size, item count of the file as written) that the library keeps, and
+:func:`check_index_file` must pass before hnswlib is handed a file.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +34,65 @@ class IndexError_(RhetoricaError):
     """An index file that cannot be read (rebuild it from the library)."""
 
 
+@dataclass(frozen=True)
+class IndexRecord:
+    """What an index file was when it was saved: its sha256, size in bytes and item count."""
+
+    sha256: str
+    size: int
+    count: int
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> IndexRecord | None:
+        """The record ``text`` holds, or None for no record or a malformed one."""
+        try:
+            data = json.loads(text) if text else None
+            if not isinstance(data, dict):
+                return None
+            sha256, size, count = data["sha256"], data["size"], data["count"]
+        except (ValueError, KeyError):
+            return None
+        numbers = all(isinstance(v, int) and not isinstance(v, bool) for v in (size, count))
+        ok = isinstance(sha256, str) and numbers
+        return cls(sha256, size, count) if ok else None
+
+    @classmethod
+    def of_file(cls, path: Path, count: int) -> IndexRecord:
+        from core.fileio import file_sha256
+
+        return cls(file_sha256(path), path.stat().st_size, count)
+
+
+def check_index_file(path: Path, record: IndexRecord | None, count: int) -> str | None:
+    """Why the index file ``path`` must not be loaded (missing, no record, out of step with the
+    ``count`` vectors the database holds, another size or checksum than recorded), or None when it
+    is the file that was saved."""
+    from core.fileio import file_sha256
+
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if record is None:
+        return "has no integrity record"
+    if record.count != count:
+        return f"is out of step with the database ({record.count} vectors, the database has {count})"
+    if size != record.size:
+        return f"is damaged ({size} bytes, {record.size} when it was saved)"
+    try:
+        digest = file_sha256(path)
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if digest != record.sha256:
+        return "is damaged (its checksum does not match the one recorded when it was saved)"
+    return None
+
+
 class VectorIndex(Protocol):
     dim: int
 
@@ -37,7 +102,7 @@ class VectorIndex(Protocol):
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def save(self, path: Path) -> None: ...
+    def save(self, path: Path) -> IndexRecord: ...
 
     def __len__(self) -> int: ...
 
@@ -50,13 +115,21 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
-def _atomic_write(path: Path, write: object) -> None:
+def _atomic_write(path: Path, write: Callable[[Path], None], count: int) -> IndexRecord:
     """Call ``write(tmp_path)``, fsync, then move the file into place (same folder, so the move is
-    atomic); a full disk / read-only folder raises a one-line :class:`core.fileio.StorageError`."""
+    atomic); returns the record of the file as written (hashed before the move, so it describes
+    exactly these bytes). A full disk / read-only folder raises a one-line
+    :class:`core.fileio.StorageError`."""
     from core.fileio import atomic_write_with
 
-    atomic_write_with(path, write, f"the library index {path.name}",  # type: ignore[arg-type]
-                      tmp_name=f".{path.name}.tmp")
+    records: list[IndexRecord] = []
+
+    def write_and_record(tmp: Path) -> None:
+        write(tmp)
+        records.append(IndexRecord.of_file(tmp, count))
+
+    atomic_write_with(path, write_and_record, f"the library index {path.name}", tmp_name=f".{path.name}.tmp")
+    return records[-1]
 
 
 class ExactIndex:
@@ -97,7 +170,7 @@ class ExactIndex:
             top = np.take_along_axis(top, order, axis=1)
             return self._ids[top], np.take_along_axis(scores, top, axis=1)
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path) -> IndexRecord:
         with self._lock:
             ids, vectors = self._ids, self._vectors
 
@@ -105,7 +178,7 @@ class ExactIndex:
             with tmp.open("wb") as handle:
                 np.savez(handle, ids=ids, vectors=vectors)
 
-        _atomic_write(path, write)
+        return _atomic_write(path, write, len(ids))
 
     @classmethod
     def load(cls, path: Path) -> ExactIndex:
@@ -168,9 +241,9 @@ class HnswIndex:
             labels, distances = self._index.knn_query(queries, k=k)
         return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path) -> IndexRecord:
         with self._lock:
-            _atomic_write(path, self._write)
+            return _atomic_write(path, self._write, self._live)
 
     def _write(self, tmp: Path) -> None:
         """``save_index`` to ``tmp``, checked: hnswlib writes with a C++ stream and does not report a

@@ -5,7 +5,11 @@ sentences with the model it is given (``core.model_api.RoleModel``), writes the 
 database transaction, then adds the vectors to the indexes and saves them atomically. The database
 records, per view, how many sentences the saved index holds; an index that is missing, unreadable
 or out of step (a crash between the database write and the index save) is rebuilt from the
-database when the library opens it.
+database when the library opens it. Before hnswlib reads an index file (it trusts the file: a
+damaged one crashes the process), the file is checked against the integrity record (sha256, size,
+item count) kept in the database when it was saved; a file that fails is rebuilt from the database
+first, and the library says so once through ``on_notice`` (kept in ``Library.notices``; without a
+callback, a warning on the ``rhetorica.library`` logger).
 
 No Qt, no torch: the model is passed in, the caller decides where it runs.
 """
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +28,9 @@ import numpy as np
 
 from core.errors import RhetoricaError
 from core.jobs import JobContext, ensure_context
-from core.library.index import ExactIndex, HnswIndex, IndexError_
+from core.library.index import ExactIndex, HnswIndex, IndexError_, IndexRecord, check_index_file
 from core.library.store import (
+    INDEX_FILES,
     VIEWS,
     LibraryError,
     LibraryStats,
@@ -39,17 +45,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
     from core.model_api import RoleModel
 
-INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}
 EXACT_BELOW = 0  # libraries smaller than this use exact search (0: always HNSW)
+
+
+NoticeSink = Callable[[str], None]
+_log = logging.getLogger("rhetorica.library")
 
 
 @dataclass
 class AddReport:
-    """What an add did: paper ids added, (source, reason) pairs skipped, sentences stored."""
+    """What an add did: paper ids added, (source, reason) pairs skipped, sentences stored, and the
+    input lines refused (``file:line: reason``, from an abstracts file)."""
 
     added: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     sentences: int = 0
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[tuple[str, str]]:
+        """The skipped (source, reason) pairs that are failures (not "already in the library")."""
+        return [(source, reason) for source, reason in self.skipped if reason != ALREADY_THERE]
 
     def record(self, source: str, paper_id: str, ids: list[int] | None) -> None:
         """Count one add: ``ids`` None means the paper was already in the library."""
@@ -74,33 +90,187 @@ class JsonlPaper:
     sha256: str
 
 
-def read_jsonl_papers(path: Path) -> list[JsonlPaper]:
-    """The papers of an abstracts JSONL file; a bad line raises one clear error naming it."""
+@dataclass(frozen=True)
+class RefusedLine:
+    """A line of an abstracts file that is not a paper row, and why."""
+
+    path: Path
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+@dataclass
+class JsonlRead:
+    """The paper rows of an abstracts file, and the lines refused."""
+
+    papers: list[JsonlPaper] = field(default_factory=list)
+    refused: list[RefusedLine] = field(default_factory=list)
+
+
+ROW_FORMAT = '{"id", "title", "abstract"} or {"id", "title", "sentences"}'
+
+
+class _BadRow(ValueError):
+    """Why a JSON value is not a paper row (the message is the reason)."""
+
+
+def _json_type(value: object) -> str:
+    kinds = ((type(None), "null"), (bool, "true/false"), (int, "a number"), (float, "a number"),
+             (str, "a string"), (list, "a list"), (dict, "an object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def _text(value: object, what: str, *, optional: bool = False) -> str:
+    """``value`` as a string field ``what`` (null is "" when ``optional``); _BadRow otherwise."""
+    if value is None and optional:
+        return ""
+    if not isinstance(value, str):
+        raise _BadRow(f'{what} must be a string, not {_json_type(value)}')
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _BadRow(f"{what} is not valid Unicode text (a lone surrogate escape)") from None
+    return value
+
+
+def _paper_id(row: dict[str, Any]) -> str:
+    if "id" not in row or row["id"] is None:
+        raise _BadRow('no "id"')
+    value = row["id"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    paper_id = _text(value, '"id"')
+    if not paper_id.strip():
+        raise _BadRow('"id" is empty')
+    return paper_id
+
+
+def _row_sentences(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, section) of each non-blank sentence of a row; _BadRow when there is none."""
     from core.text.sentences import split_sentence_texts
 
-    papers: list[JsonlPaper] = []
+    if row.get("sentences") is not None:
+        items = row["sentences"]
+        if not isinstance(items, list):
+            raise _BadRow(f'"sentences" must be a list of strings or {{"text", "section"}} objects, not '
+                          f"{_json_type(items)}")
+        sentences = []
+        for number, item in enumerate(items):
+            if isinstance(item, dict):
+                where = f'"sentences"[{number}]'
+                sentences.append((_text(item.get("text"), f"{where}.text"),
+                                  _text(item.get("section"), f"{where}.section", optional=True)))
+            else:
+                sentences.append((_text(item, f'"sentences"[{number}]'), ""))
+        kept = [s for s in sentences if s[0].strip()]
+        if not kept:
+            raise _BadRow('"sentences" holds no text')
+        return kept
+    if row.get("abstract") is None:
+        raise _BadRow('no "abstract" or "sentences"')
+    abstract = _text(row["abstract"], '"abstract"')
+    kept = [(s, "Abstract") for s in split_sentence_texts(abstract) if s.strip()]
+    if not kept:
+        raise _BadRow('"abstract" is empty')
+    return kept
+
+
+def paper_from_row(value: object) -> JsonlPaper:
+    """The paper a parsed JSON line describes; :class:`ValueError` (its message the reason) when
+    it is not a paper row: not an object, no non-empty string (or integer) id, a title that is not a
+    string, no sentence text."""
+    if not isinstance(value, dict):
+        raise _BadRow(f"{_json_type(value)}, not an object")
+    paper_id = _paper_id(value)
+    title = _text(value.get("title"), '"title"', optional=True)
+    sentences = _row_sentences(value)
+    digest = hashlib.sha256(json.dumps([paper_id, title, sentences]).encode("utf-8")).hexdigest()
+    return JsonlPaper(paper_id, title, sentences, digest)
+
+
+JSONL_LIMIT = 500_000_000  # bytes: an abstracts file is read whole, so its size is capped
+
+
+def _jsonl_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 file (a byte-order mark is skipped); one-line LibraryError otherwise."""
+    if path.is_dir():
+        raise LibraryError(f"{path} is a folder, not a JSONL file: give the file of paper rows")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise LibraryError(f"cannot read {path}: {error}") from None
-    for number, line in enumerate(lines, 1):
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise LibraryError(f"{path}: no such file") from None
+    except OSError as error:
+        raise LibraryError(f"cannot read {path}: {error.strerror or error}") from None
+    if size > JSONL_LIMIT:  # checked before reading: a huge file is never read whole
+        raise LibraryError(f"{path} is {size / 1e6:.0f} MB, more than the {JSONL_LIMIT // 10**6} MB an "
+                           "abstracts file may have: split it into smaller files")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LibraryError(f"{path}: no such file") from None
+    except OSError as error:
+        raise LibraryError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise LibraryError(f"{path} is not UTF-8 text: byte 0x{data[error.start]:02x} at offset "
+                           f"{error.start} (line {line}) cannot be decoded; save the file as UTF-8") from None
+    # split on newlines only (str.splitlines also splits at U+2028 and the like, which JSON strings may hold)
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def read_jsonl(path: Path) -> JsonlRead:
+    """The paper rows of an abstracts JSONL file, and each line that is not one (with its reason);
+    blank lines are ignored. A file that cannot be read as UTF-8 text raises :class:`LibraryError`."""
+    read = JsonlRead()
+    for number, line in enumerate(_jsonl_lines(path), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            paper_id, title = str(row["id"]), str(row.get("title", ""))
-            if "sentences" in row:
-                sentences = [(s, "") if isinstance(s, str) else (str(s["text"]), str(s.get("section", "")))
-                             for s in row["sentences"]]
-            else:
-                sentences = [(s, "Abstract") for s in split_sentence_texts(str(row["abstract"]))]
-        except (ValueError, KeyError, TypeError) as error:
-            expected = '{"id", "title", "abstract"} or {"id", "title", "sentences"}'
-            raise LibraryError(f"{path}:{number}: not a paper row ({type(error).__name__}: {error}); "
-                               f"expected {expected}") from None
-        digest = hashlib.sha256(json.dumps([paper_id, title, sentences]).encode("utf-8")).hexdigest()
-        papers.append(JsonlPaper(paper_id, title, [s for s in sentences if s[0].strip()], digest))
-    return papers
+            read.papers.append(paper_from_row(json.loads(line)))
+        except json.JSONDecodeError as error:
+            read.refused.append(RefusedLine(path, number, f"not a paper row: not JSON ({error.msg}, column "
+                                                          f"{error.colno})"))
+        except RecursionError:
+            read.refused.append(RefusedLine(path, number, "not a paper row: JSON nested too deeply"))
+        except _BadRow as error:
+            read.refused.append(RefusedLine(path, number, f"not a paper row: {error}; expected {ROW_FORMAT}"))
+    return read
+
+
+def read_jsonl_papers(path: Path) -> list[JsonlPaper]:
+    """The papers of an abstracts JSONL file, all or nothing: the first bad line raises one clear
+    error naming it (:func:`read_jsonl` keeps the good rows and lists the bad ones)."""
+    read = read_jsonl(path)
+    if read.refused:
+        raise LibraryError(str(read.refused[0]))
+    return read.papers
+
+
+def find_pdfs(paths: Sequence[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The PDFs that ``paths`` name (files as given, folders searched recursively) and the
+    (path, reason) of those that give none (a missing path, a folder without PDFs)."""
+    pdfs: list[Path] = []
+    skipped: list[tuple[str, str]] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
+            pdfs.extend(found)
+            if not found:
+                skipped.append((str(path), NO_PDFS))
+        elif path.is_file():
+            pdfs.append(path)
+        else:
+            skipped.append((str(path), NO_SUCH_PATH))
+    return pdfs, skipped
+
+
+NO_PDFS = "no PDF files in this folder"
+NO_SUCH_PATH = "no such file or folder"
 
 
 def _section_kind(heading: str) -> str:
@@ -115,10 +285,20 @@ def _section_kind(heading: str) -> str:
 class Library:
     """One library folder (database + indexes). Close it when done (or use ``with``)."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, on_notice: NoticeSink | None = None) -> None:
         self.folder = Path(folder)
         self.store: LibraryStore = open_store(self.folder)
         self._indexes: dict[str, Any] = {}
+        self.notices: list[str] = []  # what the library repaired by itself (one line each)
+        self._on_notice = on_notice
+
+    def notice(self, message: str) -> None:
+        """Tell the user, once, about something the library put right by itself."""
+        self.notices.append(message)
+        if self._on_notice is not None:
+            self._on_notice(message)
+        else:
+            _log.warning(message)
 
     def close(self) -> None:
         self.store.close()
@@ -136,26 +316,46 @@ class Library:
         return None
 
     def index(self, view: str) -> Any:
-        """The index of ``view`` (loaded, or rebuilt when missing or out of step); None when the
-        library has no vectors of this view."""
+        """The index of ``view`` (loaded once its file passes the integrity check; else rebuilt
+        from the database, with a notice); None when the library has no vectors of this view."""
         if view in self._indexes:
             return self._indexes[view]
         dim = self._dim(view)
         if dim is None:
             return None
         path = self.folder / INDEX_FILES[view]
-        saved = self.store.get_meta(f"index.{view}.count", "")
         count = self._view_count(view)
+        problem = check_index_file(path, self.index_record(view), count)
         index: Any = None
-        if path.is_file() and saved == str(count):
+        if problem is None:
             try:
                 index = HnswIndex.load(path, dim, live=count)
-            except IndexError_:
-                index = None
+            except IndexError_ as error:
+                problem = f"cannot be read ({error})"
         if index is None:
-            index = self.rebuild_index(view)
+            first_build = problem == "is missing" and not self.store.get_meta(f"index.{view}.count")
+            index = self._build(view)
+            saved = self._save_rebuilt(view, index)
+            if not first_build:
+                self.notice(f"the library index {path.name} {problem}: rebuilt it from the database "
+                            f"({count} sentences){saved}")
         self._indexes[view] = index
         return index
+
+    def _save_rebuilt(self, view: str, index: HnswIndex) -> str:
+        """Save an index rebuilt on opening; a library on a read-only disk keeps it in memory only
+        (returns what the notice adds then)."""
+        from core.fileio import StorageError
+
+        try:
+            self._save(view, index)
+        except StorageError as error:
+            return f"; not saved ({error})"
+        return ""
+
+    def index_record(self, view: str) -> IndexRecord | None:
+        """The integrity record of ``view``'s index file, as saved (None: none)."""
+        return IndexRecord.from_json(self.store.get_meta(f"index.{view}.file"))
 
     def _view_count(self, view: str) -> int:
         column = "content" if view == "content" else "function_vector"
@@ -164,6 +364,14 @@ class Library:
 
     def rebuild_index(self, view: str, ctx: JobContext | None = None) -> HnswIndex | None:
         """Recreate ``view``'s index from the database and save it."""
+        index = self._build(view, ctx)
+        if index is not None:
+            self._save(view, index)
+            self._indexes[view] = index
+        return index
+
+    def _build(self, view: str, ctx: JobContext | None = None) -> HnswIndex | None:
+        """A new index of ``view``'s vectors in the database (None: it has none)."""
         ctx = ensure_context(ctx)
         dim = self._dim(view)
         if dim is None:
@@ -176,8 +384,6 @@ class Library:
             index.add(ids, vectors)
             done += len(ids)
             ctx.progress(done, total, f"indexing the {view} view")
-        self._save(view, index)
-        self._indexes[view] = index
         return index
 
     def rebuild(self, ctx: JobContext | None = None) -> None:
@@ -186,9 +392,12 @@ class Library:
             self.rebuild_index(view, ctx)
 
     def _save(self, view: str, index: HnswIndex) -> None:
-        self.store.set_meta(f"index.{view}.count", "")  # in case we crash while saving
-        index.save(self.folder / INDEX_FILES[view])
-        self.store.set_meta(f"index.{view}.count", str(len(index)))
+        """Save the index atomically, then record what was saved (count and integrity record);
+        the record is cleared first, so a crash while saving leaves a file that is rebuilt."""
+        count, record = f"index.{view}.count", f"index.{view}.file"
+        self.store.set_metas({count: "", record: ""})
+        saved = index.save(self.folder / INDEX_FILES[view])
+        self.store.set_metas({count: str(len(index)), record: saved.to_json()})
 
     duplicate_view = "content"  # the view core.suggest judges near-duplicate wording in
 
@@ -295,10 +504,18 @@ class Library:
 
     def import_jsonl(self, path: Path, model: RoleModel, *, note: str = "",
                      ctx: JobContext | None = None) -> AddReport:
-        """Add the papers of an abstracts JSONL file (ids as given; duplicates skipped)."""
+        """Add the papers of an abstracts JSONL file (ids as given; duplicates skipped). Lines that
+        are not paper rows are refused (``report.refused``); a file without one paper row raises."""
         ctx = ensure_context(ctx)
-        papers = read_jsonl_papers(path)
-        report = AddReport()
+        read = read_jsonl(path)
+        if not read.papers and read.refused:
+            first = read.refused[0]
+            raise LibraryError(f"{path}: no paper rows to import ({len(read.refused)} line(s) refused; "
+                               f"line {first.line}: {first.reason})")
+        if not read.papers:
+            raise LibraryError(f"{path} holds no paper rows: expected one JSON object per line, {ROW_FORMAT}")
+        papers = read.papers
+        report = AddReport(refused=[str(line) for line in read.refused])
         for number, paper in enumerate(papers):
             ctx.check()
             ctx.progress(number, len(papers), f"adding {paper.paper_id}")
@@ -325,11 +542,13 @@ class Library:
 
     def remove(self, paper_id: str) -> int:
         """Remove a paper (and its vectors from the indexes); returns how many sentences went."""
+        paper_id = self.store.resolve_paper_id(paper_id)
+        for view in VIEWS:  # open (or rebuild) the indexes while they match the database
+            if view not in self._indexes and (self.folder / INDEX_FILES[view]).is_file():
+                self.index(view)
         ids = np.asarray(self.store.remove_paper(paper_id), dtype=np.int64)
         for view in VIEWS:
             index = self._indexes.get(view)
-            if index is None and (self.folder / INDEX_FILES[view]).is_file():
-                index = self.index(view)
             if index is not None:
                 index.remove(ids)
                 self._save(view, index)

@@ -9,7 +9,13 @@ which can always be rebuilt from here). The database is the source of truth:
 * papers are keyed by the sha256 of their source (a PDF's bytes, or the JSONL row's text), so adding
   the same paper twice is skipped;
 * vectors are stored as float32 blobs, with the model id that made them (a library built with one
-  model is re-embedded, not mixed, when the model changes).
+  model is re-embedded, not mixed, when the model changes);
+* damage is one line: every statement runs on a :class:`GuardedConnection`, whose SQLite errors that
+  mean a damaged file become :class:`DamagedLibraryError` (still a ``sqlite3.DatabaseError``) naming
+  the file and ``rhetorica library doctor`` (``core.library.doctor``);
+* ``library.json`` (a marker) is written when a library is created (or first opened by this
+  version): a library whose database is missing or empty is refused (:class:`MissingDatabaseError`)
+  instead of silently starting again empty.
 
 No Qt, no torch, no model code: callers hand in texts, labels and vectors.
 """
@@ -22,12 +28,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from core.errors import RhetoricaError
 
 DATABASE_NAME = "library.sqlite3"
+MARKER_NAME = "library.json"  # written when a library is created: its database must not vanish silently
+MARKER_FORMAT = "rhetorica-library"
+INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}  # beside the database
+DAMAGED_SUFFIX = ".damaged-"  # library.sqlite3.damaged-<time>: a damaged database kept by the doctor
 SCHEMA_VERSION = 1
 VIEWS = ("content", "function")
 
@@ -69,6 +80,110 @@ MIGRATIONS: tuple[str, ...] = (
 
 class LibraryError(RhetoricaError):
     """A library that cannot be opened or changed (one-line message)."""
+
+
+def doctor_advice(folder: Path) -> str:
+    return f"run 'rhetorica library doctor --library {folder}' to salvage it"
+
+
+class DamagedLibraryError(LibraryError, sqlite3.DatabaseError):
+    """SQLite found the library database damaged (corrupt pages, not a database at all). Also a
+    ``sqlite3.DatabaseError``, so code that catches those still does."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        self.path, self.detail = path, detail
+        super().__init__(f"the library database {path} is damaged ({detail}); {doctor_advice(path.parent)}")
+
+
+class MissingDatabaseError(LibraryError):
+    """The database of a library that existed is missing or empty (its papers are gone from it)."""
+
+    def __init__(self, folder: Path, what: str) -> None:
+        self.folder = folder
+        super().__init__(f"the library database {folder / DATABASE_NAME} is {what}, so the papers of the "
+                         f"library in {folder} are gone from it; run 'rhetorica library doctor --library "
+                         f"{folder}' to restore what can be restored or to start the library again empty")
+
+
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (low byte of the extended code)
+_DAMAGE_WORDS = ("malformed", "not a database", "could not decode to utf-8", "corrupt")
+
+
+def is_damage(error: BaseException) -> bool:
+    """True when a SQLite error means the file is damaged (not a busy, full or read-only disk)."""
+    if isinstance(error, DamagedLibraryError):
+        return True
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+        return True
+    return any(word in str(error).lower() for word in _DAMAGE_WORDS)
+
+
+def _guarded(error: sqlite3.DatabaseError, connection: sqlite3.Connection) -> sqlite3.DatabaseError:
+    """``error`` as a :class:`DamagedLibraryError` when it means damage, else as it was."""
+    path = getattr(connection, "path", None)
+    if path is None or isinstance(error, DamagedLibraryError) or not is_damage(error):
+        return error
+    return DamagedLibraryError(path, str(error))
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose damage errors (also those met while stepping through rows) become one-line
+    :class:`DamagedLibraryError` errors that name the file and the way out."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> _GuardedCursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size if size is not None else self.arraysize)
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as error:
+            raise _guarded(error, self.connection) from None
+
+
+class GuardedConnection(sqlite3.Connection):
+    """The library's connection: every statement runs on a :class:`_GuardedCursor` (``path`` names
+    the database file in the errors)."""
+
+    path: Path | None = None
+
+    def cursor(self, factory: Any = _GuardedCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
 
 
 @dataclass(frozen=True)
@@ -294,7 +409,8 @@ class LibraryStore:
     def stats(self) -> LibraryStats:
         db = self.connection
         models = dict(db.execute("SELECT model_id, COUNT(*) FROM papers GROUP BY model_id").fetchall())
-        size = sum(p.stat().st_size for p in self.path.parent.glob(f"{self.path.name}*") if p.is_file())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(f"{self.path.name}*")
+                   if p.is_file() and DAMAGED_SUFFIX not in p.name)  # not the damaged copies the doctor kept
         return LibraryStats(int(db.execute("SELECT COUNT(*) FROM papers").fetchone()[0]),
                             self.sentence_count(), {str(k): int(v) for k, v in models.items()}, size)
 
@@ -303,9 +419,13 @@ class LibraryStore:
         return default if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
+        self.set_metas({key: value})
+
+    def set_metas(self, values: dict[str, str]) -> None:
+        """Set several ``meta`` keys in one transaction."""
         with self.transaction() as db:
-            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
-                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+            db.executemany("INSERT INTO meta (key, value) VALUES (?, ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value", list(values.items()))
 
 
 def _migrate(connection: sqlite3.Connection, path: Path) -> None:
@@ -326,25 +446,94 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
         connection.execute("COMMIT")
 
 
-def open_store(folder: str | Path) -> LibraryStore:
-    """Open (creating when needed) the library database in ``folder``, migrated to this version."""
+def open_store(folder: str | Path, *, allow_new: bool = False) -> LibraryStore:
+    """Open (creating when needed) the library database in ``folder``, migrated to this version.
+
+    A library that existed (its marker, index files or a kept damaged database are there) whose
+    database is missing or empty raises :class:`MissingDatabaseError` instead of silently starting
+    again empty; ``allow_new`` (the doctor, after saying so) starts it again. A damaged database
+    raises :class:`DamagedLibraryError`."""
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise LibraryError(f"{folder} is a file, not a library folder: a library is a folder (choose "
+                           "a folder, or a new name for one)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise LibraryError(f"cannot create the library folder {folder}: {error.strerror}") from None
     path = folder / DATABASE_NAME
+    missing = database_missing(folder)
+    if missing and not allow_new and library_traces(folder):
+        raise MissingDatabaseError(folder, missing)
     try:
-        connection = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+        connection = sqlite3.connect(str(path), isolation_level=None, timeout=30.0, factory=GuardedConnection)
+    except sqlite3.Error as error:
+        raise _clear(error, path) from None
+    connection.path = path
+    try:
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA foreign_keys = ON")
         _migrate(connection, path)
-    except sqlite3.OperationalError as error:
-        raise _clear(error, path) from None
-    except sqlite3.DatabaseError as error:
-        raise LibraryError(f"{path} is not a readable library database: {error}") from None
+    except BaseException as error:
+        connection.close()
+        if isinstance(error, DamagedLibraryError):
+            raise DamagedLibraryError(path, f"not a readable library database: {error.detail}") from None
+        if isinstance(error, sqlite3.OperationalError):
+            raise _clear(error, path) from None
+        if isinstance(error, sqlite3.DatabaseError):
+            raise DamagedLibraryError(path, f"not a readable library database: {error}") from None
+        raise
+    write_marker(folder)
     return LibraryStore(connection, path)
+
+
+def database_missing(folder: Path) -> str:
+    """"missing" or "empty" when ``folder`` has no usable database file, else ""."""
+    path = folder / DATABASE_NAME
+    try:
+        return "" if path.stat().st_size > 0 else "empty"
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return ""  # unreadable: opening it says why
+
+
+def library_traces(folder: Path) -> list[str]:
+    """What shows that a library existed in ``folder`` (the marker, index files, a kept damaged
+    database, a write-ahead log): the names present."""
+    names = [MARKER_NAME, *INDEX_FILES.values(), f"{DATABASE_NAME}-wal"]
+    found = [name for name in names if (folder / name).is_file()]
+    return found + sorted(p.name for p in damaged_copies(folder))
+
+
+def damaged_copies(folder: Path) -> list[Path]:
+    """The damaged databases the doctor kept (``library.sqlite3.damaged-<time>``), newest first."""
+    try:
+        found = [p for p in folder.glob(f"{DATABASE_NAME}{DAMAGED_SUFFIX}*")
+                 if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal"))]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: p.name, reverse=True)
+
+
+def write_marker(folder: Path) -> None:
+    """Write ``library.json`` (format, creation time) when it is not there: from then on a missing
+    database is noticed. Best effort: a read-only library is still read."""
+    import contextlib
+    import json
+
+    from core.fileio import atomic_write_bytes
+
+    marker = folder / MARKER_NAME
+    if marker.is_file():
+        return
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    text = json.dumps({"format": MARKER_FORMAT, "schema": SCHEMA_VERSION, "created": created,
+                       "database": DATABASE_NAME}, indent=1)
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(marker, (text + "\n").encode("utf-8"), f"the library marker {MARKER_NAME}",
+                           tmp_name=f".{MARKER_NAME}.tmp")
 
 
 def _clear(error: Exception, path: Path) -> Exception:
@@ -365,6 +554,8 @@ def _clear(error: Exception, path: Path) -> Exception:
                               "or choose a writable folder)")
     if clear is not None:
         return clear
+    if is_damage(error):
+        return DamagedLibraryError(path, str(error))
     if isinstance(error, sqlite3.DatabaseError):
         return LibraryError(f"{path}: library database error: {error}")
     return error

@@ -11,6 +11,11 @@ and closes it (SQLite connections belong to the thread that opened them); the li
 thread with a short-lived one of its own, and only while the panel is shown. PDFs that cannot be
 read (encrypted, scanned, corrupt) are listed with their reasons under a one-line summary.
 
+A damaged library (a damaged database found by a job, by the quick check run in the background
+after each listing, or a database that is missing or empty where a library was) is shown as one
+message with "Repair library…", which runs :func:`core.library.doctor.repair` (what ``rhetorica
+library doctor`` runs) as a background job like the others, and summarises what it recovered.
+
 The panel offers, by name, what the window links (no panel imports another): ``libraryChanged``
 (after an add or remove; the Suggestions panel's ``library_changed`` searches again),
 ``openRequested(path)`` (double-click a PDF paper: the window opens it as File › Open does),
@@ -58,6 +63,7 @@ from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
+    from core.library.doctor import RepairReport
     from core.library.library import AddReport
     from core.library.store import LibraryStats, PaperRecord
 
@@ -86,37 +92,51 @@ class Listing:
 
 def read_listing(folder: Path) -> Listing | None:
     """The papers and totals of the library in ``folder``; None when there is no library there yet
-    (nothing is created by looking)."""
+    (nothing is created by looking). A library whose database is missing or empty raises
+    :class:`~core.library.store.MissingDatabaseError`, a damaged one
+    :class:`~core.library.store.DamagedLibraryError`."""
     from core.library.library import Library
-    from core.library.store import DATABASE_NAME
+    from core.library.store import database_missing, library_traces
 
-    if not (folder / DATABASE_NAME).is_file():
+    if database_missing(folder) and not library_traces(folder):
         return None
     with Library(folder) as library:
         return Listing(library.store.papers(), library.stats())
 
 
+def damage_message(error: BaseException) -> str | None:
+    """What the panel says about a damaged library (None: ``error`` is not about damage)."""
+    from core.library.store import DamagedLibraryError, MissingDatabaseError
+
+    if isinstance(error, DamagedLibraryError):
+        return (f"Your library's database is damaged ({_one_line(error.detail, 100)}). “Repair library…” "
+                "keeps every paper that can still be read in a new database (the damaged file is kept).")
+    if isinstance(error, MissingDatabaseError):
+        return ("Your library's database is missing or empty: its papers are gone from it. “Repair "
+                "library…” restores them from a copy an earlier repair kept, or starts the library again "
+                "empty.")
+    return None
+
+
+def repair_summary(report: RepairReport) -> str:
+    """One line: what "Repair library…" did."""
+    salvage = report.salvage
+    if report.lost_everything:
+        state = report.diagnosis.database.state
+        return f"Started your library again, empty: its papers were in the {state} database."
+    if salvage is not None:
+        total = f" of {salvage.papers_total}" if salvage.papers_total is not None else ""
+        lost = f"; {_plural(salvage.papers_lost, 'paper')} could not be saved" if salvage.papers_lost else ""
+        return (f"Repaired your library: recovered {salvage.papers_recovered}{total} papers "
+                f"({_plural(salvage.sentences_recovered, 'sentence')}){lost}.")
+    if report.diagnosis.healthy:
+        return "Your library is healthy: nothing to repair."
+    return "Repaired your library: its search indexes were rebuilt."
+
+
 # -- background jobs (worker threads: no Qt here) ----------------------------------------------
 def _workers() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
-
-
-def find_pdfs(paths: Sequence[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """The PDFs that ``paths`` name (files as given, folders searched recursively) and the
-    (path, reason) of those that give none."""
-    pdfs: list[Path] = []
-    skipped: list[tuple[str, str]] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
-            pdfs.extend(found)
-            if not found:
-                skipped.append((str(path), "no PDF files in this folder"))
-        elif path.is_file():
-            pdfs.append(path)
-        else:
-            skipped.append((str(path), "no such file or folder"))
-    return pdfs, skipped
 
 
 def add_pdfs_job(ctx: JobContext, folder: Path, paths: list[Path], model: RoleModel,
@@ -128,7 +148,7 @@ def add_pdfs_job(ctx: JobContext, folder: Path, paths: list[Path], model: RoleMo
     PDF in the calling process and the GUI process runs pymupdf only on its UI thread."""
     from app.gui.pdf_jobs import parse_isolated
     from core.fileio import file_sha256
-    from core.library.library import AddReport, Library
+    from core.library.library import AddReport, Library, find_pdfs
 
     report = AddReport()
     ctx.progress(0, 1, "looking for PDFs")
@@ -179,6 +199,26 @@ def add_paper_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel)
         ids = library.add_paper(paper, model, ctx=ctx)
         ctx.progress(1, 1, "added")
     return None if ids is None else len(ids)
+
+
+def check_job(ctx: JobContext, folder: Path) -> Exception | None:
+    """The quick check of the library's database run after a listing: the damage as an error
+    (shown with :func:`damage_message`), or None when it is sound."""
+    from core.library.doctor import diagnose
+    from core.library.store import DATABASE_NAME, DamagedLibraryError
+
+    ctx.progress(0, 1, "checking the library")
+    health = diagnose(folder, quick=True).database
+    if health.state == "damaged":
+        return DamagedLibraryError(folder / DATABASE_NAME, "; ".join(health.problems[:1]) or "damaged")
+    return None
+
+
+def repair_job(ctx: JobContext, folder: Path) -> RepairReport:
+    """"Repair library…": the doctor's repair (what ``rhetorica library doctor`` runs)."""
+    from core.library.doctor import repair
+
+    return repair(folder, ctx)
 
 
 def remove_job(ctx: JobContext, folder: Path, paper_ids: list[str]) -> tuple[int, int]:
@@ -266,6 +306,9 @@ class LibraryPanel(QWidget):
         self._job: Worker | None = None
         self._waiting: Callable[[RoleModel], None] | None = None  # a job waiting for the model
         self._dirty = True  # read the list when the panel is next shown
+        self.damage: str | None = None  # the last damage met (cleared by a repair)
+        self._check: Worker | None = None  # the background quick check of the database
+        self._checked: tuple[object, ...] | None = None  # the database state last checked
 
         self.act_add_files = self._action("Add files…", self.add_files_dialog,
                                           "Add PDF files of papers to your library")
@@ -337,10 +380,16 @@ class LibraryPanel(QWidget):
         add_folder = QPushButton("Add a folder…")
         add_folder.clicked.connect(self.add_folder_dialog)
         self.empty_buttons = (add_files, add_folder)
+        self.repair_button = QPushButton("Repair library…")
+        self.repair_button.setToolTip("Check your library and salvage what can be read (the old database "
+                                      "file is kept)")
+        self.repair_button.clicked.connect(self.repair_library)
+        self.repair_button.hide()
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(add_files)
         buttons.addWidget(add_folder)
+        buttons.addWidget(self.repair_button)
         buttons.addStretch(1)
         self.empty = QWidget()
         empty_layout = QVBoxLayout(self.empty)
@@ -383,10 +432,18 @@ class LibraryPanel(QWidget):
         dismiss.setAutoRaise(True)
         dismiss.setToolTip("Dismiss")
         dismiss.clicked.connect(self.dismiss_summary)
+        self.summary_repair = QToolButton()
+        self.summary_repair.setText("Repair library…")
+        self.summary_repair.setAutoRaise(True)
+        self.summary_repair.setStyleSheet("QToolButton { color: #1f4e8c; font-weight: 600; }")
+        self.summary_repair.setToolTip(self.repair_button.toolTip())
+        self.summary_repair.clicked.connect(self.repair_library)
+        self.summary_repair.hide()
         self.summary_row = QWidget()
         row = QHBoxLayout(self.summary_row)
         row.setContentsMargins(6, 0, 2, 0)
         row.addWidget(self.summary, 1)
+        row.addWidget(self.summary_repair)
         row.addWidget(self.details_button)
         row.addWidget(dismiss)
         self.summary_row.hide()
@@ -444,12 +501,56 @@ class LibraryPanel(QWidget):
         except (RhetoricaError, OSError) as error:
             self.listing = None
             self._fill([])
-            self.empty_message.setText(_one_line(f"Cannot read your library: {error}"))
+            self.damage = damage_message(error)
+            self.empty_message.setText(self.damage or _one_line(f"Cannot read your library: {error}"))
+            self._show_repair(self.damage is not None)
             self.stack.setCurrentWidget(self.empty)
             self.totals.setText(str(self.folder))
             return
         self._fill(self.listing.papers if self.listing else [])
         self.listed.emit(self.model.rowCount())
+        if self.listing is not None:
+            self._start_check()
+
+    def _show_repair(self, damaged: bool) -> None:
+        """Offer "Repair library…" (and not "Add…" on the empty page) while the library is damaged."""
+        self.repair_button.setVisible(damaged)
+        for button in self.empty_buttons:
+            button.setVisible(not damaged)
+
+    def _database_state(self) -> tuple[object, ...]:
+        from core.library.store import DATABASE_NAME
+
+        state: list[object] = [str(self.folder)]
+        for name in (DATABASE_NAME, f"{DATABASE_NAME}-wal"):
+            try:
+                info = (self.folder / name).stat()
+                state += [info.st_size, info.st_mtime_ns, info.st_ino]
+            except OSError:
+                state.append(None)
+        return tuple(state)
+
+    def _start_check(self) -> None:
+        """Quick-check the database in the background, once per state of its files."""
+        state = self._database_state()
+        if self._check is not None or self.busy or state == self._checked:
+            return
+        self._checked = state
+        worker = Worker(check_job, self.folder, name="library check")
+        worker.result.connect(self._on_checked)
+        worker.finished.connect(lambda w=worker: self._on_check_finished(w))
+        self._check = worker
+        self.session.tracker.start(worker, "Checking the library")
+
+    def _on_check_finished(self, worker: Worker) -> None:
+        if worker is self._check:
+            self._check = None
+
+    def _on_checked(self, problem: Exception | None) -> None:
+        if problem is None or self.busy:
+            return
+        self.damage = damage_message(problem)
+        self._show_summary(self.damage or str(problem), repair=True)
 
     def _fill(self, papers: list[PaperRecord]) -> None:
         selected = set(self.selected_ids())
@@ -471,6 +572,7 @@ class LibraryPanel(QWidget):
             self.model.appendRow([title, kind, count, added])
         self.proxy.sort(self.proxy.sortColumn(), self.proxy.sortOrder())
         self.empty_message.setText(EMPTY)
+        self._show_repair(False)
         self.stack.setCurrentWidget(self.table if papers else self.empty)
         if selected:
             self.select_ids(selected)
@@ -530,7 +632,7 @@ class LibraryPanel(QWidget):
         idle = not self.busy
         for action in (self.act_add_files, self.act_add_folder):
             action.setEnabled(idle)
-        for button in self.empty_buttons:
+        for button in (*self.empty_buttons, self.repair_button, self.summary_repair):
             button.setEnabled(idle)
         can_add = idle and self.session.paper is not None
         self.act_add_current.setEnabled(can_add)
@@ -613,6 +715,14 @@ class LibraryPanel(QWidget):
             return
         self._start(Worker(remove_job, self.folder, ids, name="library remove"),
                     f"Removing {_plural(len(ids), 'paper')}", self._on_removed)
+
+    def repair_library(self) -> None:
+        """Check the library and repair it in the background (the doctor: damaged indexes rebuilt,
+        the readable papers of a damaged database salvaged into a new one, the old file kept)."""
+        if self.busy:
+            return
+        self._start(Worker(repair_job, self.folder, name="library repair"), "Repairing the library",
+                    self._on_repaired)
 
     def cancel(self) -> None:
         if self._job is not None:
@@ -700,8 +810,22 @@ class LibraryPanel(QWidget):
         self.statusMessage.emit(message)
         self.libraryChanged.emit()
 
+    def _on_repaired(self, report: RepairReport) -> None:
+        summary = repair_summary(report)
+        self.damage = None
+        self._checked = None  # the new database is checked again when it is listed
+        self._show_summary(summary, [*report.diagnosis.lines(), *report.lines()])
+        self.statusMessage.emit(summary)
+        self.libraryChanged.emit()
+
     def _on_error(self, error: Exception) -> None:
-        self._show_summary(_one_line(f"Failed: {error}"))
+        damage = damage_message(error)
+        if damage is not None:
+            self.damage = damage
+            self._show_summary(damage, repair=True)
+            self.statusMessage.emit(damage)
+        else:
+            self._show_summary(_one_line(f"Failed: {error}"))
         self.libraryChanged.emit()  # part of it may have happened
 
     def _on_cancelled(self) -> None:
@@ -718,8 +842,9 @@ class LibraryPanel(QWidget):
         self._update_actions()
         self.refresh()
 
-    def _show_summary(self, text: str, details: Sequence[str] = ()) -> None:
+    def _show_summary(self, text: str, details: Sequence[str] = (), repair: bool = False) -> None:
         self.summary.setText(text)
+        self.summary_repair.setVisible(repair)
         self.details.clear()
         self.details.addItems(list(details))
         self.details_button.setVisible(bool(details))

@@ -26,7 +26,7 @@ import html
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,12 +90,15 @@ class SuggestionQuery:
 
 
 def default_sources() -> SourceFolders:
-    """The default phrase corpus and the user's library, where they exist (never created here)."""
+    """The default phrase corpus and the user's library, where they exist (never created here); a
+    library whose database has gone is one too (the search then says so, beside the corpus)."""
+    from core.library.store import library_traces
     from core.paths import corpus_dir, library_dir
     from core.suggest import has_sentences
 
     wanted = [("corpus", corpus_dir()), ("library", library_dir())]
-    return [(kind, folder) for kind, folder in wanted if has_sentences(folder)]
+    return [(kind, folder) for kind, folder in wanted
+            if has_sentences(folder) or (kind == "library" and library_traces(folder))]
 
 
 def default_templater() -> Templater | None:
@@ -130,42 +133,98 @@ def _open_source(kind: str, folder: Path, model: RoleModel) -> tuple[Source, boo
         return _PACKS[key], False
 
 
+@dataclass
+class Found:
+    """A search's answer, with what the user should know about its sources (a broken library left
+    out, an index the library rebuilt): one line each."""
+
+    result: SuggestionResult
+    notes: list[str] = field(default_factory=list)
+
+
+def broken_library_note(error: Exception) -> str:
+    """The status line for a library left out of a search because it cannot be read."""
+    from core.library.store import DamagedLibraryError, MissingDatabaseError
+
+    if isinstance(error, DamagedLibraryError):
+        what = "is damaged"
+    elif isinstance(error, MissingDatabaseError):
+        what = "has lost its database"
+    else:
+        what = f"cannot be read ({_one_line(str(error), 100)})"
+    return f"phrase corpus only: your library {what}; repair it in the Library panel"
+
+
 def find_suggestions(ctx: JobContext, query: SuggestionQuery, model: RoleModel, folders: SourceFolders,
-                     templater: Templater | None) -> SuggestionResult:
-    """The worker's job: open the sources in this thread, search them, close the libraries."""
+                     templater: Templater | None) -> Found:
+    """The worker's job: open the sources in this thread, search them, close the libraries. A library
+    that is damaged (or whose database is gone) is left out, with a note, while another source
+    answers: the phrase corpus keeps suggesting beside a broken library."""
     from contextlib import ExitStack
 
-    from core.suggest import suggest
+    from core.library.store import LibraryError
 
+    notes: list[str] = []
     with ExitStack() as stack:
         sources = []
         for kind, folder in folders:
             ctx.check()
-            source, owned = _open_source(kind, folder, model)
+            try:
+                source, owned = _open_source(kind, folder, model)
+            except LibraryError as error:
+                if kind != "library" or len(folders) == 1:
+                    raise
+                notes.append(broken_library_note(error))
+                continue
             if owned:
                 stack.callback(source.library.close)
             sources.append(source)
         ctx.check()
         ctx.progress(0, 1, "finding phrasing suggestions")
         try:
-            result = suggest(query.text, model, sources, query.k, function=query.function,
-                             section_kind=query.section_kind, templater=templater)
-        except Exception as error:
-            raise _model_mismatch(sources, model) or error from error
+            result = _suggest(query, model, sources, templater)
+        except LibraryError as error:
+            rest = [source for source in sources if source.kind != "library"]
+            if not rest or len(rest) == len(sources):
+                raise
+            notes.append(broken_library_note(error))
+            sources = rest
+            result = _suggest(query, model, sources, templater)
         _attach_paths(result, sources)
+        notes += [note for source in sources for note in getattr(source.library, "notices", [])]
         ctx.progress(1, 1, f"{len(result.suggestions)} suggestions")
-    return result
+    return Found(result, notes)
+
+
+def _suggest(query: SuggestionQuery, model: RoleModel, sources: Sequence[Source],
+             templater: Templater | None) -> SuggestionResult:
+    """``core.suggest.suggest``; a failure that a library of another model explains says so."""
+    from core.library.store import LibraryError
+    from core.suggest import suggest
+
+    try:
+        return suggest(query.text, model, sources, query.k, function=query.function,
+                       section_kind=query.section_kind, templater=templater)
+    except LibraryError:
+        raise
+    except Exception as error:
+        raise _model_mismatch(sources, model) or error from error
 
 
 def _attach_paths(result: SuggestionResult, sources: Sequence[Source]) -> None:
     """Give each library suggestion whose paper was added from a PDF that PDF's path
     (``source["path"]``), read while the library is open in this thread."""
+    from core.library.store import LibraryError
+
     libraries = [source.library for source in sources if source.kind == "library"]
     for item in result.suggestions:
         if item.source.get("kind") != "library":
             continue
         for library in libraries:
-            paper = library.paper(item.source.get("paper_id", ""))
+            try:
+                paper = library.paper(item.source.get("paper_id", ""))
+            except LibraryError:  # a damaged row: the suggestion stays, without "Open paper"
+                break
             if paper is not None:
                 if paper.kind == "pdf" and paper.source:
                     item.source["path"] = paper.source
@@ -186,9 +245,14 @@ def source_pdf(item: Suggestion) -> str:
 def _model_mismatch(sources: Sequence[Source], model: RoleModel) -> RhetoricaError | None:
     """A clear error when a library was built with other models than ``model`` (its vectors do not
     compare with the query's), else None. (A pack checks its model itself when it is opened.)"""
+    from core.library.store import LibraryError
+
     for source in sources:
         store = getattr(source.library, "store", None)
-        built_with = sorted(store.stats().models) if store is not None else []
+        try:
+            built_with = sorted(store.stats().models) if store is not None else []
+        except LibraryError:
+            continue
         if built_with and model.model_id not in built_with:
             return RhetoricaError(f"the {source.kind} was built with {', '.join(built_with)}, not with the "
                                   f"current model {model.model_id}: choose that model in File › Settings, or "
@@ -361,6 +425,7 @@ class SuggestionsPanel(QWidget):
         self.query_text = ""
         self.origin = ""  # "page" or "draft"
         self.result: SuggestionResult | None = None
+        self.notes: list[str] = []  # about the last result's sources (a broken library left out)
         self._generation = 0
         self._worker: Worker | None = None
         self._pending = False  # a newer query waits for the cancelled search to stop
@@ -520,10 +585,12 @@ class SuggestionsPanel(QWidget):
             self._pending = False
             self._start()
 
-    def _on_result(self, generation: int, result: SuggestionResult) -> None:
+    def _on_result(self, generation: int, found: Found) -> None:
         if generation != self._generation:
             return  # an older query's answer: a newer one is on its way
+        result = found.result
         self.result = result
+        self.notes = found.notes
         self._show_query()
         self.list.clear()
         if not result.suggestions:
@@ -541,13 +608,23 @@ class SuggestionsPanel(QWidget):
             self.list.scrollToTop()
         seconds = time.monotonic() - self._started
         count = len(result.suggestions)
-        self.status.setText(f"{count} suggestion{'s' if count != 1 else ''} · {seconds:.1f} s")
+        counted = f"{count} suggestion{'s' if count != 1 else ''}"
+        status = " · ".join([counted, f"{seconds:.1f} s", *found.notes])
+        self.status.setText(_one_line(status))
+        self.status.setToolTip("\n".join(found.notes))
         self.suggestionsShown.emit(self.query_text)
 
     def _on_error(self, generation: int, error: Exception) -> None:
-        if generation == self._generation:
+        from core.library.store import DamagedLibraryError, MissingDatabaseError
+
+        if generation != self._generation:
+            return
+        if isinstance(error, (DamagedLibraryError, MissingDatabaseError)):
+            self._show_message(html.escape(_one_line(f"Your library cannot be read: repair it in the Library "
+                                                     f"panel (Repair library…). {error}", 400)))
+        else:
             self._show_message(html.escape(_one_line(f"Suggestions failed: {error}")))
-            self.status.setText("")
+        self.status.setText("")
 
     def _on_cancelled(self, generation: int) -> None:
         if generation == self._generation and not self._pending:

@@ -1,0 +1,697 @@
+"""The library doctor (``rhetorica library doctor``, the GUI's "Repair library…"): check a library
+folder and put right what can be put right.
+
+:func:`diagnose` reads, changes nothing: the database (``PRAGMA integrity_check``, then each paper's
+sentence count against its sentences), or that it is missing or empty where a library existed; and
+each index file against its integrity record (:func:`core.library.index.check_index_file`).
+
+:func:`repair` acts on the diagnosis:
+
+* a healthy database: the index files that fail their check are rebuilt from it;
+* a damaged database: every paper whose rows SQLite can still read is copied into a NEW database
+  (:func:`salvage`), the damaged file is kept beside it as ``library.sqlite3.damaged-<time>`` (never
+  deleted), and the indexes are rebuilt from the new one;
+* a missing or empty database: restored by the same salvage from the newest damaged copy an
+  earlier repair kept, when there is one; otherwise the library is started again, empty, and the
+  report says that its papers are gone.
+
+Salvage rule: SQLite is asked for the rows themselves, by rowid ranges (a range that fails is read
+again row by row, so one damaged page costs only its rows): first the papers, then the sentences in
+id order. A paper is recovered only when ALL of its ``sentence_count`` sentences are readable and
+well-formed (text, labels, finite vectors of the library's width, each position once); a paper with
+a missing sentence is lost whole, never stored short. A paper whose own row cannot be read is still
+recovered when the database's indexes name it (its id and sha256 from the two unique indexes, its
+sentence count from the sentences index) and all its sentences are readable; its title, source and
+date are lost then (kind "recovered"; the model id is the one every readable paper has, else empty),
+and the report says how many. Recovered papers keep their ids, sentence ids (so ids are never
+reused), dates and labels; corrections whose rows are readable are kept too; the meta keys are
+copied except the index records (the indexes are rebuilt). A file whose header SQLite no longer
+accepts is read through a copy with a rebuilt header. This reads the database through its b-trees,
+like SQLite's ``.recover`` without its page scan: rows under a damaged interior page are lost with it.
+
+No Qt, no torch, no model: nothing is re-labelled or re-embedded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.jobs import JobContext, ensure_context
+from core.library.index import IndexRecord, check_index_file
+from core.library.store import (
+    DAMAGED_SUFFIX,
+    DATABASE_NAME,
+    INDEX_FILES,
+    SCHEMA_VERSION,
+    VIEWS,
+    LibraryError,
+    damaged_copies,
+    database_missing,
+    library_traces,
+    open_store,
+)
+
+CHUNK = 256  # rowids read per query
+GIVE_UP = 64  # chunks in a row without a readable row, past the highest id known, end a scan
+PAPER_COLUMNS = ("id", "paper_id", "sha256", "title", "source", "note", "kind", "model_id", "added",
+                 "sentence_count")
+SENTENCE_COLUMNS = ("id", "paper", "position", "text", "section", "section_kind", "role", "role_confidence",
+                    "function", "function_confidence", "content", "function_vector")
+CORRECTION_COLUMNS = ("id", "created", "doc_id", "title", "position", "text", "context_before",
+                      "context_after", "section_kind", "field", "predicted", "corrected", "model_id")
+
+
+# -- what the doctor finds --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DatabaseHealth:
+    """The database file: ``state`` is "ok", "damaged", "missing", "empty" or "absent" (no library
+    here at all); ``problems``: what SQLite reported (damaged) or what shows a library was there
+    (missing, empty)."""
+
+    state: str
+    problems: tuple[str, ...] = ()
+    papers: int | None = None
+    sentences: int | None = None
+
+
+@dataclass(frozen=True)
+class IndexHealth:
+    """One index file: ``problem`` None when it passes its integrity check (or the view is empty)."""
+
+    view: str
+    name: str
+    problem: str | None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    folder: Path
+    database: DatabaseHealth
+    indexes: tuple[IndexHealth, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        return self.database.state == "ok" and all(i.problem is None for i in self.indexes)
+
+    def lines(self) -> list[str]:
+        """What was found, one line each."""
+        db, where = self.database, self.folder / DATABASE_NAME
+        if db.state == "absent":
+            return [f"no library in {self.folder}"]
+        if db.state == "ok":
+            out = [f"database {where}: ok ({db.papers} papers, {db.sentences} sentences)"]
+        elif db.state == "damaged":
+            more = f"; … {len(db.problems) - 3} more" if len(db.problems) > 3 else ""
+            shown = "; ".join(db.problems[:3]) + more
+            out = [f"database {where}: DAMAGED ({shown})"]
+        else:
+            out = [f"database {where}: {db.state.upper()}, but a library was here ({', '.join(db.problems)})"]
+        for index in self.indexes:
+            out.append(f"index {index.name}: " + ("ok" if index.problem is None else index.problem))
+        return out
+
+
+@dataclass
+class Salvage:
+    """What a salvage read from a damaged database and wrote into a new one."""
+
+    source: Path
+    papers_recovered: int = 0
+    sentences_recovered: int = 0
+    papers_total: int | None = None  # as counted by SQLite (None: the count itself failed)
+    sentences_total: int | None = None
+    lost: list[tuple[str, str, int]] = field(default_factory=list)  # (id, title, sentences): read, incomplete
+    lost_unread: list[str] = field(default_factory=list)  # ids of papers whose row could not be read
+    untitled: int = 0  # papers recovered from their sentences and the indexes: title, source, date lost
+    corrections_recovered: int = 0
+    corrections_total: int | None = None
+    notes: list[str] = field(default_factory=list)  # how it was read, when that was unusual
+
+    @property
+    def papers_lost(self) -> int:
+        known = len(self.lost) + len(self.lost_unread)
+        if self.papers_total is None:
+            return known
+        return max(known, self.papers_total - self.papers_recovered)
+
+    @property
+    def sentences_lost(self) -> int | None:
+        if self.sentences_total is None:
+            return None
+        return max(0, self.sentences_total - self.sentences_recovered)
+
+    @property
+    def complete(self) -> bool:
+        """Nothing lost, as far as SQLite can tell (an uncountable table is not complete)."""
+        if self.papers_total is None or self.sentences_total is None:
+            return False
+        corrections = self.corrections_total is None or self.corrections_recovered >= self.corrections_total
+        return self.papers_lost == 0 and not self.sentences_lost and corrections
+
+    def lines(self) -> list[str]:
+        papers, sentences = f"{self.papers_recovered}", f"{self.sentences_recovered:,}"
+        if self.papers_total is not None:
+            papers += f" of {self.papers_total}"
+        papers += " paper" if (self.papers_total or self.papers_recovered) == 1 else " papers"
+        if self.sentences_total is not None:
+            sentences += f" of {self.sentences_total:,}"
+        unknown = "" if self.papers_total is not None else "; how many papers it held cannot be read any more"
+        out = [*self.notes,
+               f"recovered {papers} ({sentences} sentences) from {self.source.name}{unknown}"]
+        if self.untitled:
+            out.append(f"{self.untitled} of them from their sentences and the database's indexes alone "
+                       "(their own rows are unreadable): their titles, sources and dates are lost")
+        if self.papers_lost:
+            lost_sentences = "" if self.sentences_lost is None else f", {self.sentences_lost:,} sentences"
+            named = [f"{pid[:16]} “{title[:50]}” ({n} sentences)" for pid, title, n in self.lost]
+            named += [f"{pid[:16]} (its row is unreadable)" for pid in self.lost_unread]
+            unnamed = self.papers_lost - len(named)
+            more = f"; {unnamed} more not named" if unnamed > 0 else ""
+            shown = "; ".join(named[:10]) + (f"; … {len(named) - 10} more" if len(named) > 10 else "")
+            out.append(f"lost {_count_of(self.papers_lost, 'paper')}{lost_sentences}: {shown}{more}")
+        if self.corrections_total or self.corrections_recovered:
+            total = "?" if self.corrections_total is None else str(self.corrections_total)
+            out.append(f"recovered {self.corrections_recovered} of {total} label corrections")
+        return out
+
+
+@dataclass
+class RepairReport:
+    """What :func:`repair` found and did."""
+
+    diagnosis: Diagnosis
+    done: list[str] = field(default_factory=list)  # one line per action
+    salvage: Salvage | None = None
+    kept: Path | None = None  # where the damaged (or empty) database was moved
+    lost_everything: bool = False  # the library was started again empty
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing was lost (the library is as it was, or only its indexes were rebuilt)."""
+        if self.lost_everything:
+            return False
+        return self.salvage is None or self.salvage.complete
+
+    def lines(self) -> list[str]:
+        out = list(self.done)
+        if self.kept is not None:
+            out.append(f"kept the old database as {self.kept} (delete it when you no longer need it)")
+        return out
+
+
+def _count_of(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# -- diagnosis --------------------------------------------------------------------------------------
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to ``path`` (nothing is written to a damaged file). ``writable_schema``
+    lets SQLite read a file shorter than its header says (a truncated file) instead of refusing it."""
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    connection.execute("PRAGMA query_only = ON")
+    connection.execute("PRAGMA writable_schema = ON")
+    return connection
+
+
+def _readable(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to ``path`` that can read its schema, or None."""
+    try:
+        connection = _read_only(path)
+    except sqlite3.Error:
+        return None
+    if _one(connection, "SELECT COUNT(*) FROM sqlite_master") is None:
+        connection.close()
+        return None
+    return connection
+
+
+PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536, 512)
+
+
+def sqlite_header(page_size: int, pages: int) -> bytes:
+    """A plain SQLite file header (rollback journal, UTF-8, no free list) for a file of ``pages``
+    pages of ``page_size`` bytes: what a library database's header holds, give or take counters."""
+    import struct
+
+    versions_and_fractions = (1, 1, 0, 64, 32, 32)
+    counters = (1, pages, 0, 0, 1, 4, 0, 0, 1, SCHEMA_VERSION, 0, 0)  # change, size, free list, schema...
+    return struct.pack(">16sH6B12I20s2I", b"SQLite format 3\x00", page_size % 65536, *versions_and_fractions,
+                       *counters, bytes(20), 1, 3040001)
+
+
+def _with_new_header(source: Path, work: Path) -> tuple[sqlite3.Connection, Path] | None:
+    """When the file header is damaged beyond SQLite's reading, a copy of ``source`` in ``work``
+    with a rebuilt header (the page size that makes the schema readable): (connection, copy)."""
+    size = source.stat().st_size
+    copy = work / "header-rebuilt.sqlite3"
+    for page_size in PAGE_SIZES:
+        if size < 2 * page_size:
+            continue
+        with open(source, "rb") as original, open(copy, "wb") as out:
+            original.seek(100)
+            out.write(sqlite_header(page_size, size // page_size))
+            shutil.copyfileobj(original, out)
+        connection = _readable(copy)
+        if connection is not None:
+            return connection, copy
+    with contextlib.suppress(FileNotFoundError):
+        copy.unlink()
+    return None
+
+
+def _one(connection: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
+    """The first value of a query, or None when it fails or has no row."""
+    try:
+        row = connection.execute(sql, args).fetchone()
+    except (sqlite3.Error, OverflowError, MemoryError):
+        return None
+    return None if row is None else row[0]
+
+
+def check_database(path: Path, *, quick: bool = False) -> DatabaseHealth:
+    """``PRAGMA integrity_check`` (``quick``: ``quick_check``, which skips comparing the indexes
+    with the tables), then each paper's sentence count against its sentences."""
+    try:
+        connection = _read_only(path)
+    except sqlite3.Error as error:
+        return DatabaseHealth("damaged", (str(error),))
+    try:
+        try:
+            pragma = "quick_check" if quick else "integrity_check"
+            rows = [str(r[0]) for r in connection.execute(f"PRAGMA {pragma}(50)").fetchall()]
+        except sqlite3.DatabaseError as error:
+            return DatabaseHealth("damaged", (str(error),))
+        if rows != ["ok"]:
+            lines = [line.strip() for row in rows for line in row.splitlines()]
+            return DatabaseHealth("damaged", tuple(x for x in lines if x and not x.startswith("***")))
+        version = _one(connection, "PRAGMA user_version")
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise LibraryError(f"{path} was written by a newer Rhetorica (library schema {version}): use it "
+                               "to check this library")
+        try:
+            short = connection.execute(
+                "SELECT p.paper_id, p.sentence_count, COUNT(s.id) FROM papers p LEFT JOIN sentences s "
+                "ON s.paper = p.id GROUP BY p.id HAVING COUNT(s.id) != p.sentence_count LIMIT 20").fetchall()
+            papers = int(connection.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
+            sentences = int(connection.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])
+        except sqlite3.DatabaseError as error:
+            return DatabaseHealth("damaged", (str(error),))
+        if short:
+            return DatabaseHealth("damaged", tuple(f"paper {pid[:16]} should have {n} sentences, has {m}"
+                                                   for pid, n, m in short))
+        return DatabaseHealth("ok", (), papers, sentences)
+    finally:
+        connection.close()
+
+
+def check_indexes(path: Path) -> tuple[IndexHealth, ...]:
+    """Each index file of a healthy database against its integrity record."""
+    connection = _read_only(path)
+    try:
+        out = []
+        for view in VIEWS:
+            column = "content" if view == "content" else "function_vector"
+            count = int(_one(connection, f"SELECT COUNT(*) FROM sentences WHERE {column} IS NOT NULL") or 0)
+            record = IndexRecord.from_json(str(_one(connection, "SELECT value FROM meta WHERE key = ?",
+                                                    (f"index.{view}.file",)) or ""))
+            name = INDEX_FILES[view]
+            problem = None if count == 0 else check_index_file(path.parent / name, record, count)
+            out.append(IndexHealth(view, name, problem))
+        return tuple(out)
+    finally:
+        connection.close()
+
+
+def diagnose(folder: str | Path, *, quick: bool = False) -> Diagnosis:
+    """What state the library in ``folder`` is in (reads only; ``quick``: the database only, with
+    ``PRAGMA quick_check``: what the GUI runs in the background when it lists the library)."""
+    folder = Path(folder)
+    missing = database_missing(folder)
+    if missing:
+        traces = tuple(library_traces(folder))
+        return Diagnosis(folder, DatabaseHealth(missing if traces else "absent", traces))
+    path = folder / DATABASE_NAME
+    health = check_database(path, quick=quick)
+    if health.state != "ok" or quick:
+        return Diagnosis(folder, health)
+    return Diagnosis(folder, health, check_indexes(path))
+
+
+# -- salvage ----------------------------------------------------------------------------------------
+def _rows(connection: sqlite3.Connection, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]] | None:
+    try:
+        return connection.execute(sql, args).fetchall()
+    except (sqlite3.Error, OverflowError, MemoryError):
+        return None
+
+
+def scan_rows(connection: sqlite3.Connection, table: str, columns: Sequence[str], highest: int,
+              ctx: JobContext | None = None) -> Iterator[tuple[Any, ...]]:
+    """Every row of ``table`` that can be read, by rowid (``columns[0]`` is the rowid), in order:
+    ``CHUNK`` rowids per query; a chunk that fails is read again one rowid at a time. The scan goes
+    at least to ``highest``, then on until ``GIVE_UP`` chunks in a row give nothing."""
+    ctx = ensure_context(ctx)
+    select = f"SELECT {', '.join(columns)} FROM {table} WHERE {columns[0]} "
+    start, empty, last = 1, 0, 0
+    while start <= highest or empty < GIVE_UP:
+        ctx.check()
+        stop = start + CHUNK - 1
+        rows = _rows(connection, select + "BETWEEN ? AND ?", (start, stop))
+        if rows is None:
+            rows = [row for rowid in range(start, stop + 1)
+                    for row in _rows(connection, select + "= ?", (rowid,)) or ()]
+        if rows:
+            empty, last = 0, int(rows[-1][0])
+            highest = max(highest, last)
+        else:
+            empty += 1 if start > highest else 0
+        yield from rows
+        start = stop + 1
+
+
+def _count(connection: sqlite3.Connection, table: str, indexes: Sequence[str] = ()) -> int | None:
+    """``COUNT(*)`` of a table, through the table or, when it is damaged, one of its indexes."""
+    for source in (table, f"{table} NOT INDEXED", *(f"{table} INDEXED BY {index}" for index in indexes)):
+        value = _one(connection, f"SELECT COUNT(*) FROM {source}")
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def _highest(connection: sqlite3.Connection, table: str) -> int:
+    """The highest rowid ``table`` has had, as far as can be read (0: unknown)."""
+    values = [_one(connection, f"SELECT MAX(rowid) FROM {table}"),
+              _one(connection, "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))]
+    return max([v for v in values if isinstance(v, int)], default=0)
+
+
+def _texts(row: Sequence[Any], positions: Sequence[int]) -> bool:
+    return all(isinstance(row[i], str) for i in positions)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _vector(blob: Any, width: int | None) -> bool:
+    """A well-formed float32 vector blob (of ``width`` values, when known)."""
+    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+        return False
+    if width is not None and len(blob) != 4 * width:
+        return False
+    return bool(np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())
+
+
+class _Target:
+    """The new database the salvage writes into (a fresh library store)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.store = open_store(folder, allow_new=True)
+        self.db = self.store.connection
+        self.db.execute("PRAGMA synchronous = OFF")  # the file is flushed once, before it is moved in
+        self.widths: dict[int, int | None] = {10: None, 11: None}  # column -> vector width
+
+    def paper_ok(self, sentences: Sequence[tuple[Any, ...]]) -> bool:
+        """All of a paper's sentences well-formed, with vectors of the width the library has."""
+        for column in (10, 11):
+            blobs = [row[column] for row in sentences]
+            if column == 11 and all(blob is None for blob in blobs):
+                continue
+            width = self.widths[column]
+            if not all(_vector(blob, width) for blob in blobs):
+                return False
+            if width is None and blobs and len({len(blob) for blob in blobs}) != 1:
+                return False
+        return all(_texts(row, (3, 4, 5, 6, 8)) and _number(row[7]) and _number(row[9]) for row in sentences)
+
+    def add(self, paper: tuple[Any, ...], sentences: Sequence[tuple[Any, ...]]) -> None:
+        for column in (10, 11):
+            if sentences and self.widths[column] is None and sentences[0][column] is not None:
+                self.widths[column] = len(sentences[0][column]) // 4
+        with self.store.transaction() as db:
+            db.execute(_insert("papers", PAPER_COLUMNS), paper)
+            db.executemany(_insert("sentences", SENTENCE_COLUMNS), sentences)
+
+    def finish(self, highest_sentence: int, meta: dict[str, str]) -> None:
+        """Keep sentence ids from being reused, copy the meta, write everything to disk, close."""
+        with self.store.transaction() as db:
+            if db.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'sentences'").fetchone():
+                db.execute("UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'sentences'",
+                           (highest_sentence,))
+            elif highest_sentence:
+                db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('sentences', ?)",
+                           (highest_sentence,))
+            db.executemany("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+                           "SET value = excluded.value", list(meta.items()))
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file to move into place
+        self.store.close()
+
+
+def _insert(table: str, columns: Sequence[str], verb: str = "") -> str:
+    return f"INSERT {verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def _paper_ok(row: tuple[Any, ...]) -> bool:
+    counts = isinstance(row[9], int) and not isinstance(row[9], bool) and row[9] >= 0
+    texts = _texts(row, (1, 2, 3, 4, 5, 6, 7)) and bool(row[1])
+    return isinstance(row[0], int) and texts and _number(row[8]) and counts
+
+
+def _salvage_papers(src: sqlite3.Connection, target: _Target, report: Salvage,
+                    ctx: JobContext) -> int:
+    """Copy the complete papers; returns the highest sentence id seen or recorded."""
+    papers = {row[0]: row for row in scan_rows(src, "papers", PAPER_COLUMNS, _highest(src, "papers"), ctx)
+              if _paper_ok(row)}
+    from_indexes = _papers_from_indexes(src, papers)
+    papers.update(from_indexes)
+    pending: dict[int, dict[int, tuple[Any, ...]]] = {pid: {} for pid, row in papers.items() if row[9]}
+    recovered: set[int] = set()
+    for pid, row in papers.items():
+        if not row[9]:  # a paper without sentences (older libraries could hold one)
+            target.add(row, [])
+            recovered.add(pid)
+    highest_seen, highest = 0, _highest(src, "sentences")
+    for number, row in enumerate(scan_rows(src, "sentences", SENTENCE_COLUMNS, highest, ctx)):
+        highest_seen = max(highest_seen, int(row[0]))
+        if number % CHUNK == 0:
+            ctx.progress(min(highest_seen, highest), max(highest, highest_seen, 1), "reading the sentences")
+        paper, position = row[1], row[2]
+        have = pending.get(paper) if isinstance(paper, int) else None
+        if have is None or not isinstance(position, int) or not 0 <= position < papers[paper][9]:
+            continue  # a sentence of an unreadable or complete paper, or a damaged row
+        have[position] = row
+        if len(have) == papers[paper][9]:
+            sentences = [have[i] for i in range(len(have))]
+            if target.paper_ok(sentences):
+                target.add(papers[paper], sentences)
+                recovered.add(paper)
+                report.sentences_recovered += len(sentences)
+            del pending[paper]
+    report.papers_recovered = len(recovered)
+    report.untitled = len(recovered & set(from_indexes))
+    report.lost = [(row[1], row[3], row[9]) for pid, row in papers.items()
+                   if pid not in recovered and pid not in from_indexes]
+    report.lost_unread = [row[1] for pid, row in from_indexes.items() if pid not in recovered]
+    report.lost_unread += [str(pid) for rowid, pid in _indexed(src, "sqlite_autoindex_papers_1", "paper_id")
+                           if rowid not in papers]
+    return max(highest_seen, highest)
+
+
+def _indexed(src: sqlite3.Connection, index: str, column: str) -> list[tuple[int, Any]]:
+    """(rowid, value) of the papers as a unique index of ``column`` holds them (read from the index
+    alone, so a paper whose own row is damaged is still named); [] when the index is unreadable."""
+    return _rows(src, f"SELECT id, {column} FROM papers INDEXED BY {index}", ()) or []
+
+
+Row = tuple[Any, ...]
+
+
+def _papers_from_indexes(src: sqlite3.Connection, read: dict[int, Row]) -> dict[int, Row]:
+    """Paper rows rebuilt from the indexes for the papers whose own rows cannot be read: the id
+    (paper-id index), the sha256 (sha256 index) and the sentence count (sentences index) must all
+    be there; the title, source, note and date are lost, the model id is the one every readable
+    paper has (else empty)."""
+    ids = {rowid: pid for rowid, pid in _indexed(src, "sqlite_autoindex_papers_1", "paper_id")
+           if rowid not in read and isinstance(pid, str) and pid}
+    hashes = dict(_indexed(src, "sqlite_autoindex_papers_2", "sha256"))
+    count = "SELECT COUNT(*) FROM sentences INDEXED BY sentences_by_paper WHERE paper = ?"
+    counts = {rowid: _one(src, count, (rowid,)) for rowid in ids}  # one by one: damage costs only its papers
+    models = {row[7] for row in read.values()}
+    model = models.pop() if len(models) == 1 else ""
+    return {rowid: (rowid, pid, hashes[rowid], "", "", "recovered by 'rhetorica library doctor'", "recovered",
+                    model, time.time(), counts[rowid])
+            for rowid, pid in ids.items()
+            if isinstance(hashes.get(rowid), str) and isinstance(counts[rowid], int) and counts[rowid] > 0}
+
+
+def _salvage_corrections(src: sqlite3.Connection, target: _Target, report: Salvage, ctx: JobContext) -> None:
+    if _one(src, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'corrections'") != 1:
+        return
+    from core.library.corrections import TABLE
+
+    report.corrections_total = _count(src, "corrections")
+    target.db.execute(TABLE)
+    rows = scan_rows(src, "corrections", CORRECTION_COLUMNS, _highest(src, "corrections"), ctx)
+    good = [row for row in rows
+            if isinstance(row[0], int) and _number(row[1]) and isinstance(row[4], int)
+            and _texts(row, (2, 3, 5, 6, 7, 8, 9, 10, 11, 12))]
+    with target.store.transaction() as db:
+        for row in good:
+            cursor = db.execute(_insert("corrections", CORRECTION_COLUMNS, "OR IGNORE"), row)
+            report.corrections_recovered += cursor.rowcount
+
+
+def salvage(source: Path, target_folder: Path, ctx: JobContext | None = None) -> Salvage:
+    """Copy what can be read of the library database ``source`` into a new library database in
+    ``target_folder`` (see the module docstring for the rule); ``source`` is only read."""
+    ctx = ensure_context(ctx)
+    report = Salvage(source)
+    target = _Target(target_folder)
+    meta: dict[str, str] = {}
+    highest = 0
+    src = _readable(source)
+    if src is None:
+        rebuilt = _with_new_header(source, target_folder)
+        if rebuilt is not None:
+            src = rebuilt[0]
+            report.notes.append(f"the file header of {source.name} is damaged: read it with a rebuilt one")
+    if src is not None:
+        try:
+            report.papers_total = _count(src, "papers", ("sqlite_autoindex_papers_1",
+                                                         "sqlite_autoindex_papers_2"))
+            report.sentences_total = _count(src, "sentences", ("sentences_by_paper",))
+            highest = _salvage_papers(src, target, report, ctx)
+            _salvage_corrections(src, target, report, ctx)
+            rows = _rows(src, "SELECT key, value FROM meta", ()) or []
+            meta = {k: v for k, v in rows
+                    if isinstance(k, str) and isinstance(v, str) and not k.startswith("index.")}
+        finally:
+            src.close()
+    meta["salvaged"] = json.dumps({"from": source.name, "at": _now(), "papers": report.papers_recovered})
+    target.finish(highest, meta)
+    return report
+
+
+# -- repair -----------------------------------------------------------------------------------------
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _keep_name(folder: Path) -> Path:
+    """A free ``library.sqlite3.damaged-<time>`` name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{DATABASE_NAME}{DAMAGED_SUFFIX}{stamp}"
+    number = 1
+    while any(Path(f"{path}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+        number += 1
+        path = folder / f"{DATABASE_NAME}{DAMAGED_SUFFIX}{stamp}-{number}"
+    return path
+
+
+def _set_aside(folder: Path) -> Path | None:
+    """Move the database (and its write-ahead log and shared-memory files, first) to a
+    ``damaged-<time>`` name; returns it (None: there was no database file)."""
+    from core.fileio import fsync_dir
+
+    database = folder / DATABASE_NAME
+    if not database.exists():
+        return None
+    kept = _keep_name(folder)
+    for suffix in ("-wal", "-shm", ""):
+        part = Path(f"{database}{suffix}")
+        if part.exists():
+            os.replace(part, f"{kept}{suffix}")
+    fsync_dir(folder)
+    return kept
+
+
+def _drop_indexes(folder: Path) -> None:
+    """Remove the index files (caches of the database, rebuilt from it)."""
+    for name in INDEX_FILES.values():
+        for path in (folder / name, folder / f".{name}.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def _replace_database(folder: Path, source: Path, ctx: JobContext) -> tuple[Salvage, Path | None]:
+    """Salvage ``source`` into a new database, then move the current one aside and the new one in."""
+    from core.fileio import fsync_dir
+
+    for stale in folder.glob(".doctor-*"):  # left by a repair that was killed: only ever ours
+        shutil.rmtree(stale, ignore_errors=True)
+    work = folder / f".doctor-{os.getpid()}"
+    work.mkdir()
+    try:
+        report = salvage(source, work, ctx)
+        new = work / DATABASE_NAME
+        with open(new, "rb+") as handle:
+            os.fsync(handle.fileno())
+        kept = _set_aside(folder)
+        os.replace(new, folder / DATABASE_NAME)
+        fsync_dir(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report, kept
+
+
+def _rebuild(folder: Path, views: Sequence[str], ctx: JobContext) -> int:
+    """Rebuild these views' indexes from the database; returns how many sentences it holds."""
+    from core.library.library import Library
+
+    with Library(folder) as library:
+        for view in views:
+            library.rebuild_index(view, ctx)
+        return library.store.sentence_count()
+
+
+def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
+    """Diagnose the library in ``folder`` and repair it (see the module docstring)."""
+    folder = Path(folder)
+    ctx = ensure_context(ctx)
+    ctx.progress(0, 1, "checking the library")
+    diagnosis = diagnose(folder)
+    report = RepairReport(diagnosis)
+    state = diagnosis.database.state
+    if state == "absent":
+        raise LibraryError(f"no library in {folder}: nothing to repair (check the folder)")
+    if state == "ok":
+        stale = [index.view for index in diagnosis.indexes if index.problem is not None]
+        count = _rebuild(folder, stale, ctx)  # opening it also writes a missing library marker
+        names = ", ".join(INDEX_FILES[view] for view in stale)
+        report.done.append(f"rebuilt {names} from the database ({count:,} sentences)" if stale
+                           else "nothing to repair")
+        return report
+    if state == "damaged":
+        source: Path | None = folder / DATABASE_NAME
+    else:
+        source = next((p for p in damaged_copies(folder) if p.stat().st_size > 0), None)
+    if source is None:  # missing or empty, and no copy to restore from
+        report.kept = _set_aside(folder) if state == "empty" else None
+        open_store(folder, allow_new=True).close()
+        _drop_indexes(folder)
+        report.lost_everything = True
+        report.done.append(f"started the library again, empty: its papers were in the {state} database and "
+                           "there is no copy to restore them from; add them again")
+        return report
+    if state != "damaged":
+        report.done.append(f"restoring from {source.name}, the damaged copy an earlier repair kept "
+                           f"(papers added after that repair are not in it)")
+    report.salvage, report.kept = _replace_database(folder, source, ctx)  # an empty file is kept too
+    report.done.extend(report.salvage.lines())
+    _drop_indexes(folder)
+    count = _rebuild(folder, VIEWS, ctx)
+    report.done.append(f"wrote a new {DATABASE_NAME} and rebuilt its indexes ({count:,} sentences)")
+    return report
