@@ -17,6 +17,7 @@ MODULES = (
     "app.commands.eval_align",
     "app.commands.eval_search",
     "app.commands.eval_figures",
+    "app.commands.eval_sections",
 )
 
 

@@ -29,12 +29,15 @@ _NOT_HEADING = re.compile(r"^(?:Algorithm|Listing|Procedure|Figure|Fig\.|Table|E
 _NUMERIC = re.compile(r"^[(\[]?[-+−±]?\d[\d.,%]*[)\]]?[*†‡]?$")
 _RUN_IN = re.compile(r"[:;]\s+[a-z]")
 
+# "experimental setup", "training details", "evaluation methodology": the set-up of the experiments
+_SETUP = (r"(?:experiment(?:al)?|evaluation|training|implementation)"
+          r" (?:setup|set-up|settings?|design|details|protocols?|methodology|methods?|procedures?)")
 # (pattern, kind) in priority order; the first match in the heading wins
 _KIND_RULES: list[tuple[re.Pattern[str], SectionKind]] = [
     (re.compile(r"\babstract\b"), SectionKind.ABSTRACT),
     (re.compile(r"\b(?:related work|previous work|prior work|related research|literature"
                 r"|state of the art|related studies)\b"), SectionKind.RELATED_WORK),
-    (re.compile(r"\bexperimental (?:setup|set-up|settings?|design|details|protocol)\b"), SectionKind.METHOD),
+    (re.compile(rf"\b{_SETUP}\b"), SectionKind.METHOD),
     (re.compile(r"\b(?:introduction|background|motivation|preliminar(?:y|ies)|overview)\b"),
      SectionKind.INTRODUCTION),
     (re.compile(r"\b(?:conclusions?|concluding|summary|future work|outlook|closing remarks)\b"),
@@ -50,7 +53,8 @@ _KIND_RULES: list[tuple[re.Pattern[str], SectionKind]] = [
                 r"|statistical)\b"), SectionKind.METHOD),
 ]
 _OTHER = re.compile(r"\b(?:acknowledge?ments?|funding|author contributions|competing interests"
-                    r"|conflicts? of interest|ethics|availability|abbreviations|declarations"
+                    r"|conflicts? of interest|conflicting interests?|ethics|availability|abbreviations"
+                    r"|declarations"
                     r"|additional information|supplementary|supplemental|supporting information"
                     r"|appendix|appendices)\b")
 
@@ -63,6 +67,50 @@ BACK_MATTER = re.compile(
     r"|(?:supplementary|supplemental) (?:materials?|information|data|figures)|supporting information)$",
     re.IGNORECASE,
 )
+
+
+# What makes a heading *decisive*: it names a kind of section outright, so a subsection with such
+# a heading keeps the kind its own words give (``section_kind``) instead of taking its parent's.
+# Either the whole heading is a standard section name, or several joined by "and", "&", "/" or a
+# comma ("Results and Discussion", "Conclusions and Future Work"); or it holds a phrase that only
+# ever names a kind of section ("Related work on X", "Evaluation schemes and results",
+# "Experiment settings", "Limitations of the study", "Motivation and contributions"), or it is
+# only the name of the data ("Datasets", "Data description": the set-up). Every other
+# heading is topical: a word such as "data", "model", "training", "analysis", "overview",
+# "framework", "performance", "evaluation" or "findings" maps it to a kind by the
+# ``section_kind`` rules, but only weakly: "Data analysis" under "Methods" is method, "Overview"
+# under "Model" is method (not an introduction), "Stratified analyses" under "Results" is result.
+_STANDARD_NAME = (r"(?:abstract|introduction|background|motivation|related works?|previous work|prior work"
+                  r"|literature review|state of the art|methods?|methodology|materials?|results?|findings"
+                  r"|analysis|analyses|discussions?|limitations|conclusions?|concluding remarks|future work"
+                  r"|outlook)")
+_STANDARD = re.compile(rf"^(?:the )?{_STANDARD_NAME}(?:\s*(?:,|&|/|\band\b)\s*{_STANDARD_NAME})*$")
+# a heading that is only the name of the data ("Data", "Datasets", "Data description") describes
+# the set-up wherever it stands, like "Experimental setup"
+_DATA_NAME = re.compile(r"^(?:the )?data(?:sets?| sets?| description| collection)?$")
+_DECISIVE_PHRASE = re.compile(
+    r"\b(?:introduction|motivation|related work|previous work|prior work|related research|related studies"
+    r"|literature (?:review|survey)|review of (?:the )?literature|state of the art"
+    rf"|{_SETUP}|results|discussions?|conclusions?|concluding|future work|closing remarks|limitations"
+    r"|error analysis|ablations?)\b")
+
+
+def _normal(title: str) -> str:
+    return " ".join(title.lower().replace("\u2019", "'").split()).strip(" .:;-–—")
+
+
+def is_standard_heading(title: str) -> bool:
+    """Whether a heading (without its number) is a standard section name, or several joined
+    ("Introduction", "Materials and Methods", "Results and Discussion")."""
+    return bool(_STANDARD.match(_normal(title)))
+
+
+def is_decisive_heading(title: str) -> bool:
+    """Whether a heading (without its number) names its section's kind outright (see above)."""
+    text = _normal(title)
+    if not text or section_kind(text) is SectionKind.OTHER:
+        return False
+    return bool(_STANDARD.match(text) or _DATA_NAME.match(text) or _DECISIVE_PHRASE.search(text))
 
 
 def is_other_heading(heading: str) -> bool:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from core.document import SectionKind
-from core.pdf.headings import BACK_MATTER, is_other_heading
+from core.pdf.headings import BACK_MATTER, is_decisive_heading, is_other_heading, is_standard_heading
 from core.pdf.paragraphs import BuiltSection
+
+_APPENDIX_START = re.compile(r"^(?:appendix|appendices)\b", re.IGNORECASE)
+_LETTERED = re.compile(r"^[A-H](?:\.\d{1,2})*$")
 
 
 def settle_levels_and_kinds(built: list[BuiltSection]) -> None:
-    """Levels of unnumbered headings (by type size and style) and kinds inherited by subsections."""
+    """Levels of unnumbered headings (by type size and style), then kinds: subsections inherit
+    their parent's kind (``inherit_kinds``) and what follows an appendix heading is ``other``."""
     # levels for unnumbered headings: by font size against numbered top-level headings
     top_sizes = [b.size for b in built if b.number and b.level == 1 and b.size]
     top_size = sorted(top_sizes)[len(top_sizes) // 2] if top_sizes else 0.0
@@ -22,14 +28,67 @@ def settle_levels_and_kinds(built: list[BuiltSection]) -> None:
         for b in built:
             if not b.number and BACK_MATTER.match(b.heading):
                 b.level = 1  # numbered papers: acknowledgements etc. are top level whatever their type
-    # subsections inherit their parent's kind when their own is "other"
+    inherit_kinds(built)
+    _appendix_kinds(built)
+
+
+def _settled_other(b: BuiltSection) -> bool:
+    """An ``other`` section that is other by its heading (back matter, appendix), not for want of a cue."""
+    return b.kind is SectionKind.OTHER and (
+        is_other_heading(b.heading) or bool(BACK_MATTER.match(b.heading))
+        or bool(_APPENDIX_START.match(b.heading)) or bool(_LETTERED.match(b.number)))
+
+
+def _parent(stack: list[BuiltSection], b: BuiltSection) -> BuiltSection | None:
+    """The section ``b`` belongs to: the nearest earlier section of a lower level (``stack``, the
+    open sections). A numbered heading belongs only to a section whose number is a prefix of its
+    own ("3" or "3.2" for "3.2.1") or to an unnumbered one: "3.1" after "2 Related work" (the
+    heading "3" was missed) has no parent."""
+    if not b.number[:1].isdigit():
+        return stack[-1] if stack else None
+    for parent in reversed(stack):
+        if not parent.number[:1].isdigit() or b.number.startswith(parent.number + "."):
+            return parent
+    return None
+
+
+def inherit_kinds(built: list[BuiltSection]) -> None:
+    """A subsection inherits its parent's kind unless its own heading is decisive.
+
+    Decisive (``core.pdf.headings.is_decisive_heading``): the heading is a standard section name
+    ("Results", "Materials and Methods", "Discussion") or holds a phrase that only names a kind of
+    section ("related work", "experimental setup", "limitations"); such a subsection keeps the kind
+    its own words give. Any other heading is topical and takes the parent's (final) kind, even when
+    one of its words maps to another kind ("Data analysis", "Overview", "Training" …). Back matter
+    and appendix headings stay ``other``. The parent gives nothing when its kind is ``abstract``,
+    or ``other`` for want of a cue (a topical top-level heading): then the subsection keeps its
+    own kind. The parent of a section comes from the levels: numbers ("3" holds "3.2"), and for
+    unnumbered headings the level set from type size and style.
+    """
     stack: list[BuiltSection] = []
     for b in built:
         while stack and stack[-1].level >= b.level:
             stack.pop()
-        if b.kind is SectionKind.OTHER and stack and b.level > 1 and not is_other_heading(b.heading):
-            b.kind = stack[-1].kind
+        parent = _parent(stack, b)
+        if (parent is not None and b.kind is not SectionKind.ABSTRACT and not _settled_other(b)
+                and parent.kind is not SectionKind.ABSTRACT
+                and (parent.kind is not SectionKind.OTHER or _settled_other(parent))
+                and not is_decisive_heading(b.heading)):
+            b.kind = parent.kind
         stack.append(b)
+
+
+def _appendix_kinds(built: list[BuiltSection]) -> None:
+    """Everything after an "Appendix" heading or a lettered appendix section ("A", "B.1") is
+    ``other`` (the appendices run to the end), up to a digit-numbered or decisive heading."""
+    inside = False
+    for b in built:
+        if b.number[:1].isdigit() or (inside and is_decisive_heading(b.heading)):
+            inside = False
+        elif b.kind is SectionKind.OTHER and (_APPENDIX_START.match(b.heading) or _LETTERED.match(b.number)):
+            inside = True
+        elif inside and b.kind is not SectionKind.ABSTRACT:
+            b.kind = SectionKind.OTHER
 
 
 _MAIN_KINDS = {SectionKind.INTRODUCTION, SectionKind.METHOD, SectionKind.RESULT, SectionKind.DISCUSSION,
@@ -38,8 +97,14 @@ _MAIN_KINDS = {SectionKind.INTRODUCTION, SectionKind.METHOD, SectionKind.RESULT,
 
 def _levels_by_style(built: list[BuiltSection]) -> None:
     """Unnumbered papers: headings set smaller than the main ones ("Introduction", "Methods"),
-    or in mixed case where the main ones are in capitals, are subsections."""
+    or in mixed case where the main ones are in capitals, are subsections. The main headings are
+    those that are a standard section name (``is_standard_heading``, of a main kind); only
+    when there are fewer than two, any heading of a main kind ("Statistical analysis" would
+    otherwise pull the main size down to that of the subsections)."""
     main = [b for b in built if b.kind in _MAIN_KINDS and not b.number and b.size]
+    standard = [b for b in main if is_standard_heading(b.heading)]
+    if len(standard) >= 2:
+        main = standard
     if not main:
         return
     sizes = sorted(b.size for b in main)
