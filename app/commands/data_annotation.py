@@ -177,6 +177,7 @@ def run_assemble(args: argparse.Namespace) -> int:
         else:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
+    _refresh_pdf_kinds(train_rows)
     count = write_jsonl(ANNOTATED_DIR / "train.jsonl", train_rows)
     print(f"{ANNOTATED_DIR / 'train.jsonl'}: {count} sentences", file=sys.stderr)
     gold_rows = []
@@ -193,7 +194,7 @@ def run_assemble(args: argparse.Namespace) -> int:
                 raise DatasetError(f"{paper_id} {unit.uid}: the parsed sentence changed; re-check the batch")
             sid = f"s{section.first_sentence + unit.position}"
             gold = {"pdf": paper_id, "domain": unit.field, "sid": sid,
-                    "sha1": unit.sha1, "section_kind": unit.section_kind, "role": label.role,
+                    "sha1": unit.sha1, "section_kind": section.kind, "role": label.role,
                     "function": label.function, "note": label.note, "annotators": who}
             if unit.open_text:
                 gold["text"] = unit.text
@@ -201,3 +202,22 @@ def run_assemble(args: argparse.Namespace) -> int:
     count = write_jsonl(GOLD2_DIR / "test.jsonl", gold_rows)
     print(f"{GOLD2_DIR / 'test.jsonl'}: {count} sentences", file=sys.stderr)
     return 0
+
+
+def _refresh_pdf_kinds(rows: list[dict]) -> None:
+    """pdfs2 rows take the section kinds of the parser as it is now (the kinds the app feeds the model),
+    not those of the parser that made the batches; sentences are checked by sha1."""
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotation import text_sha1
+
+    names = {str(r["paper_id"]) for r in rows if r["source"] == "pdfs2"}
+    if not names:
+        return
+    papers = {p.paper_id: p for p in src.read_pdfs2(src.shared_root(None).parent, names)}
+    for row in rows:
+        paper = papers.get(str(row["paper_id"])) if row["source"] == "pdfs2" else None
+        if paper is None:
+            continue
+        section = paper.sections[int(row["section"])]
+        if text_sha1(section.sentences[int(row["position"])]) == row["sha1"]:
+            row["section_kind"] = section.kind
