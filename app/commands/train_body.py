@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
                                  # a new function head lives in the sentence graph: export it anew
                                  reuse_sentence_graphs=None if args.function_data else Path(bundle),
                                  ctx=JobContext(log_progress()))
+    from models.training.figure_head import carry_figure_head
+
+    carry_figure_head(Path(bundle), args.out)  # graphical-abstract suggestion stays with the new bundle
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,
                       "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))
