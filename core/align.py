@@ -54,6 +54,26 @@ class AlignSentence:
     section_kind: str = ""  # a core.document.SectionKind value; "" when unknown (a draft)
     role: str = ""
     function: str = ""  # a taxonomy function id, "none" (below threshold) or "" (no function head)
+    # the role's probability: below core.labels.UNCERTAIN_BELOW the gap report leaves the role out
+    # (1.0 where it is not known, e.g. an alignment file written before it was kept)
+    role_confidence: float = 1.0
+
+    @property
+    def confident_role(self) -> bool:
+        from core.labels import UNCERTAIN_BELOW
+
+        return bool(self.role) and self.role_confidence >= UNCERTAIN_BELOW
+
+    @property
+    def clear_function(self) -> bool:
+        return self.function not in ("", NO_FUNCTION)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AlignSentence:
+        values: dict[str, Any] = {k: str(v) for k, v in data.items() if k != "role_confidence"}
+        if "role_confidence" in data:
+            values["role_confidence"] = float(data["role_confidence"])
+        return cls(**values)
 
 
 @dataclass
@@ -85,7 +105,7 @@ class AlignSide:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AlignSide:
-        sentences = [AlignSentence(**{k: str(v) for k, v in s.items()}) for s in data["sentences"]]
+        sentences = [AlignSentence.from_dict(s) for s in data["sentences"]]
         empty = np.zeros((len(sentences), 0), dtype=np.float32)
         return cls(str(data.get("title", "")), sentences, empty, empty.copy(), str(data.get("source", "")),
                    str(data.get("kind", "")))
@@ -112,9 +132,10 @@ def side_from_paper(paper: Paper, analysis: PaperAnalysis, *, kind: str = "pdf")
         index = sentence.section_index
         section = paper.sections[index] if 0 <= index < len(paper.sections) else None
         function = functions[sentence.index].label if functions is not None else ""
+        role = analysis.roles[sentence.index]
         sentences.append(AlignSentence(sentence.text, section.heading if section else "",
-                                       section.kind.value if section else "",
-                                       analysis.roles[sentence.index].label, function))
+                                       section.kind.value if section else "", role.label, function,
+                                       role.confidence))
     content = analysis.embeddings
     function_view = analysis.function_vectors if analysis.function_vectors is not None else content
     return AlignSide(paper.title or Path(paper.source_path).name, sentences, _normalised(content),
@@ -132,7 +153,7 @@ def side_from_draft(sentences: Sequence[str], analysis: PaperAnalysis,
         raise ValueError("the draft analysis has no embeddings")
     functions = analysis.functions
     rows = [AlignSentence(text, "", section_kind, analysis.roles[i].label,
-                          functions[i].label if functions is not None else "")
+                          functions[i].label if functions is not None else "", analysis.roles[i].confidence)
             for i, text in enumerate(sentences)]
     content = analysis.embeddings
     function = function_vectors if function_vectors is not None else content
@@ -151,7 +172,8 @@ def side_from_library(library: Library, paper_id: str) -> AlignSide:
         function = library.vectors_of(ids, "function") if ids else content
     except KeyError:  # stored without a function view
         function = content
-    sentences = [AlignSentence(r.text, r.section, r.section_kind, r.role, r.function) for r in records]
+    sentences = [AlignSentence(r.text, r.section, r.section_kind, r.role, r.function, r.role_confidence)
+                 for r in records]
     title = (record.title if record is not None else "") or paper_id
     return AlignSide(title, sentences, _normalised(content), _normalised(function),
                      record.source if record is not None else "", "library")
@@ -282,34 +304,58 @@ class RoleShare:
     section_kind: str
     a_sentences: int
     b_sentences: int
-    a: dict[str, float]
+    a: dict[str, float]  # shares among the sentences with a confident role
     b: dict[str, float]
+    a_confident: int = -1  # sentences with a confident role (-1: not known, an older file)
+    b_confident: int = -1
 
     def to_dict(self) -> dict[str, Any]:
         return {"section_kind": self.section_kind, "a_sentences": self.a_sentences,
                 "b_sentences": self.b_sentences, "a": {r: round(v, 4) for r, v in self.a.items()},
-                "b": {r: round(v, 4) for r, v in self.b.items()}}
+                "b": {r: round(v, 4) for r, v in self.b.items()},
+                "a_confident": self.a_confident, "b_confident": self.b_confident}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoleShare:
         return cls(str(data["section_kind"]), int(data["a_sentences"]), int(data["b_sentences"]),
                    {str(k): float(v) for k, v in data["a"].items()},
-                   {str(k): float(v) for k, v in data["b"].items()})
+                   {str(k): float(v) for k, v in data["b"].items()},
+                   int(data.get("a_confident", -1)), int(data.get("b_confident", -1)))
 
 
 @dataclass
 class GapReport:
     items: list[GapItem] = field(default_factory=list)
     role_shares: list[RoleShare] = field(default_factory=list)
+    # What the report was judged on, per side ("a", "b"): {"sentences": all, "functions": those with a
+    # clear function (the gaps), "roles": those with a confident role (the role shares)}. Empty in a
+    # report read from a file written before it was kept.
+    judged: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def note(self) -> str:
+        """"Judged on confident labels only: gaps on 31 confident sentences of 40 (A) and 52 of 70
+        (B); role shares on 35 of 40 (A) and 60 of 70 (B)." ("" when not known)."""
+        if not all(side in self.judged for side in ("a", "b")):
+            return ""
+        a, b = self.judged["a"], self.judged["b"]
+        plural = "s" if a["functions"] != 1 else ""
+        return ("Judged on confident labels only: gaps on "
+                f"{a['functions']} confident sentence{plural} of {a['sentences']} (A) "
+                f"and {b['functions']} of {b['sentences']} (B); role shares on "
+                f"{a['roles']} of {a['sentences']} (A) and {b['roles']} of {b['sentences']} (B).")
 
     def to_dict(self) -> dict[str, Any]:
         return {"items": [g.to_dict() for g in self.items],
-                "role_shares": [r.to_dict() for r in self.role_shares]}
+                "role_shares": [r.to_dict() for r in self.role_shares],
+                "judged": {side: dict(counts) for side, counts in self.judged.items()}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GapReport:
+        judged = {str(side): {str(k): int(v) for k, v in counts.items()}
+                  for side, counts in data.get("judged", {}).items()}
         return cls([GapItem.from_dict(g) for g in data.get("items", [])],
-                   [RoleShare.from_dict(r) for r in data.get("role_shares", [])])
+                   [RoleShare.from_dict(r) for r in data.get("role_shares", [])], judged)
 
 
 @dataclass

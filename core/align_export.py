@@ -59,6 +59,8 @@ def summary_text(alignment: Alignment, top: int = 10, taxonomy: FunctionTaxonomy
         lines.append("     B: " + _clip(" ".join(alignment.b.sentences[j].text for j in pair.b_indices)))
     lines += ["", "Gaps:" if alignment.gaps.items else "Gaps: none (both do the same things per section)"]
     lines += [f"  - {item.text}" for item in alignment.gaps.items]
+    if alignment.gaps.note:
+        lines.append(f"  ({alignment.gaps.note})")
     return "\n".join(lines)
 
 
@@ -71,11 +73,17 @@ def alignment_to_markdown(alignment: Alignment) -> str:
     lines = [f"# Rhetorical alignment: {_md(a.title)} ↔ {_md(b.title)}", ""]
     lines += [f"- {_md(line)}" for line in _summary_lines(alignment)] + ["", "## Gaps", ""]
     lines += [f"- {_md(item.text)}" for item in alignment.gaps.items] or ["- none"]
+    if alignment.gaps.note:
+        lines += ["", f"_{_md(alignment.gaps.note)}_"]
     lines += ["", "## Role share per section (A / B)", "",
-              "| Section | Sentences | " + " | ".join(ROLES) + " |", "|---|---:|" + "---:|" * len(ROLES)]
+              "| Section | Sentences (confident role) | " + " | ".join(ROLES) + " |",
+              "|---|---:|" + "---:|" * len(ROLES)]
     for share in alignment.gaps.role_shares:
         cells = [f"{100 * share.a[r]:.0f}% / {100 * share.b[r]:.0f}%" for r in ROLES]
-        lines.append(f"| {kind_name(share.section_kind)} | {share.a_sentences} / {share.b_sentences} | "
+        confident = (f" ({share.a_confident} / {share.b_confident})"
+                     if share.a_confident >= 0 and share.b_confident >= 0 else "")
+        counts = f"{share.a_sentences} / {share.b_sentences}{confident}"
+        lines.append(f"| {kind_name(share.section_kind)} | {counts} | "
                      + " | ".join(cells) + " |")
     lines += ["", "## Aligned pairs", "", "| A | score | B |", "|---|---:|---|"]
     for pair in alignment.pairs:
@@ -303,6 +311,8 @@ def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = 
             listed = "".join(f"<li>{esc(g.text)}</li>" for g in items)
             gap_items += f"<h3>{title} ({len(items)})</h3><ul>{listed}</ul>"
     gap_items = gap_items or "<p>No gaps: both sides do the same things per section.</p>"
+    if alignment.gaps.note:
+        gap_items += f'<p class="meta">{esc(alignment.gaps.note)}</p>'
 
     def bar(shares: dict[str, float]) -> str:
         parts = "".join(f'<b style="width:{100 * shares.get(r, 0):.1f}%;background:{ROLE_COLORS[r]}" '

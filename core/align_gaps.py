@@ -1,5 +1,10 @@
 """The gap report of an alignment: the functions one paper has and the other lacks, per section,
-phrased with the taxonomy's names, and the share of each role per section side by side."""
+phrased with the taxonomy's names, and the share of each role per section side by side.
+
+Only confident labels count (issue 24.5): a function below the bundle's threshold ("none") never
+makes or fills a gap, and a role below ``core.labels.UNCERTAIN_BELOW`` is left out of the role
+shares; ``GapReport.judged`` / ``GapReport.note`` say on how many sentences of each side the report
+was judged."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from core.align import Alignment, AlignSentence, GapItem, GapReport, RoleShare
-from core.labels import NO_FUNCTION, ROLES
+from core.labels import ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.functions import FunctionTaxonomy
@@ -45,8 +50,10 @@ def never_phrase(name: str) -> str:
 
 
 def _role_shares(sentences: list[AlignSentence]) -> dict[str, float]:
-    counts = Counter(s.role for s in sentences)
-    return {role: counts.get(role, 0) / len(sentences) if sentences else 0.0 for role in ROLES}
+    """The share of each role among the sentences with a confident role (uncertain ones left out)."""
+    confident = [s for s in sentences if s.confident_role]
+    counts = Counter(s.role for s in confident)
+    return {role: counts.get(role, 0) / len(confident) if confident else 0.0 for role in ROLES}
 
 
 def gap_report(alignment: Alignment, taxonomy: FunctionTaxonomy | None = None, *,
@@ -77,7 +84,7 @@ def gap_report(alignment: Alignment, taxonomy: FunctionTaxonomy | None = None, *
     kinds.sort(key=lambda k: order.index(k) if k in order else len(order))
     by_kind = {side: {k: [s for s in sentences if group(s) == k] for k in kinds}
                for side, sentences in sides.items()}
-    functions_by_kind = {side: {k: Counter(s.function for s in rows if s.function not in ("", NO_FUNCTION))
+    functions_by_kind = {side: {k: Counter(s.function for s in rows if s.clear_function)
                                 for k, rows in kinds_.items()} for side, kinds_ in by_kind.items()}
     items: list[GapItem] = []
     shares: list[RoleShare] = []
@@ -99,7 +106,8 @@ def gap_report(alignment: Alignment, taxonomy: FunctionTaxonomy | None = None, *
             items.append(GapItem("", function, name_of(function), have, count, (), text))
     for kind in kinds:
         rows_a, rows_b = by_kind["a"][kind], by_kind["b"][kind]
-        shares.append(RoleShare(kind, len(rows_a), len(rows_b), _role_shares(rows_a), _role_shares(rows_b)))
+        shares.append(RoleShare(kind, len(rows_a), len(rows_b), _role_shares(rows_a), _role_shares(rows_b),
+                                sum(s.confident_role for s in rows_a), sum(s.confident_role for s in rows_b)))
         if kind == "":
             continue  # the whole text: covered above
         for have, lack in (("a", "b"), ("b", "a")):
@@ -118,4 +126,6 @@ def gap_report(alignment: Alignment, taxonomy: FunctionTaxonomy | None = None, *
                         f"({have.upper()}: {plural(count)}); {lack.upper()} does in the "
                         f"{', '.join(kind_name(k) for k in elsewhere)}.")
                 items.append(GapItem(kind, function, name_of(function), have, count, elsewhere, text))
-    return GapReport(items, shares)
+    judged = {side: {"sentences": len(sentences), "functions": sum(s.clear_function for s in sentences),
+                     "roles": sum(s.confident_role for s in sentences)} for side, sentences in sides.items()}
+    return GapReport(items, shares, judged)

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.fileio import atomic_write_text as atomic_write_with_text
 from core.paths import user_data_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.sentence_context import SentenceContext
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -44,20 +48,41 @@ def heading_kind(heading: str) -> str:
     return SectionKind.ABSTRACT.value if is_abstract_heading(bare) else section_kind(bare).value
 
 
-def draft_sentences(text: str) -> list[tuple[int, int, str | None]]:
-    """The sentences of a draft as (start, end, section kind): heading lines ("# Methods", "2 Results")
-    are not sentences (a sentence the splitter ran together with the heading above it starts after
-    the heading), and each sentence carries the kind of the heading above it (``None`` before any)."""
-    from core.text.sentences import split_sentences
+def draft_headings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, section kind) of each heading line of a draft. A markdown heading deeper than the
+    one above it ("## Data analysis" under "# Methods") whose own title names no kind outright
+    (``core.pdf.headings.is_decisive_heading``) takes its parent's kind, as a parsed paper's
+    subsections do."""
+    from core.pdf.headings import is_abstract_heading, is_decisive_heading, is_other_heading, split_number
 
-    headings: list[tuple[int, int, str]] = []  # (start, end, kind) of each heading line
+    headings: list[tuple[int, int, str]] = []
+    parents: list[tuple[int, str]] = []  # (markdown level, kind) of the open headings
     offset = 0
     for line in text.splitlines(keepends=True):
         found = heading_of(line)
         if found is not None:
-            headings.append((offset, offset + len(line.rstrip("\r\n")), heading_kind(found[1])))
+            level, name = found
+            kind = heading_kind(name)
+            if level:
+                while parents and parents[-1][0] >= level:
+                    parents.pop()
+                _, bare = split_number(name)
+                decisive = is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
+                if parents and not decisive:
+                    kind = parents[-1][1]
+                parents.append((level, kind))
+            headings.append((offset, offset + len(line.rstrip("\r\n")), kind))
         offset += len(line)
-    out: list[tuple[int, int, str | None]] = []
+    return headings
+
+
+def draft_sections(text: str) -> list[tuple[int, int, str | None, int]]:
+    """:func:`draft_sentences` with the number of the heading each sentence is under (-1 before any):
+    (start, end, section kind, heading number)."""
+    from core.text.sentences import split_sentences
+
+    headings = draft_headings(text)
+    out: list[tuple[int, int, str | None, int]] = []
     for span_start, span_end in split_sentences(text):
         pieces = [(span_start, span_end)]
         for h_start, h_end, _ in headings:  # cut heading lines out of the span
@@ -69,9 +94,42 @@ def draft_sentences(text: str) -> list[tuple[int, int, str | None]]:
             while end > start and text[end - 1].isspace():
                 end -= 1
             if start < end:
-                above = [h for h in headings if h[1] <= start]
-                out.append((start, end, above[-1][2] if above else None))
+                above = [n for n, h in enumerate(headings) if h[1] <= start]
+                number = above[-1] if above else -1
+                out.append((start, end, headings[number][2] if above else None, number))
     return out
+
+
+def draft_sentences(text: str) -> list[tuple[int, int, str | None]]:
+    """The sentences of a draft as (start, end, section kind): heading lines ("# Methods", "2 Results")
+    are not sentences (a sentence the splitter ran together with the heading above it starts after
+    the heading), and each sentence carries the kind of the heading above it (``None`` before any)."""
+    return [(start, end, kind) for start, end, kind, _ in draft_sections(text)]
+
+
+def context_in_draft(text: str, position: int, neighbours: int | None = None) -> SentenceContext | None:
+    """The draft sentence at ``position`` (or the last one starting before it) with the context it is
+    labelled in: the kind of the heading above it and up to ``neighbours`` (default
+    ``core.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None in
+    a draft without sentences before ``position``."""
+    from core.sentence_context import QUERY_NEIGHBOURS, SentenceContext
+
+    width = QUERY_NEIGHBOURS if neighbours is None else neighbours
+    found = draft_sections(text)
+    before = [k for k, (start, _, _, _) in enumerate(found) if start <= position]
+    if not before:
+        return None
+    at = before[-1]
+    _, _, kind, heading = found[at]
+
+    def sentence(k: int) -> str:
+        return text[found[k][0]:found[k][1]]
+
+    def same(k: int) -> bool:
+        return 0 <= k < len(found) and found[k][3] == heading
+
+    return SentenceContext(sentence(at), tuple(sentence(k) for k in range(at - width, at) if same(k)),
+                           tuple(sentence(k) for k in range(at + 1, at + 1 + width) if same(k)), kind)
 
 
 class DraftStore:

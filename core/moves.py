@@ -57,8 +57,15 @@ def check_moves(functions: Iterable[str], section_kind: str) -> list[MoveCheck]:
     return [MoveCheck(move, bool(found & move.functions)) for move in EXPECTED.get(section_kind, ())]
 
 
-def describe_checks(checks: list[MoveCheck], section_kind: str) -> str:
-    """One line: "introduction: ✓ why the topic matters · ✗ an aim statement · …" ("" when no list)."""
+def describe_checks(checks: list[MoveCheck], section_kind: str, judged: tuple[int, int] | None = None) -> str:
+    """One line: "introduction: ✓ why the topic matters · ✗ an aim statement · …" ("" when no list).
+    ``judged`` = (sentences with a clear function, all sentences): the checks count only the
+    confident labels and say so ("… (judged on 9 confident sentences of 12)")."""
     if not checks:
         return ""
-    return f"{section_kind}: " + " · ".join(f"{'✓' if c.present else '✗'} {c.move.name}" for c in checks)
+    line = f"{section_kind}: " + " · ".join(f"{'✓' if c.present else '✗'} {c.move.name}" for c in checks)
+    if judged is not None:
+        from core.labels import judged_on
+
+        line += f" ({judged_on(*judged)})"
+    return line

@@ -1,6 +1,8 @@
 """Phrasing suggestions: real sentences that do the same rhetorical job as the author's sentence.
 
-``suggest(text, model, sources, k)``: the query's role and function (from the model), then the
+``suggest(text, model, sources, k)``: the query's role and function (from the model, labelled inside
+the context that exists when one is given: the draft's heading and neighbouring sentences, or the
+selected sentence's section, ``core.sentence_context``), then the
 nearest sentences in each source's *function* view (what a sentence does, not what it is about),
 merged, filtered (``function``, ``section_kind``), with the query itself and near-duplicates removed
 and the rest diversified by maximal marginal relevance (MMR: each pick trades similarity to the query
@@ -22,6 +24,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from core.library.store import PaperRecord, SentenceRecord
     from core.model_api import RoleModel
+    from core.sentence_context import SentenceContext
 
 DUPLICATE_SIMILARITY = 0.97  # content cosine above which two sentences count as the same wording
 # The same, per view: a pack (no content view) judges wording in the function view, where two
@@ -102,7 +105,9 @@ class Suggestion:
 
 @dataclass
 class SuggestionResult:
-    query: dict[str, str]  # text, role, function
+    # text, role, function; with a model: "role_text" (core.labels.role_text: "uncertain: method (0.41) or
+    # result (0.35)" below core.labels.UNCERTAIN_BELOW) and "context" (what the query was labelled with)
+    query: dict[str, str]
     suggestions: list[Suggestion]
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,22 +141,35 @@ def _normalise(text: str) -> str:
 
 def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10, *,
             function: str | None = None, section_kind: str | None = None,
-            templater: Templater | None = None, pool: int = 8) -> SuggestionResult:
+            templater: Templater | None = None, pool: int = 8,
+            context: SentenceContext | None = None) -> SuggestionResult:
     """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text`` (``k`` is clamped
-    to 1..``MAX_K``, so no caller can make the search run over the whole corpus)."""
+    to 1..``MAX_K``, so no caller can make the search run over the whole corpus).
+
+    ``context`` (its ``text`` is ``text``'s): the heading's section kind and the neighbouring sentences
+    the query's role and function are read with (``section_kind`` is a filter on the suggestions, not
+    the query's kind). Without it the query is labelled alone, kind unknown."""
+    from core.labels import role_text
+    from core.sentence_context import SentenceContext
+
     k = min(max(int(k), 1), MAX_K)
-    # One run of the model for the query: labels and the function view together; the content view
-    # only when a source judges duplicates in it (a library; a pack has none).
+    if context is None or _normalise(context.text) != _normalise(text):
+        context = SentenceContext(text)
+    # One run of the model for the query in its context: labels and the function view together; the
+    # content view only when a source judges duplicates in it (a library; a pack has none).
     needs_content = any(source.library.duplicate_view == "content" for source in sources)
-    (encoding,) = model.encode_documents([([text], None)], with_embeddings=needs_content,
+    (encoding,) = model.encode_documents([context.document()], with_embeddings=needs_content,
                                          with_function_vectors=True)
-    role = encoding.roles[0].label
-    predicted = encoding.functions[0].label if encoding.functions else ""
+    at = context.position
+    role = encoding.roles[at].label
+    predicted = encoding.functions[at].label if encoding.functions else ""
     vectors = encoding.function_vectors
     if vectors is None or not len(vectors):  # a model without the function-vectors option
-        vectors = model.embed([text], view="function")
-    query_function = vectors[0]
-    query_content = encoding.embeddings[0]
+        vectors = model.embed(context.sentences(), view="function")
+    query_function = vectors[at]
+    query_content = encoding.embeddings[at]
+    query = {"text": text, "role": role, "function": predicted, "role_text": role_text(encoding.roles[at]),
+             "context": context.describe()}
     candidates: list[tuple[Source, int, float]] = []
     for source in sources:
         # A filter throws most neighbours away: look further so that rare matches still come back.
@@ -170,7 +188,7 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
             and (function is None or r.function == function)
             and (section_kind is None or r.section_kind == section_kind)]
     if not rows:
-        return SuggestionResult({"text": text, "role": role, "function": predicted}, [])
+        return SuggestionResult(query, [])
     function_vectors = _vectors(rows, "function")
     # Near-identical wording (the query's, or an earlier pick's) is no suggestion: judged in each
     # source's duplicate view (content for a library; function for a pack, which has no content).
@@ -203,7 +221,7 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
             record.text, {"kind": source.kind, "paper_id": record.paper_id,
                           "title": paper.title if paper else "", "section": record.section},
             similarity, record.role, record.function, spans, template))
-    return SuggestionResult({"text": text, "role": role, "function": predicted}, suggestions)
+    return SuggestionResult(query, suggestions)
 
 
 def _duplicate_vectors(rows: Sequence[tuple[Source, Any, float]]) -> tuple[np.ndarray, np.ndarray]:

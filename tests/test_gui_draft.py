@@ -11,6 +11,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt
 
 from core.drafts import DraftStore
+from core.labels import is_confident
 from models.roles import ROLES
 from tests.gui_helpers import TIMEOUT_MS, model_bundle, open_window
 
@@ -53,7 +54,9 @@ def test_typed_sentences_are_labelled_and_saved(qtbot, bundle: Path, home: Path)
         cursor = editor.textCursor()
         cursor.setPosition(position)
         tip = editor.tooltip_at(editor.cursorRect(cursor).center())
-        assert tip.startswith(f"<b>{editor.labels[3][1].label}</b>")
+        prediction = editor.labels[3][1]
+        assert tip.startswith(f"<b>{prediction.label}</b>" if is_confident(prediction)
+                              else f"<b>uncertain: {prediction.label} (")
         qtbot.waitUntil(lambda: DraftStore().load() == TEXT, timeout=10_000)  # autosaved, debounced
         # editing drops stale labels' meaning: typing more triggers a new round
         with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as again:
@@ -85,7 +88,10 @@ def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, hom
         editor = draft.editor
         assert len(editor.functions) == len(editor.labels) == 5
         found = [f.label for f in editor.functions if f is not None]
-        assert draft.moves.text() == describe_checks(check_moves(found, "introduction"), "introduction")
+        judged = (len(found), 5)  # threshold 0: every function is clear
+        expected = describe_checks(check_moves(found, "introduction"), "introduction", judged)
+        assert draft.moves.text() == expected
+        assert draft.moves.text().endswith(f"(judged on {len(found)} confident sentences of 5)")
         draft.checklist_kind.setCurrentText("conclusion")
         assert draft.moves.text().startswith("conclusion: ")
         # The tooltip names the sentence's function.
@@ -100,3 +106,85 @@ def _cursor_at(editor, position):  # type: ignore[no-untyped-def]
     cursor = editor.textCursor()
     cursor.setPosition(position)
     return cursor
+
+
+# -- issue 24.5/24.6: in-context labels, uncertain labels, a checklist on confident labels ---------------
+def _weak(label: str = "method", p: float = 0.41, second: str = "result", q: float = 0.35):  # type: ignore[no-untyped-def]
+    from core.labels import RolePrediction
+
+    probabilities = dict.fromkeys(ROLES, (1 - p - q) / (len(ROLES) - 2))
+    probabilities.update({label: p, second: q})
+    return RolePrediction(label, probabilities)
+
+
+def _sure(label: str = "background"):  # type: ignore[no-untyped-def]
+    from core.labels import RolePrediction
+
+    probabilities = dict.fromkeys(ROLES, 0.02)
+    probabilities[label] = 0.9
+    return RolePrediction(label, probabilities)
+
+
+HEADED = "Intro one. Intro two.\n\n# Methods\nWe did A. We did B. We did C.\n\n# Results\nX rose."
+
+
+def test_label_draft_labels_each_heading_section_as_one_document() -> None:
+    from app.gui.panels.draft import label_draft
+    from core.jobs import ensure_context
+    from tests.test_confidence import RecordingModel
+
+    model = RecordingModel()
+    labelled, functions = label_draft(ensure_context(None), HEADED, model)  # type: ignore[arg-type]
+    assert model.documents == [(["Intro one.", "Intro two."], None),
+                               (["We did A.", "We did B.", "We did C."], "method"), (["X rose."], "result")]
+    assert [HEADED[a:b] for (a, b), _ in labelled][2:5] == ["We did A.", "We did B.", "We did C."]
+    assert [p.label for _, p in labelled] == ["background"] * 2 + ["method"] * 4
+    assert functions is not None and len(functions) == 6
+
+
+def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path_factory, home: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    from app.gui.panels.draft import DraftPanel
+    from core.functions import default_taxonomy
+    from core.labels import FunctionPrediction
+    from core.sentence_context import SentenceContext
+    from tests.gui_helpers import show_panel
+
+    text = "# Introduction\nThe topic matters a lot. We aim to fix it. Maybe a gap remains."
+    for panel in show_panel(qtbot, DraftPanel, model_bundle(tmp_path_factory), (700, 400)):
+        assert isinstance(panel, DraftPanel)
+        panel._label_timer.stop()
+        panel.editor.blockSignals(True)
+        panel.set_text(text)
+        panel.editor.blockSignals(False)
+        spans = [(text.index(s), text.index(s) + len(s))
+                 for s in ("The topic matters a lot.", "We aim to fix it.", "Maybe a gap remains.")]
+        functions = [FunctionPrediction("topic-importance", (("topic-importance", 0.6),)),
+                     FunctionPrediction("aim", (("aim", 0.55),)),
+                     FunctionPrediction("none", (("gap-neglected", 0.15), ("aim", 0.1)))]
+        panel._on_labelled(None, panel._version, ([(spans[0], _sure()), (spans[1], _sure("objective")),
+                                                   (spans[2], _weak())], functions))
+        editor = panel.editor
+        # uncertain: a hatched background and a dotted underline; confident: a flat fill
+        styles = [s.format.background().style() for s in editor.extraSelections()]
+        assert styles == [Qt.BrushStyle.SolidPattern, Qt.BrushStyle.SolidPattern, Qt.BrushStyle.BDiagPattern]
+        tip = editor.tooltip_at(editor.cursorRect(_cursor_at(editor, spans[2][0] + 2)).center())
+        assert tip.startswith("<b>uncertain: method (0.41) or result (0.35)</b>")
+        assert "no clear function" in tip and default_taxonomy().name_of("gap-neglected") in tip
+        assert "2 background" not in panel.status.text() and "1 uncertain" in panel.status.text()
+        # the checklist: the unclear gap is not counted, and it says on how many sentences it judged
+        moves = panel.moves.text()
+        assert "✓ why the topic matters" in moves and "✓ an aim statement" in moves
+        assert "✗ a gap or problem" in moves and moves.endswith("(judged on 2 confident sentences of 3)")
+        # the margin chips paint (an uncertain one grey with "?")
+        image = QImage(editor.margin.size(), QImage.Format.Format_RGB32)
+        editor.margin.render(image)
+        # the sentence at the cursor comes with its heading and neighbours
+        editor.setTextCursor(_cursor_at(editor, spans[1][0] + 1))
+        assert panel.current_context() == SentenceContext(
+            "We aim to fix it.", ("The topic matters a lot.",), ("Maybe a gap remains.",), "introduction")
+        assert panel.current_sentence() == "We aim to fix it."
+        editor.setTextCursor(_cursor_at(editor, 3))  # on the heading line: no sentence yet
+        assert panel.current_sentence() == ""

@@ -272,6 +272,47 @@ def test_overlays_built_on_the_pages_then_labelled_in_place(qtbot, make_view) ->
     assert [i.selected for i in items] == [i.index == 4 for i in items]
 
 
+def _item_colours(item) -> set[int]:  # type: ignore[no-untyped-def]
+    """The distinct colours an overlay item paints inside its own rectangle, on white."""
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    bounds = item.shape().boundingRect()
+    image = QImage(int(bounds.width()) + 1, int(bounds.height()) + 1, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.white)
+    painter = QPainter(image)
+    painter.translate(-bounds.x(), -bounds.y())
+    item.paint(painter, QStyleOptionGraphicsItem(), None)
+    painter.end()
+    inside = [image.pixel(x, y) for x in range(2, image.width() - 2) for y in range(2, image.height() - 2)]
+    return set(inside)
+
+
+def test_an_uncertain_label_is_drawn_hatched_with_its_runner_up(qtbot, make_view) -> None:  # type: ignore[no-untyped-def]
+    from core.labels import ROLES, UNCERTAIN_BELOW, RolePrediction
+
+    paper, _layout, _palette, overlays = _overlays(make_view)
+    analysis = make_analysis(paper)
+    probabilities = dict.fromkeys(ROLES, 0.06)
+    probabilities.update(method=0.41, result=0.35)
+    weak = RolePrediction("method", probabilities)
+    assert weak.confidence < UNCERTAIN_BELOW
+    roles = list(analysis.roles)
+    roles[1] = weak
+    analysis = dataclasses.replace(analysis, roles=roles)
+    with qtbot.waitSignal(overlays.built):
+        overlays.set_overlays(paper, analysis)
+    items = overlays.items
+    assert items[1].uncertain and not any(i.uncertain for k, i in enumerate(items) if k != 1)
+    assert items[1].toolTip().startswith("<b>uncertain</b>: method (0.41) or result (0.35)")
+    assert items[0].toolTip().startswith("<b>background</b> — 90% confident")
+    assert len(_item_colours(items[0])) == 1  # a flat fill
+    assert len(_item_colours(items[1])) >= 2  # hatched: lines in the role colour over a faint fill
+    # a correction (probability 1) is drawn plainly
+    items[1].set_role("result", 1.0, "<b>result</b> — your correction")
+    assert not items[1].uncertain and len(_item_colours(items[1])) == 1
+
+
 def test_overlays_for_another_paper_replace_the_items(qtbot, make_view, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(sentence_overlays, "OVERLAY_CHUNK", 2)
     paper, _layout, _palette, overlays = _overlays(make_view)

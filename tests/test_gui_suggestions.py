@@ -19,6 +19,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.gui.panels import suggestions
 from app.gui.panels.suggestions import HIGHLIGHT, NO_MODEL, NO_QUERY, SuggestionsPanel, highlighted_html
+from core.sentence_context import SentenceContext, context_in_paper
 from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
 from tests.paper_factory import make_paper
 
@@ -303,11 +304,15 @@ def test_the_window_registers_the_panel_and_feeds_it_the_draft_and_the_page(
         with qtbot.waitSignal(panel.suggestionsShown, timeout=TIMEOUT_MS) as shown:
             qtbot.keyClicks(editor, "Our goal is to improve accuracy. We propose a new method")
         assert shown.args == ["We propose a new method"] and panel.origin == "draft" and panel.rows()
+        # read with the draft sentence before it (no heading: kind unknown), lent by the window
+        assert panel.query_context == SentenceContext("We propose a new method",
+                                                      ("Our goal is to improve accuracy.",), (), None)
         # The sentence selected on the page.
         window.session.paper = make_paper()
         with qtbot.waitSignal(panel.suggestionsShown, timeout=TIMEOUT_MS) as shown:
             window.session.select_sentence(1)
         assert shown.args == [window.session.paper.sentences[1].text] and panel.origin == "page"
+        assert panel.query_context == context_in_paper(window.session.paper, 1)  # its section around it
         # Edit › Copy with the list focused copies the selected suggestion.
         panel.list.setCurrentRow(0)
         window.activateWindow()

@@ -4,6 +4,12 @@ Every gold paper is parsed and analysed whole, as the app does (each section one
 kind), and the predictions of the gold sentences are scored: roles overall, per section kind and per
 domain; functions when the bundle has a function head; ``--markers`` also scores the distant-label
 rule (markers covering the dependency root, spaCy) as a baseline for functions.
+
+``--isolated`` (issue 24.6) also feeds every gold sentence the way a draft sentence or a suggestion
+query reaches the model: alone (no section kind, no neighbours), with its section kind only, with its
+neighbours only, and with both (``core.sentence_context``, the app's query path), beside the normal
+whole-section scoring. ``--confidence`` (issue 24.5) prints, per role-confidence threshold, the share
+of sentences kept and their accuracy: how ``core.labels.UNCERTAIN_BELOW`` is chosen (on dev only).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from app.commands._options import output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from app.commands._options import add_model_options
+    from app.commands._options import add_model_options, bounded_int
 
     parser = subparsers.add_parser(
         "functions",
@@ -34,6 +40,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_model_options(parser)
     parser.add_argument("--markers", action="store_true",
                         help="also score the marker rule (spaCy needed) as a function baseline")
+    parser.add_argument("--isolated", action="store_true",
+                        help="also score each gold sentence fed alone (no section kind, no neighbours, as "
+                        "a draft sentence or suggestion query arrives), with its section kind only, with "
+                        "its neighbours only and with both, beside the whole-section scoring")
+    parser.add_argument("--neighbours", type=bounded_int(1, 32), default=None, metavar="N",
+                        help="with --isolated: sentences taken on each side, within the section (default: "
+                        "the query path's core.sentence_context.QUERY_NEIGHBOURS)")
+    parser.add_argument("--confidence", action="store_true",
+                        help="print accuracy and coverage of the confident role labels per threshold (how "
+                        "core.labels.UNCERTAIN_BELOW is chosen: on --split dev only)")
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the figures here")
     parser.set_defaults(func=run)
@@ -96,6 +112,85 @@ def _marker_predictions(items: list[Any]) -> list[str]:
     return [hit.function_id if hit is not None else "none" for hit in labels]
 
 
+ISOLATION_MODES = ("isolated", "kind_only", "neighbours_only", "neighbours_and_kind")
+CONFIDENCE_THRESHOLDS = tuple(round(0.25 + 0.05 * k, 2) for k in range(14))  # 0.25 … 0.90
+# The rule that picks UNCERTAIN_BELOW from the dev table: the highest threshold that still keeps at
+# least MIN_CONFIDENT_SHARE of the sentences confident ("keeping most sentences") and whose uncertain
+# sentences are right less than MAX_UNCERTAIN_ACCURACY of the time (more often wrong than right, so
+# calling them uncertain is honest).
+MIN_CONFIDENT_SHARE = 0.75
+MAX_UNCERTAIN_ACCURACY = 0.5
+
+
+def isolation_contexts(paper: Any, items: Sequence[Any], mode: str, neighbours: int) -> list[Any]:
+    """The context each gold sentence is fed in for one ``--isolated`` mode: "isolated" (the sentence
+    alone, section kind unknown), "kind_only" (alone with its section kind), "neighbours_only" (up to
+    ``neighbours`` sentences a side from its section, kind unknown) or "neighbours_and_kind" (both:
+    what the app's query path feeds)."""
+    from core.sentence_context import alone, context_in_paper
+
+    if mode not in ISOLATION_MODES:
+        raise ValueError(f"unknown isolation mode {mode!r}")
+    out = []
+    for item in items:
+        if mode == "isolated":
+            out.append(alone(item.text))
+            continue
+        context = context_in_paper(paper, item.index, neighbours if mode != "kind_only" else 0,
+                                   with_kind=mode != "neighbours_only")
+        out.append(context)
+    return out
+
+
+def _mode_figures(gold_roles: Sequence[str], roles: Sequence[str], in_context_roles: Sequence[str],
+                  gold_functions: Sequence[str], functions: Sequence[str] | None,
+                  ids: Sequence[str]) -> dict[str, Any]:
+    figures = _role_figures(gold_roles, roles)
+    out: dict[str, Any] = {
+        "role_accuracy": figures["f1_micro"], "role_f1_macro": figures["f1_macro"],
+        "role_recall": figures["recall"],
+        "role_agrees_with_in_context": round(
+            sum(a == b for a, b in zip(roles, in_context_roles, strict=True)) / max(1, len(roles)), 4)}
+    if functions is not None:
+        f = function_figures(gold_functions, functions, ids)
+        out["function_accuracy"] = f["accuracy"]
+        out["function_macro_f1"] = f["macro_f1"]
+    return out
+
+
+def confidence_table(confidence: Sequence[float], correct: Sequence[bool],
+                     thresholds: Sequence[float] = CONFIDENCE_THRESHOLDS) -> list[dict[str, float]]:
+    """Per threshold: the share of sentences whose label's probability is at or above it (coverage),
+    the accuracy of those (confident) and of the rest (uncertain)."""
+    n = len(confidence)
+    rows = []
+    for threshold in thresholds:
+        kept = [c >= threshold for c in confidence]
+        right_kept = sum(k and r for k, r in zip(kept, correct, strict=True))
+        right_rest = sum((not k) and r for k, r in zip(kept, correct, strict=True))
+        count = sum(kept)
+        rows.append({"threshold": threshold, "sentences": n, "confident": count,
+                     "coverage": round(count / n, 4) if n else 0.0,
+                     "accuracy_confident": round(right_kept / count, 4) if count else 0.0,
+                     "accuracy_uncertain": round(right_rest / (n - count), 4) if n - count else 0.0})
+    return rows
+
+
+def choose_threshold(rows: Sequence[dict[str, float]], min_share: float = MIN_CONFIDENT_SHARE,
+                     max_uncertain: float = MAX_UNCERTAIN_ACCURACY) -> float:
+    """The highest threshold of ``rows`` that keeps at least ``min_share`` of the sentences and sets
+    aside some sentences that are right less than ``max_uncertain`` of the time (0.0 when none)."""
+    kept = [row["threshold"] for row in rows if row["coverage"] >= min_share
+            and row["confident"] < row["sentences"] and row["accuracy_uncertain"] < max_uncertain]
+    return max(kept) if kept else 0.0
+
+
+def _confident_figures(confidence: Sequence[float], correct: Sequence[bool],
+                       threshold: float) -> dict[str, Any]:
+    (row,) = confidence_table(confidence, correct, (threshold,))
+    return row
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
@@ -117,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
         papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
     items, predicted_roles, predicted_functions = [], [], []
+    role_confidence: list[float] = []
     best_functions: list[tuple[str, float]] = []  # the top candidate and its probability, "none" or not
     has_functions = bool(getattr(model, "has_functions", False))
     for paper, found in papers:
@@ -124,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         for item in found:
             items.append(item)
             predicted_roles.append(analysis.roles[item.index].label)
+            role_confidence.append(analysis.roles[item.index].confidence)
             if analysis.functions is not None:
                 prediction = analysis.functions[item.index]
                 predicted_functions.append(prediction.label)
@@ -136,7 +233,10 @@ def run(args: argparse.Namespace) -> int:
         "sentences": len(items), "seconds": round(seconds, 1),
         "command": " ".join(["rhetorica", "eval", "functions", "--data", args.data, "--split", args.split,
                              *(["--model", str(args.model)] if args.model else []),
-                             *(["--markers"] if args.markers else [])]),
+                             *(["--markers"] if args.markers else []),
+                             *(["--isolated"] if args.isolated else []),
+                             *(["--neighbours", str(args.neighbours)] if args.neighbours else []),
+                             *(["--confidence"] if args.confidence else [])]),
         "roles": _role_figures(gold_roles, predicted_roles),
         "roles_by_section_kind": {}, "roles_by_domain": {},
     }
@@ -152,10 +252,52 @@ def run(args: argparse.Namespace) -> int:
         results["functions"]["calibration"] = _calibration(gold_functions, best_functions)
     if args.markers:
         results["functions_marker_rule"] = function_figures(gold_functions, _marker_predictions(items), ids)
+    from core.labels import UNCERTAIN_BELOW
+    from models.metrics import expected_calibration_error
+
+    role_correct = [g == p for g, p in zip(gold_roles, predicted_roles, strict=True)]
+    results["confident_roles"] = _confident_figures(role_confidence, role_correct, UNCERTAIN_BELOW)
+    if args.confidence:
+        rows = confidence_table(role_confidence, role_correct)
+        results["role_confidence"] = {
+            "rows": rows,
+            "rule": (f"highest threshold keeping >= {MIN_CONFIDENT_SHARE:.0%} of sentences whose "
+                     f"uncertain ones are right < {MAX_UNCERTAIN_ACCURACY:.0%} of the time"),
+            "calibration": {"ece": round(expected_calibration_error(role_confidence, role_correct), 4),
+                            "mean_confidence": round(sum(role_confidence) / max(1, len(role_confidence)), 4),
+                            "accuracy": round(sum(role_correct) / max(1, len(role_correct)), 4)},
+            "chosen": choose_threshold(rows) if args.split == "dev" else None,
+            "in_use": UNCERTAIN_BELOW}
+    if args.isolated:
+        results["isolation"] = _isolation(model, papers, items, args.neighbours, predicted_roles,
+                                          predicted_functions if has_functions else None, ids)
     if args.json is not None:
         write_output(args.json, json.dumps(results, indent=2) + "\n")
     _print(results, has_functions)
     return 0
+
+
+def _isolation(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]], items: Sequence[Any],
+               neighbours: int | None, in_context_roles: Sequence[str],
+               in_context_functions: Sequence[str] | None, ids: Sequence[str]) -> dict[str, Any]:
+    """Every gold sentence fed in each ``ISOLATION_MODES`` context (one model call per mode), scored
+    like the whole-section run (``in_context``)."""
+    from core.sentence_context import QUERY_NEIGHBOURS, label_in_context
+
+    width = neighbours or QUERY_NEIGHBOURS
+    gold_roles = [i.role for i in items]
+    gold_functions = [i.function for i in items]
+    modes: dict[str, Any] = {"in_context": _mode_figures(gold_roles, in_context_roles, in_context_roles,
+                                                        gold_functions, in_context_functions, ids)}
+    for mode in ISOLATION_MODES:
+        contexts = [c for paper, found in papers for c in isolation_contexts(paper, found, mode, width)]
+        labels = label_in_context(model, contexts)
+        roles = [role.label for role, _ in labels]
+        functions = ([f.label if f is not None else "none" for _, f in labels]
+                     if in_context_functions is not None else None)
+        modes[mode] = _mode_figures(gold_roles, roles, in_context_roles, gold_functions, functions, ids)
+        modes[mode]["sentences_fed"] = sum(len(c.sentences()) for c in contexts)
+    return {"neighbours": width, "modes": modes}
 
 
 def _print(results: dict[str, Any], has_functions: bool) -> None:
@@ -182,3 +324,37 @@ def _print(results: dict[str, Any], has_functions: bool) -> None:
                       f"with a function; ECE {c['ece']:.4f}")
     if not has_functions:
         print("functions (model): this bundle has no function head")
+    c = results["confident_roles"]
+    print(f"confident roles (p >= {c['threshold']:.2f}, core.labels.UNCERTAIN_BELOW): {c['confident']} of "
+          f"{results['sentences']} ({100 * c['coverage']:.1f} %), "
+          f"accuracy {100 * c['accuracy_confident']:.1f}; "
+          f"the uncertain rest {100 * c['accuracy_uncertain']:.1f}")
+    if "role_confidence" in results:
+        table = results["role_confidence"]
+        cal = table["calibration"]
+        print(f"role probability: mean {100 * cal['mean_confidence']:.1f} against accuracy "
+              f"{100 * cal['accuracy']:.1f}; ECE {cal['ece']:.4f}")
+        print("role confidence threshold: coverage, accuracy of the confident, of the uncertain")
+        for row in table["rows"]:
+            print(f"  p >= {row['threshold']:.2f}: {row['confident']:4d} ({100 * row['coverage']:5.1f} %)  "
+                  f"confident {100 * row['accuracy_confident']:5.1f}  "
+                  f"uncertain {100 * row['accuracy_uncertain']:5.1f}")
+        if table["chosen"] is not None:
+            print(f"  rule ({table['rule']}): {table['chosen']:.2f}; in use: {table['in_use']:.2f}")
+        else:
+            print("  (a test split: report only, thresholds are chosen on dev; "
+                  f"in use: {table['in_use']:.2f})")
+    if "isolation" in results:
+        iso = results["isolation"]
+        print(f"isolated sentences (neighbours: {iso['neighbours']} a side, within the section):")
+        names = {"in_context": "whole section + kind (app)", "isolated": "alone, kind unknown",
+                 "kind_only": "alone + section kind", "neighbours_only": "neighbours, kind unknown",
+                 "neighbours_and_kind": "neighbours + kind (query)"}
+        for mode, f in iso["modes"].items():
+            line = (f"  {names.get(mode, mode):28s} role accuracy {100 * f['role_accuracy']:5.1f}  "
+                    f"macro-F1 {100 * f['role_f1_macro']:5.1f}  "
+                    f"agrees {100 * f['role_agrees_with_in_context']:5.1f}")
+            if "function_accuracy" in f:
+                line += (f"  function accuracy {100 * f['function_accuracy']:5.1f}  "
+                         f"macro-F1 {100 * f['function_macro_f1']:5.1f}")
+            print(line)

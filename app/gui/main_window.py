@@ -47,7 +47,7 @@ from core.analysis import PaperAnalysis
 from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import RhetoricaError
-from core.labels import ROLES
+from core.labels import ROLES, role_text
 from core.model_api import RoleModel
 from core.paths import sample_paper_path
 
@@ -190,7 +190,8 @@ class MainWindow(QMainWindow):
         reaches every ``library_changed``. A panel's ``openRequested(path)`` opens a PDF as File ›
         Open does and its ``statusMessage(text)`` shows in the status bar. The panel that publishes the
         sentence being written also lends its ``text`` (read when asked) to every ``set_draft_provider``
-        (the alignment)."""
+        (the alignment) and its ``current_context`` (the sentence's heading kind and neighbours) to
+        every ``set_draft_context_provider`` (the suggestions)."""
         for source in self.panels.values():
             sentence = getattr(source, "currentSentenceChanged", None)
             if sentence is not None and hasattr(source, "text"):
@@ -198,6 +199,12 @@ class MainWindow(QMainWindow):
                     provide = getattr(target, "set_draft_provider", None)
                     if target is not source and provide is not None:
                         provide(partial(_text_of, source))
+            context = getattr(source, "current_context", None)
+            if sentence is not None and callable(context):
+                for target in self.panels.values():
+                    take_context = getattr(target, "set_draft_context_provider", None)
+                    if target is not source and take_context is not None:
+                        take_context(context)
             insert = getattr(source, "textInsertRequested", None)
             changed = getattr(source, "libraryChanged", None)
             for target_id, target in self.panels.items():
@@ -521,7 +528,7 @@ class MainWindow(QMainWindow):
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):
             prediction = self.session.role_of(index)
-            role = f" — {prediction.label} ({prediction.confidence:.0%})" if prediction else ""
+            role = f" — {role_text(prediction)}" if prediction else ""
             self.statusBar().showMessage(f"Sentence {index + 1} of {len(paper.sentences)}{role}", 5000)
             self.dock_panels.reveal_for_selection()
 

@@ -3,6 +3,10 @@
 Items are built a chunk of ``OVERLAY_CHUNK`` per event-loop turn (hundreds of them would stall the
 UI), first unlabelled while the analysis runs, then given their roles in place.  This unit also
 follows the palette (colours, opacity, hidden roles) and highlights the selected sentence.
+
+A label whose probability is below ``core.labels.UNCERTAIN_BELOW`` is drawn uncertain: a faint
+fill hatched in its role colour instead of a solid one, and its tooltip names the runner-up
+("uncertain: method (0.41) or result (0.35)").
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from app.gui.page_layout import PageLayout
 from app.gui.palette import RolePalette
 from core.analysis import PaperAnalysis
 from core.document import Paper, Sentence
+from core.labels import UNCERTAIN_BELOW, RolePrediction, is_confident, runner_up
 
 OVERLAY_CHUNK = 100  # sentence items built per event-loop turn
+UNCERTAIN_FILL = 0.4  # an uncertain label's flat fill, share of the overlay opacity (the hatch adds more)
+HATCH = Qt.BrushStyle.BDiagPattern
+HATCH_ALPHA = 0.6  # the hatch lines: the role colour, light enough to read the text through
 
 
 class SentenceItem(QGraphicsItem):
@@ -49,6 +57,11 @@ class SentenceItem(QGraphicsItem):
         self.confidence = confidence
         self.setToolTip(tooltip)
         self.update()
+
+    @property
+    def uncertain(self) -> bool:
+        """A label below ``core.labels.UNCERTAIN_BELOW`` (drawn hatched)."""
+        return self.role is not None and self.confidence < UNCERTAIN_BELOW
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -78,7 +91,11 @@ class SentenceItem(QGraphicsItem):
             opacity = min(1.0, opacity + 0.2)
         painter.save()
         painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
-        painter.fillPath(self._path, QBrush(self._palette.fill(self.role, opacity)))
+        if self.uncertain:  # a faint fill hatched in the role colour: "this might be <role>"
+            painter.fillPath(self._path, QBrush(self._palette.fill(self.role, opacity * UNCERTAIN_FILL)))
+            painter.fillPath(self._path, QBrush(self._palette.fill(self.role, HATCH_ALPHA), HATCH))
+        else:
+            painter.fillPath(self._path, QBrush(self._palette.fill(self.role, opacity)))
         painter.restore()
         if self.selected or self.hovered:
             pen = QPen(self._palette.color(self.role).darker(170 if self.selected else 130), 0)
@@ -89,13 +106,23 @@ class SentenceItem(QGraphicsItem):
             painter.drawPath(self._path)
 
 
+def role_line(prediction: RolePrediction) -> str:
+    """Rich text for a role label: "<b>method</b> — 83% confident", or below ``UNCERTAIN_BELOW``
+    "<b>uncertain</b>: method (0.41) or result (0.35)"."""
+    if is_confident(prediction):
+        return f"<b>{prediction.label}</b> — {prediction.confidence:.0%} confident"
+    second, p = runner_up(prediction)
+    other = f" or {second} ({p:.2f})" if second else ""
+    return f"<b>uncertain</b>: {prediction.label} ({prediction.confidence:.2f}){other}"
+
+
 def role_tooltip(paper: Paper, sentence: Sentence, analysis: PaperAnalysis) -> str:
-    """The overlay tooltip: the sentence's role, confidence and section."""
+    """The overlay tooltip: the sentence's role, confidence (or the two candidates when it is
+    uncertain) and section."""
     prediction = analysis.roles[sentence.index]
     section = paper.section_of(sentence)
     heading = " ".join(p for p in (section.number, section.heading) if p) or section.kind.value
-    return (f"<b>{prediction.label}</b> — {prediction.confidence:.0%} confident"
-            f"<br><i>{escape(heading, quote=False)}</i>")
+    return f"{role_line(prediction)}<br><i>{escape(heading, quote=False)}</i>"
 
 
 class SentenceOverlays(QObject):

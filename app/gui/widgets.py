@@ -144,3 +144,13 @@ def role_chip_style(color: QColor) -> str:
     text = RolePalette.text_color_on(color).name()
     return (f"background: {color.name()}; color: {text}; border-radius: 4px; "
             "padding: 2px 8px; font-weight: bold;")
+
+
+UNCERTAIN_BACKGROUND = "#eeeeee"
+
+
+def uncertain_chip_style(color: QColor) -> str:
+    """A role chip for an uncertain label (``core.labels.UNCERTAIN_BELOW``): greyed, with a dashed
+    border in the role colour instead of a solid fill."""
+    return (f"background: {UNCERTAIN_BACKGROUND}; color: #444; border: 2px dashed {color.name()}; "
+            "border-radius: 4px; padding: 1px 7px; font-style: italic;")

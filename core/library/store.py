@@ -226,6 +226,7 @@ class SentenceRecord:
     section_kind: str
     role: str
     function: str
+    role_confidence: float = 1.0  # read by sentences_of (the alignment's gap report); 1.0 where not read
 
 
 @dataclass(frozen=True)
@@ -366,8 +367,9 @@ class LibraryStore:
 
     def sentences_of(self, paper_id: str) -> list[SentenceRecord]:
         rows = self.connection.execute(
-            "SELECT s.id, p.paper_id, s.position, s.text, s.section, s.section_kind, s.role, s.function "
-            "FROM sentences s JOIN papers p ON p.id = s.paper WHERE p.paper_id = ? ORDER BY s.position",
+            "SELECT s.id, p.paper_id, s.position, s.text, s.section, s.section_kind, s.role, s.function, "
+            "s.role_confidence FROM sentences s JOIN papers p ON p.id = s.paper WHERE p.paper_id = ? "
+            "ORDER BY s.position",
             (paper_id,))
         return [SentenceRecord(*row) for row in rows]
 

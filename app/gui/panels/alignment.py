@@ -130,6 +130,19 @@ def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: Role
     return alignment
 
 
+def gaps_basis(alignment: Alignment) -> str:
+    """Rich text after the gaps' title: " · judged on 31 confident sentences of 40 (A), 52 of 70 (B)"
+    (uncertain labels are left out of the gap report; "" for a report that does not say)."""
+    judged = alignment.gaps.judged
+    if not all(side in judged for side in ("a", "b")):
+        return ""
+    from core.labels import judged_on
+
+    a, b = judged["a"], judged["b"]
+    return (f" <span style='color:{MUTED}'>· {html.escape(judged_on(a['functions'], a['sentences']))} (A), "
+            f"{b['functions']} of {b['sentences']} (B)</span>")
+
+
 def summary_line(alignment: Alignment) -> str:
     """"12 aligned pairs · A 40% / B 75% aligned · 3 gaps" (plain text)."""
     cover_a, cover_b = alignment.coverage
@@ -470,7 +483,8 @@ class AlignmentPanel(QWidget):
             self.gap_list.addItem(row)
         if not alignment.gaps.items:
             self.gap_list.addItem("No gaps: both do the same things per section.")
-        self.gaps_title.setText(f"<b>Gaps</b> ({len(alignment.gaps.items)})")
+        self.gaps_title.setText(f"<b>Gaps</b> ({len(alignment.gaps.items)}){gaps_basis(alignment)}")
+        self.gaps_title.setToolTip(alignment.gaps.note)
         self._fill_functions(alignment)
         self._fill_table(alignment)
         self._show_results(True)

@@ -1,13 +1,22 @@
 """Draft pane: the author writes here; each sentence gets its rhetorical role inline.
 
 As the author types, labelling is debounced (600 ms) and runs in a background worker: the text
-is split with ``core.text.sentences.split_sentences`` and the sentences are classified as one
-document by the shared model.  Each sentence gets a light background and an underline in its role
-colour, a chip with the role in the left margin and a tooltip with the probabilities (and, with a
-model that has a function head, the sentence's communicative function).  Below the editor, a
+is split into sentences (``core.drafts.draft_sections``: heading lines are not sentences) and the
+sentences under each heading are classified as one document by the shared model.  Each sentence
+gets a light background and an underline in its role colour, a chip with the role in the left
+margin and a tooltip with the probabilities (and, with a model that has a function head, the
+sentence's communicative function).  Below the editor, a
 checklist shows which moves a section of the chosen kind usually makes and whether the draft makes
-them (``core.moves``: "✗ an aim statement").  The draft is saved (debounced, atomically) to
-``user_data_dir()/drafts`` and restored on the next start.
+them (``core.moves``: "✗ an aim statement"), judged on the sentences with a clear function only, and
+says on how many.  The draft is saved (debounced, atomically) to ``user_data_dir()/drafts`` and
+restored on the next start.
+
+Each sentence is labelled in context: the sentences under one heading are one document with the
+heading's section kind.  A role below ``core.labels.UNCERTAIN_BELOW`` is shown as uncertain: a
+hatched, greyed background, a grey chip with "?" and a tooltip naming the runner-up ("uncertain:
+method (0.41) or result (0.35)"); a function below the bundle's threshold reads "no clear function"
+with the top candidate.  The sentence at the cursor is published with its context
+(:meth:`DraftPanel.current_context`: heading kind and neighbours) for the Suggestions panel.
 """
 
 from __future__ import annotations
@@ -17,10 +26,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QContextMenuEvent,
     QPainter,
     QPaintEvent,
+    QPen,
     QResizeEvent,
     QTextCharFormat,
     QTextCursor,
@@ -44,12 +55,19 @@ from app.gui.workers import Worker
 from core.drafts import DraftStore
 from core.functions import default_taxonomy
 from core.jobs import JobContext
-from core.labels import NO_FUNCTION, FunctionPrediction, RolePrediction
+from core.labels import (
+    FunctionPrediction,
+    RolePrediction,
+    function_is_clear,
+    is_confident,
+    role_text,
+)
 from core.model_api import RoleModel
 from core.moves import EXPECTED, check_moves, describe_checks
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.corrections import CorrectionController, SentenceTarget
+    from core.sentence_context import SentenceContext
 
 LABEL_DELAY_MS = 600
 SAVE_DELAY_MS = 800
@@ -59,29 +77,43 @@ ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "resu
 LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
 DraftLabels = tuple[LabelledDraft, list[FunctionPrediction] | None]  # and the functions, when known
 CHECKLIST_KINDS = tuple(EXPECTED)
+UNCERTAIN_CHIP = "#d9d9d9"  # the margin chip of an uncertain role (its border keeps the role colour)
 SLOT = re.compile(r"\[[A-Z]+\]")  # a template's slot: [CONTENT], [NUMBER], [CITATION]
 PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
 
 def label_draft(ctx: JobContext, text: str, model: RoleModel) -> DraftLabels:
-    """Split ``text`` into sentences and label them as one document: ([((start, end), role)],
-    functions or None when the model has no function head). Heading lines ("# Methods", "2 Results")
-    are not labelled; the sentences under one carry its section kind, so a model with a body head
-    labels them as body text (before any heading: no kind, as for an abstract)."""
-    from core.drafts import draft_sentences
+    """Split ``text`` into sentences and label them in context: ([((start, end), role)], functions or
+    None when the model has no function head). Heading lines ("# Methods", "2 Results") are not
+    labelled; the sentences under one heading are one document with its section kind (as a parsed
+    paper's section is: neighbours and heading both count), and the sentences before any heading one
+    document of unknown kind (as an abstract)."""
+    from core.drafts import draft_sections
 
-    found = draft_sentences(text)
-    spans = [(start, end) for start, end, _ in found]
-    kinds = [kind for _, _, kind in found]
+    found = draft_sections(text)
+    spans = [(start, end) for start, end, _, _ in found]
     ctx.check()
     if not spans:
         return [], None
     ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
-    section_kinds = [kind or "unknown" for kind in kinds] if any(kinds) else None
-    encoding = model.encode_document([text[a:b] for a, b in spans], section_kinds)
+    documents: list[tuple[list[str], str | None]] = []
+    last = None
+    for start, end, kind, heading in found:
+        if heading != last or not documents:
+            documents.append(([], kind))
+            last = heading
+        documents[-1][0].append(text[start:end])
+    roles: list[RolePrediction] = []
+    functions: list[FunctionPrediction] | None = []
+    for encoding in model.encode_documents(documents, with_embeddings=False):
+        roles.extend(encoding.roles)
+        if encoding.functions is None or functions is None:
+            functions = None
+        else:
+            functions.extend(encoding.functions)
     ctx.progress(1, 1, "draft labelled")
-    return list(zip(spans, encoding.roles, strict=True)), encoding.functions
+    return list(zip(spans, roles, strict=True)), functions
 
 
 class _Margin(QWidget):
@@ -145,8 +177,13 @@ class DraftEditor(QPlainTextEdit):
             selection = QTextEdit.ExtraSelection()
             selection.cursor = cursor
             fmt = QTextCharFormat()
-            fmt.setBackground(self.palette_.fill(prediction.label, 0.22))
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+            if is_confident(prediction):
+                fmt.setBackground(self.palette_.fill(prediction.label, 0.22))
+                fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+            else:  # uncertain: hatched in the role colour on no fill, a dotted underline
+                hatch = QBrush(self.palette_.fill(prediction.label, 0.45), Qt.BrushStyle.BDiagPattern)
+                fmt.setBackground(hatch)
+                fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
             fmt.setUnderlineColor(self.palette_.color(prediction.label).darker(115))
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
             selection.format = fmt
@@ -178,10 +215,16 @@ class DraftEditor(QPlainTextEdit):
         probs = "<br>".join(f"{r}: {p:.0%}" for r, p in top)
         function = self.function_at(position)
         move = ""
-        if function is not None and function.label != NO_FUNCTION:
+        if function is not None and function_is_clear(function):
             name = default_taxonomy().name_of(function.label)
             move = f"<br>function: <i>{name}</i> ({function.confidence:.0%})"
-        return f"<b>{prediction.label}</b> ({prediction.confidence:.0%}){move}<br>{probs}"
+        elif function is not None and function.top:
+            best, p = function.top[0]
+            move = (f"<br><span style='color:#777'>no clear function (top candidate: "
+                    f"<i>{default_taxonomy().name_of(best)}</i> {p:.0%})</span>")
+        head = (f"<b>{prediction.label}</b> ({prediction.confidence:.0%})" if is_confident(prediction)
+                else f"<b>{role_text(prediction)}</b>")
+        return f"{head}{move}<br>{probs}"
 
     def correction_target(self, position: int) -> SentenceTarget | None:
         """The labelled draft sentence at ``position`` as a correction target (None: none there)."""
@@ -237,7 +280,7 @@ class DraftEditor(QPlainTextEdit):
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.75))
         font.setBold(True)
         painter.setFont(font)
-        lines: dict[int, tuple[int, list[str]]] = {}  # line top -> (height, roles starting there)
+        lines: dict[int, tuple[int, list[RolePrediction]]] = {}  # line top -> (height, labels starting there)
         for cursor, prediction in self.labels:
             if cursor.selectionStart() == cursor.selectionEnd():
                 continue
@@ -249,20 +292,30 @@ class DraftEditor(QPlainTextEdit):
             top = int(line_rect.top())
             if top > rect.bottom() or top + line_rect.height() < rect.top():
                 continue
-            lines.setdefault(top, (line_rect.height(), []))[1].append(prediction.label)
-        for top, (height, roles) in lines.items():
-            shown = roles[:3]
+            lines.setdefault(top, (line_rect.height(), []))[1].append(prediction)
+        for top, (height, predictions) in lines.items():
+            shown = predictions[:3]
             gap = 2
             width = (MARGIN_W - 6 - gap * (len(shown) - 1)) / len(shown)
-            for k, role in enumerate(shown):
+            for k, prediction in enumerate(shown):
+                role = prediction.label
                 color = self.palette_.color(role)
                 chip = QRect(int(3 + k * (width + gap)), top + 1, int(width), max(12, height - 2))
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(color)
-                painter.drawRoundedRect(chip, 3, 3)
-                painter.setPen(RolePalette.text_color_on(color))
                 text = ABBREVIATIONS.get(role, "?")
-                painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text if len(shown) == 1 else text[0])
+                text = text if len(shown) == 1 else text[0]
+                if is_confident(prediction):
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.setBrush(color)
+                    painter.drawRoundedRect(chip, 3, 3)
+                    painter.setPen(RolePalette.text_color_on(color))
+                else:  # uncertain: a grey chip outlined in the role colour, the abbreviation with "?"
+                    pen = QPen(color.darker(110), 1.5, Qt.PenStyle.DashLine)
+                    painter.setPen(pen)
+                    painter.setBrush(QColor(UNCERTAIN_CHIP))
+                    painter.drawRoundedRect(chip.adjusted(1, 1, -1, -1), 3, 3)
+                    painter.setPen(QColor("#444444"))
+                    text = f"{text}?" if len(shown) == 1 else "?"
+                painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text)
         painter.end()
 
 
@@ -376,12 +429,17 @@ class DraftPanel(QWidget):
         self._save_timer.start()
 
     def current_sentence(self) -> str:
-        """The sentence at the cursor (or the one just before it; "" in an empty draft)."""
-        from core.text.sentences import split_sentences
+        """The sentence at the cursor (or the one just before it; "" in an empty draft); heading lines
+        are not sentences."""
+        context = self.current_context()
+        return context.text if context is not None else ""
 
-        text, position = self.text, self.editor.textCursor().position()
-        before = [(a, b) for a, b in split_sentences(text) if a <= position]
-        return text[before[-1][0]:before[-1][1]] if before else ""
+    def current_context(self) -> SentenceContext | None:
+        """The sentence at the cursor with the context it is labelled in: the kind of the heading
+        above it and its neighbours under that heading (``core.drafts.context_in_draft``)."""
+        from core.drafts import context_in_draft
+
+        return context_in_draft(self.text, self.editor.textCursor().position())
 
     def _emit_current_sentence(self) -> None:
         sentence = self.current_sentence()
@@ -445,8 +503,11 @@ class DraftPanel(QWidget):
         self._show_moves()
         counts: dict[str, int] = {}
         for _, prediction in labelled:
-            counts[prediction.label] = counts.get(prediction.label, 0) + 1
-        summary = ", ".join(f"{n} {r}" for r, n in counts.items())
+            if is_confident(prediction):
+                counts[prediction.label] = counts.get(prediction.label, 0) + 1
+        uncertain = len(labelled) - sum(counts.values())
+        summary = ", ".join([*(f"{n} {r}" for r, n in counts.items()),
+                             *([f"{uncertain} uncertain"] if uncertain else [])])
         self.status.setText(f"{len(labelled)} sentences: {summary}" if labelled else "")
         self.labelled.emit(len(labelled))
 
@@ -458,8 +519,9 @@ class DraftPanel(QWidget):
                                "</span>")
             return
         kind = self.checklist_kind.currentText()
-        found = [f.label for f in self._functions if f.label != NO_FUNCTION]
-        self.moves.setText(describe_checks(check_moves(found, kind), kind))
+        found = [f.label for f in self._functions if function_is_clear(f)]
+        judged = (len(found), len(self._functions))
+        self.moves.setText(describe_checks(check_moves(found, kind), kind, judged=judged))
 
     def _on_model_ready(self, _model: RoleModel) -> None:
         if self._waiting_for_model:

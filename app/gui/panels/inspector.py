@@ -1,6 +1,10 @@
 """Sentence inspector: the selected sentence's text, section, page, role and probability bars, and its
 communicative function (with the taxonomy's description and the two runners-up) when the model has a
-function head."""
+function head.
+
+A role below ``core.labels.UNCERTAIN_BELOW`` is shown as uncertain, on a greyed chip with the
+runner-up ("uncertain: method 41% or result 35%"); a function below the bundle's threshold as "no
+clear function" with the top candidate."""
 
 from __future__ import annotations
 
@@ -22,9 +26,16 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style
+from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style, uncertain_chip_style
 from core.functions import default_taxonomy
-from core.labels import NO_FUNCTION, FunctionPrediction
+from core.labels import (
+    NO_FUNCTION,
+    UNCERTAIN_BELOW,
+    FunctionPrediction,
+    RolePrediction,
+    is_confident,
+    runner_up,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.corrections import CorrectionController
@@ -114,9 +125,14 @@ class InspectorPanel(QWidget):
             label = corrected or prediction.label
             said = ("the model agrees" if corrected == prediction.label
                     else f"the model said {prediction.label}")
+            uncertain = not corrected and not is_confident(prediction)
             self.role.setText(f"{label}  (your correction; {said})" if corrected
-                              else f"{prediction.label}  {prediction.confidence:.0%}")
-            self.role.setStyleSheet(role_chip_style(self.session.palette.color(label)))
+                              else role_label_text(prediction))
+            color = self.session.palette.color(label)
+            self.role.setStyleSheet(uncertain_chip_style(color) if uncertain else role_chip_style(color))
+            unsure = (f"The model is unsure: its best role is below {UNCERTAIN_BELOW:.0%}; the gap report "
+                      "and the draft checklist leave it out")
+            self.role.setToolTip(unsure if uncertain else "")
             self.bars.set_prediction(prediction.probabilities, prediction.label)
         function = self.session.function_of(index)
         text = function_text(function, prediction is not None)
@@ -156,6 +172,15 @@ class InspectorPanel(QWidget):
             self.session.jump_to_sentence(self.index + delta)
 
 
+def role_label_text(prediction: RolePrediction) -> str:
+    """"method  83%", or below ``UNCERTAIN_BELOW`` "uncertain: method 41% or result 35%"."""
+    if is_confident(prediction):
+        return f"{prediction.label}  {prediction.confidence:.0%}"
+    second, p = runner_up(prediction)
+    other = f" or {second} {p:.0%}" if second else ""
+    return f"uncertain: {prediction.label} {prediction.confidence:.0%}{other}"
+
+
 def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
     """Rich text for the Function row: name and probability, description, runners-up."""
     if prediction is None:
@@ -166,8 +191,8 @@ def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
     others = ", ".join(f"{name(f)} {p:.0%}" for f, p in prediction.top[1:3])
     if prediction.label == NO_FUNCTION:
         best = prediction.top[0] if prediction.top else ("", 0.0)
-        return (f"<b>none</b> <span style='color:#777'>(best guess: {html.escape(name(best[0]))} "
-                f"{best[1]:.0%}, below the model's threshold)</span>")
+        return (f"<span style='color:#777'><i>no clear function</i> (top candidate: "
+                f"{html.escape(name(best[0]))} {best[1]:.0%}, below the model's threshold)</span>")
     try:
         description = taxonomy.get(prediction.label).description
     except KeyError:

@@ -3,7 +3,12 @@ rhetorical job as the sentence at hand (issue 12, ``core.suggest``).
 
 The query is the sentence selected on the page (``Session.sentenceSelected``) or the draft's sentence
 at the cursor (the draft pane's ``currentSentenceChanged``, emitted 600 ms after typing stops, so
-typing never waits). The search runs in a background :class:`~app.gui.workers.Worker` started through
+typing never waits). The query is labelled in the context it has (``core.sentence_context``): a page
+sentence with its section's kind and neighbours, a draft sentence with its heading's kind and the
+draft sentences around it (the window lends the draft's ``current_context`` to
+``set_draft_context_provider``), so the role and function it "reads as" are the in-context ones (an
+uncertain role says so, with the runner-up). The search runs in a background
+:class:`~app.gui.workers.Worker` started through
 the session's job tracker; the worker opens its own :class:`~core.library.library.Library` objects
 (SQLite connections belong to the thread that opened them) and closes them. A newer query cancels the
 running search and starts once it has stopped; a result that belongs to an older query is dropped.
@@ -66,6 +71,7 @@ from core.labels import NO_FUNCTION, ROLES
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.sentence_context import SentenceContext
     from core.suggest import Source, Suggestion, SuggestionResult, Templater
 
 DEFAULT_K = 10
@@ -85,8 +91,9 @@ SourceFolders = list[tuple[str, Path]]  # (kind: "corpus" | "library", folder)
 class SuggestionQuery:
     text: str
     k: int = DEFAULT_K
-    function: str | None = None
-    section_kind: str | None = None
+    function: str | None = None  # a filter on the suggestions
+    section_kind: str | None = None  # a filter on the suggestions (not the query's own kind)
+    context: SentenceContext | None = None  # what the query is labelled with (None: alone)
 
 
 def default_sources() -> SourceFolders:
@@ -204,7 +211,7 @@ def _suggest(query: SuggestionQuery, model: RoleModel, sources: Sequence[Source]
 
     try:
         return suggest(query.text, model, sources, query.k, function=query.function,
-                       section_kind=query.section_kind, templater=templater)
+                       section_kind=query.section_kind, templater=templater, context=query.context)
     except LibraryError:
         raise
     except Exception as error:
@@ -423,7 +430,9 @@ class SuggestionsPanel(QWidget):
         self._sources = sources or default_sources
         self._templater = templater or default_templater
         self.query_text = ""
+        self.query_context: SentenceContext | None = None  # the heading kind and neighbours it is read with
         self.origin = ""  # "page" or "draft"
+        self._draft_context: Callable[[], SentenceContext | None] | None = None
         self.result: SuggestionResult | None = None
         self.notes: list[str] = []  # about the last result's sources (a broken library left out)
         self._generation = 0
@@ -505,24 +514,36 @@ class SuggestionsPanel(QWidget):
 
     def query(self) -> SuggestionQuery:
         return SuggestionQuery(self.query_text, self.k, self.function.currentData(),
-                               self.section.currentData())
+                               self.section.currentData(), self.query_context)
 
     # -- queries --------------------------------------------------------------------------
-    def set_query(self, text: str, origin: str = "page") -> None:
-        """Search for sentences doing the job of ``text`` ("" clears the query)."""
+    def set_query(self, text: str, origin: str = "page", context: SentenceContext | None = None) -> None:
+        """Search for sentences doing the job of ``text`` ("" clears the query); ``context`` (the
+        heading's kind and the neighbouring sentences) is what its role and function are read with."""
         self.query_text = " ".join(text.split())
+        same = context is not None and " ".join(context.text.split()) == self.query_text
+        self.query_context = context if same else None
         self.origin = origin
         self.refresh()
 
+    def set_draft_context_provider(self, provider: Callable[[], SentenceContext | None]) -> None:
+        """Where the draft sentence's context comes from (the window lends the draft pane's
+        ``current_context``)."""
+        self._draft_context = provider
+
     def set_draft_sentence(self, text: str) -> None:
-        """The draft's sentence at the cursor (the draft pane emits it when typing pauses)."""
+        """The draft's sentence at the cursor (the draft pane emits it when typing pauses), read with
+        its heading and neighbours when the draft lends them."""
         if text.strip() or self.origin == "draft":
-            self.set_query(text, "draft")
+            context = self._draft_context() if self._draft_context is not None and text.strip() else None
+            self.set_query(text, "draft", context)
 
     def _on_sentence_selected(self, index: int) -> None:
+        from core.sentence_context import context_in_paper
+
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):
-            self.set_query(paper.sentences[index].text, "page")
+            self.set_query(paper.sentences[index].text, "page", context_in_paper(paper, index))
         elif self.origin == "page":
             self.set_query("", "page")
 
@@ -661,11 +682,7 @@ class SuggestionsPanel(QWidget):
         shown = self.query_text if len(self.query_text) <= 160 else self.query_text[:159] + "…"
         doing = ""
         if self.result is not None and self.result.query.get("text") == self.query_text:
-            function = self.result.query.get("function", "")
-            role = self.result.query.get("role", "")
-            name = default_taxonomy().name_of(function) if function and function != NO_FUNCTION else ""
-            doing = (f"<br><span style='color:{MUTED}'>reads as: {html.escape(name or role)}"
-                     + (f" ({html.escape(role)})" if name else "") + "</span>")
+            doing = f"<br><span style='color:{MUTED}'>{reads_as(self.result.query)}</span>"
         where = ORIGINS.get(self.origin, "the sentence")
         self.query_label.setText(f"<span style='color:{MUTED}'>For {where}:</span> “{html.escape(shown)}”"
                                  f"{doing}")
@@ -758,6 +775,24 @@ class SuggestionsPanel(QWidget):
 
     def _show_menu(self, row: int, global_pos: QPoint) -> None:
         self.row_menu(row).popup(global_pos)
+
+
+def reads_as(query: dict[str, str]) -> str:
+    """Rich text: what the model reads the query as, in the context it had: "reads as: Stating the aim
+    (objective) · with its heading (introduction) and 2+2 neighbouring sentences"; an uncertain role
+    names its runner-up ("uncertain: method (0.41) or result (0.35)"), a function below the threshold
+    is "no clear function"."""
+    function = query.get("function", "")
+    role = query.get("role", "")
+    role_shown = query.get("role_text") or role
+    name = default_taxonomy().name_of(function) if function and function != NO_FUNCTION else ""
+    if name:
+        text = f"reads as: {html.escape(name)} ({html.escape(role_shown)})"
+    else:
+        text = f"reads as: {html.escape(role_shown)}"
+        text += "; no clear function" if function == NO_FUNCTION else ""
+    context = query.get("context", "")
+    return text + (f" · {html.escape(context)}" if context else "")
 
 
 def _one_line(text: str, limit: int = 200) -> str:
