@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from PySide6.QtCore import QObject, Signal
 
 from app.gui.workers import Worker
@@ -21,12 +23,14 @@ class JobTracker(QObject):
         """Register ``worker`` and start it (connect your own slots before calling this)."""
         self._jobs.append((worker, label, cancellable))
         worker.progress.connect(lambda d, t, m, lab=label: self.progress.emit(lab, d, t, m))
-        worker.finished.connect(lambda w=worker: self._done(w))
+        # weakly: a slot that holds its own sender keeps it alive for ever (Qt holds the slot)
+        ref = weakref.ref(worker)
+        worker.finished.connect(lambda r=ref: self._done(r()))
         worker.start()
         self.changed.emit()
         return worker
 
-    def _done(self, worker: Worker) -> None:
+    def _done(self, worker: Worker | None) -> None:
         self._jobs = [j for j in self._jobs if j[0] is not worker]
         self.changed.emit()
 

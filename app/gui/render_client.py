@@ -2,8 +2,11 @@
 
 One child process for the whole application, started with the window.  Requests go out from the
 UI thread; a :class:`~app.gui.workers.Worker` waits for replies and hands each page to the UI
-thread (``yielded``), which wraps the bytes in a ``QImage``.  If the server cannot start or dies,
-``available`` turns False and the page view falls back to rendering in short steps on the UI thread.
+thread (``yielded``), which wraps the bytes in a ``QImage``; the reader thread itself holds only plain
+data (the connection, the process handle, reply tuples), and the reader ``Worker`` is released on the
+UI thread (see :mod:`app.gui.workers` on why Qt objects must not die on a pool thread).  If the server
+cannot start or dies, ``available`` turns False and the page view falls back to rendering in short
+steps on the UI thread.
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ class RenderClient(QObject):
             self.pageFailed.emit(message[1], message[2], message[3])
 
     def _on_stopped(self) -> None:
+        self._reader = None  # its thread is done with it: released here, on the UI thread
         self.available = False
         self.is_ready = False
         self.stopped.emit()

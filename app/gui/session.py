@@ -15,6 +15,7 @@ Panels observe these signals; they ask for navigation with ``jump_to_*``/``selec
 from __future__ import annotations
 
 import contextlib
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -191,13 +192,14 @@ class Session(QObject):
         worker.result.connect(lambda r, g=generation: self._on_analyzed(g, r))
         worker.error.connect(lambda e, g=generation: self._on_failed(g, "analysis", e))
         worker.cancelled.connect(lambda g=generation: self._on_cancelled(g, "analysis"))
-        worker.finished.connect(lambda w=worker: self._analysis_done(w))
+        ref = weakref.ref(worker)  # not the worker itself: Qt holds this slot as long as the worker lives
+        worker.finished.connect(lambda r=ref: self._analysis_done(r()))
         self._analysis_worker = worker
         self._jobs.append(worker)
         self.tracker.start(worker, "Labelling rhetorical roles")
 
-    def _analysis_done(self, worker: Worker) -> None:
-        if self._analysis_worker is worker:
+    def _analysis_done(self, worker: Worker | None) -> None:
+        if worker is not None and self._analysis_worker is worker:
             self._analysis_worker = None
 
     def _on_analyzed(self, generation: int, result: tuple[PaperAnalysis, bool]) -> None:
