@@ -1,41 +1,51 @@
-"""Graphical-abstract ranking against the hand-labelled dev set (``rhetorica eval figures``).
+"""Graphical-abstract ranking against the hand-labelled dev set (``rhetorica eval figures``, issues 14, 25).
 
-Every method ranks each labelled paper's figures; the measures are the MRR of the reader's
-first choice, the MAP of the reader's top 3 and P@1 (the method's first figure is among the
-reader's three). Methods: "pick the first figure", "pick the largest figure", the untrained
-encoder's abstract–caption cosine, the trained scorer alone, and the fitted combination
-(``core.figure_fit``) — fitted on the same twelve papers, so it is reported leave-one-paper-out
-(each paper ranked with weights fitted on the other eleven) beside the in-sample fit. The shipped
-combination is also *selected* (which features, how much L2: :data:`CONFIGS`) by leave-one-paper-out
-on the same papers, so its honest figure is nested: for each paper, the selection and the fit are
-both done on the other eleven.
+Every method ranks each labelled paper's figures; the measures are the MRR of the reader's first
+choice, the MAP of the reader's top 3 and P@1 (the method's first figure is among the reader's
+three), overall and per field (biomedical, CS, physical, social; v1 papers count as CS). Papers with
+a single candidate figure are left out of the measures (every method ranks them right).
+
+Methods: "first figure" (the lowest printed number), the caption–text scorer alone, the previous
+ranker (issue 14: the scorer and four priors, with the weights it shipped with, fitted on the twelve
+v1 papers — so in-sample there), and the ranker of issue 25 (every feature of ``core.figure_rank``,
+``core.figure_fit``) **leave-one-paper-out**: each paper is ranked with weights fitted on the other
+papers only, and the L2 strength is chosen among :data:`L2_CHOICES` by an inner leave-one-paper-out on
+those other papers (nested), so no choice ever sees the held-out paper. The weights a bundle carries
+(fitted on every dev paper) are shown in-sample, labelled so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from core.document import Paper
-from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out
-from core.figure_rank import FEATURES, candidate_figures, combine, figure_features
+from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
+from core.figure_rank import FEATURES, combine, figure_features
 from core.model_api import CaptionScorer
 from models.datasets.figure_gold import FigureGold
 from models.metrics import average_precision, reciprocal_rank
 
 PRIORS = ("first_figure", "position", "size", "mentions")
 SCORER_FEATURES = ("caption_match", "best_sentence", "mention_match")
-# The combinations the ranking may use, declared before looking at any result: the scorer with the
-# first-figure prior, + size, + every prior, every feature; each with four strengths of the L2 pull.
+# The feature sets the ranking may use: issue 14's (the scorer + priors) and every feature (issue 25).
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
-    "scorer + first figure": ("caption_match", "first_figure"),
-    "scorer + first figure + size": ("caption_match", "first_figure", "size"),
-    "scorer + priors": ("caption_match", *PRIORS),
-    "all features": FEATURES,
+    "scorer + priors (issue 14)": ("caption_match", *PRIORS),
+    "every feature (issue 25)": FEATURES,
 }
-L2_CHOICES = (0.1, 1.0, 3.0, 10.0)
+SHIPPED_SET = "every feature (issue 25)"
+# L2 strengths (on standardised inputs) the shipped fit chooses from by leave-one-paper-out; the report
+# nests that choice inside its own leave-one-paper-out.
+L2_CHOICES = (0.1, 0.3, 1.0)
+# The weights the bundle shipped with before issue 25 (issue 14: scorer + priors, L2 10, fitted on the
+# twelve v1 papers), kept to report "the previous ranker".
+ISSUE14_WEIGHTS = {"caption_match": 0.2338, "first_figure": 0.3004, "position": -0.259, "size": 0.1358,
+                   "mentions": 0.071}
+FIELDS = ("biomedical", "CS", "physical", "social")
 
 
 @dataclass(frozen=True)
@@ -44,29 +54,31 @@ class RankerConfig:
     l2: float
 
 
-CONFIGS = tuple(RankerConfig(name, l2) for name in FEATURE_SETS for l2 in L2_CHOICES)
+CONFIGS = tuple(RankerConfig(SHIPPED_SET, l2) for l2 in L2_CHOICES)
 
 
 @dataclass
 class GoldCase:
-    """One labelled paper with its candidates' features under each scorer."""
+    """One labelled paper with its candidates' raw features (rows in reading order)."""
 
     gold: FigureGold
     paper: Paper
     numbers: list[str]
-    values: dict[str, np.ndarray]  # scorer name -> (n, len(FEATURES))
+    values: np.ndarray  # (n, len(FEATURES)) with the bundle's scorer
 
-    def labelled(self, scorer: str) -> LabelledPaper:
-        return LabelledPaper(self.gold.pdf, self.numbers, self.values[scorer], list(self.gold.top3))
+    @property
+    def name(self) -> str:
+        return self.gold.pdf
+
+    def labelled(self) -> LabelledPaper:
+        return LabelledPaper(self.gold.pdf, self.numbers, self.values, list(self.gold.top3))
 
 
-def gold_cases(pairs: Iterable[tuple[FigureGold, Paper]],
-               scorers: Mapping[str, CaptionScorer]) -> list[GoldCase]:
+def gold_cases(pairs: Iterable[tuple[FigureGold, Paper]], scorer: CaptionScorer) -> list[GoldCase]:
     out = []
     for gold, paper in pairs:
-        numbers = [f.number for f in candidate_figures(paper)]
-        values = {name: figure_features(paper, scorer).values for name, scorer in scorers.items()}
-        out.append(GoldCase(gold, paper, numbers, values))
+        feats = figure_features(paper, scorer)
+        out.append(GoldCase(gold, paper, [f.number for f in feats.figures], feats.values))
     return out
 
 
@@ -75,36 +87,60 @@ def ranking(numbers: Sequence[str], scores: np.ndarray) -> list[str]:
     return [numbers[i] for i in sorted(range(len(numbers)), key=lambda i: (-float(scores[i]), i))]
 
 
-def measures(rankings: Mapping[str, list[str]], cases: Sequence[GoldCase]) -> dict[str, float]:
-    rr, ap, p1 = [], [], []
-    for case in cases:
-        ranked = rankings[case.gold.pdf]
-        rr.append(reciprocal_rank(ranked, case.gold.top3[0]))
-        ap.append(average_precision(ranked, case.gold.top3))
-        p1.append(float(bool(ranked) and ranked[0] in case.gold.top3))
+def _row(rr: list[float], ap: list[float], p1: list[float]) -> dict[str, float]:
+    if not rr:
+        return {"mrr_top1": 0.0, "map_top3": 0.0, "p_at_1": 0.0, "papers": 0}
     return {"mrr_top1": round(float(np.mean(rr)), 4), "map_top3": round(float(np.mean(ap)), 4),
-            "p_at_1": round(float(np.mean(p1)), 4), "papers": len(cases)}
+            "p_at_1": round(float(np.mean(p1)), 4), "papers": len(rr)}
 
 
-Method = Callable[[GoldCase], np.ndarray]
+def measures(rankings: Mapping[str, list[str]], cases: Sequence[GoldCase]) -> dict[str, dict[str, float]]:
+    """MRR / MAP / P@1 overall ("all") and per field, over the papers with two or more candidates."""
+    groups: dict[str, tuple[list[float], list[float], list[float]]] = {
+        g: ([], [], []) for g in ("all", *FIELDS)}
+    for case in cases:
+        if len(case.numbers) < 2 or not case.gold.top3:
+            continue
+        ranked = rankings[case.name]
+        rr = reciprocal_rank(ranked, case.gold.top3[0])
+        ap = average_precision(ranked, case.gold.top3)
+        p1 = float(bool(ranked) and ranked[0] in case.gold.top3)
+        for name in ("all", case.gold.field_name):
+            bucket = groups.setdefault(name, ([], [], []))
+            bucket[0].append(rr)
+            bucket[1].append(ap)
+            bucket[2].append(p1)
+    return {name: _row(*lists) for name, lists in groups.items()}
 
 
-def _held_out_rankings(papers: Sequence[LabelledPaper], config: RankerConfig) -> dict[str, list[str]]:
-    weights = leave_one_paper_out(papers, FEATURE_SETS[config.features], config.l2)
-    return {p.name: ranking(p.numbers, combine(p.values, weights[p.name])[0]) for p in papers}
+Fit = Callable[[Sequence[LabelledPaper]], dict[str, float]]
+
+
+def held_out_rankings(cases: Sequence[GoldCase], fit: Fit) -> dict[str, list[str]]:
+    """Each paper ranked with weights ``fit`` learnt on the OTHER papers only (leave one paper out)."""
+    papers = [c.labelled() for c in cases]
+    weights = leave_one_paper_out(papers, fit=fit)
+    return {c.name: ranking(c.numbers, combine(c.values, weights[c.name])[0]) for c in cases}
 
 
 def _score(rankings: Mapping[str, list[str]], papers: Sequence[LabelledPaper]) -> float:
     """Mean of MRR (first choice) and MAP (top 3): what the selection maximises."""
-    rr = [reciprocal_rank(rankings[p.name], p.top[0]) for p in papers]
-    ap = [average_precision(rankings[p.name], p.top) for p in papers]
+    usable = [p for p in papers if len(p.numbers) >= 2 and p.top]
+    if not usable:
+        return 0.0
+    rr = [reciprocal_rank(rankings[p.name], p.top[0]) for p in usable]
+    ap = [average_precision(rankings[p.name], p.top) for p in usable]
     return float(np.mean(rr) + np.mean(ap)) / 2
 
 
 def select_config(papers: Sequence[LabelledPaper]) -> tuple[RankerConfig, dict[str, float]]:
-    """The configuration with the best leave-one-paper-out score on ``papers`` (ties: the earlier,
-    simpler one), and every configuration's score."""
-    scores = {f"{c.features}, l2={c.l2:g}": _score(_held_out_rankings(papers, c), papers) for c in CONFIGS}
+    """The configuration (:data:`CONFIGS`) with the best leave-one-paper-out score on ``papers`` (ties:
+    the first listed), and every configuration's score."""
+    scores = {}
+    for config in CONFIGS:
+        weights = leave_one_paper_out(papers, FEATURE_SETS[config.features], config.l2)
+        rankings = {p.name: ranking(p.numbers, p.scores(weights[p.name])) for p in papers}
+        scores[f"{config.features}, l2={config.l2:g}"] = _score(rankings, papers)
     best = max(CONFIGS, key=lambda c: scores[f"{c.features}, l2={c.l2:g}"])
     return best, {k: round(v, 4) for k, v in scores.items()}
 
@@ -115,49 +151,72 @@ def fit_selected(papers: Sequence[LabelledPaper]) -> tuple[dict[str, float], Ran
     return fit_weights(papers, FEATURE_SETS[config.features], config.l2), config
 
 
-def nested_weights(papers: Sequence[LabelledPaper]) -> dict[str, dict[str, float]]:
-    """For each paper, weights selected AND fitted without it: the honest figure for
-    :func:`fit_selected` (nested leave-one-paper-out)."""
-    out = {}
-    for paper in papers:
-        rest = [p for p in papers if p is not paper]
-        out[paper.name] = fit_selected(rest)[0]
+def nested_fit(train: Sequence[LabelledPaper]) -> dict[str, float]:
+    """The shipped procedure on ``train`` alone: L2 chosen by leave-one-paper-out within ``train``, then
+    fitted on all of ``train``."""
+    return fit_selected(train)[0]
+
+
+def issue14_values(values: np.ndarray) -> np.ndarray:
+    """``values`` with ``first_figure`` and ``position`` as issue 14 computed them (reading order)."""
+    out = np.array(values, dtype=np.float64, copy=True)
+    n = len(out)
+    out[:, FEATURES.index("first_figure")] = [1.0 if i == 0 else 0.0 for i in range(n)]
+    out[:, FEATURES.index("position")] = [i / (n - 1) if n > 1 else 0.0 for i in range(n)]
     return out
 
 
-def _feature(scorer: str, name: str) -> Method:
-    return lambda case: case.values[scorer][:, FEATURES.index(name)]
+Method = Callable[[GoldCase], np.ndarray]
 
 
-def _fixed(scorer: str, weights: Mapping[str, float]) -> Method:
-    return lambda case: combine(case.values[scorer], weights)[0]
-
-
-def _per_paper(scorer: str, weights: Mapping[str, Mapping[str, float]]) -> Method:
-    """Each paper ranked with its own weights (fitted without it)."""
-    return lambda case: combine(case.values[scorer], weights[case.gold.pdf])[0]
-
-
-def dev_report(cases: Sequence[GoldCase], trained: str, untrained: str,
-               shipped_weights: Mapping[str, float] | None = None) -> dict[str, dict[str, float]]:
-    """Every method's measures (see the module docstring)."""
-    papers_t = [c.labelled(trained) for c in cases]
-    papers_u = [c.labelled(untrained) for c in cases]
-    lopo_t, lopo_u = leave_one_paper_out(papers_t), leave_one_paper_out(papers_u)
+def dev_report(cases: Sequence[GoldCase], bundle_weights: Mapping[str, float] | None = None,
+               nested: bool = True) -> dict[str, dict[str, dict[str, float]]]:
+    """Every method's measures (see the module docstring): method -> group ("all", fields) -> measures."""
     methods: dict[str, Method] = {
-        "first figure": lambda case: -np.arange(len(case.numbers), dtype=float),
-        "largest figure": _feature(trained, "size"),
-        "untrained cosine (all-MiniLM-L6-v2)": _feature(untrained, "caption_match"),
-        "trained scorer alone": _feature(trained, "caption_match"),
-        "priors only, leave-one-paper-out": _per_paper(trained, leave_one_paper_out(papers_t, PRIORS)),
-        "untrained features + priors, leave-one-paper-out": _per_paper(untrained, lopo_u),
-        "trained features + priors, leave-one-paper-out": _per_paper(trained, lopo_t),
-        "selected combination, nested leave-one-paper-out": _per_paper(trained, nested_weights(papers_t)),
-        "selected combination, fitted on all 12 (in-sample)": _fixed(trained, fit_selected(papers_t)[0]),
+        "first figure": lambda c: -c.values[:, FEATURES.index("position")],
+        "caption–text scorer alone": lambda c: c.values[:, FEATURES.index("caption_match")],
+        "previous ranker (issue 14 weights)": lambda c: combine(issue14_values(c.values), ISSUE14_WEIGHTS)[0],
     }
-    if shipped_weights:
-        methods["shipped ranker weights (in-sample)"] = _fixed(trained, shipped_weights)
-    out = {}
-    for name, method in methods.items():
-        out[name] = measures({c.gold.pdf: ranking(c.numbers, method(c)) for c in cases}, cases)
+    out = {name: measures({c.name: ranking(c.numbers, m(c)) for c in cases}, cases)
+           for name, m in methods.items()}
+    if nested:
+        out["ranker, leave-one-paper-out (nested L2)"] = measures(held_out_rankings(cases, nested_fit), cases)
+    for l2 in L2_CHOICES:
+        def fixed(train: Sequence[LabelledPaper], l2: float = l2) -> dict[str, float]:
+            return fit_weights(train, FEATURES, l2)
+
+        out[f"ranker, leave-one-paper-out (L2 {l2:g})"] = measures(held_out_rankings(cases, fixed), cases)
+    if bundle_weights:
+        out["bundle ranker weights (in-sample)"] = measures(
+            {c.name: ranking(c.numbers, combine(c.values, bundle_weights)[0]) for c in cases}, cases)
     return out
+
+
+def ranker_record(cases: Sequence[GoldCase], sets: Sequence[str], command: str) -> tuple[dict[str, float],
+                                                                                     dict[str, Any]]:
+    """The shipped weights (every dev paper, L2 by leave-one-paper-out) and how they were chosen."""
+    papers = [c.labelled() for c in cases]
+    config, scores = select_config(papers)
+    weights = normalised(fit_weights(papers, FEATURE_SETS[config.features], config.l2))
+    dev_set = f"graphical-abstract dev set {'+'.join(sets)} ({len(papers)} hand-labelled papers)"
+    record = {"fitted_on": dev_set,
+              "model": "listwise softmax over model_inputs (core.figure_fit), gains 3/2/1",
+              "selected": {"features": config.features, "l2": config.l2,
+                           "by": "leave-one-paper-out mean of MRR (first choice) and MAP (top 3)",
+                           "scores": scores},
+              "command": command}
+    return weights, record
+
+
+def write_ranker(bundle: str | Path, weights: Mapping[str, float], record: Mapping[str, Any]) -> None:
+    """Write ranking weights into a bundle's manifest (``context.figures.ranker``); its files, and so its
+    model id, stay the same."""
+    from models.bundle import verify_bundle, write_manifest
+
+    manifest = verify_bundle(bundle)
+    context = dict(manifest.context)
+    figures = dict(context.get("figures", {}))
+    figures["ranker"] = {"weights": dict(weights), **dict(record)}
+    context["figures"] = figures
+    manifest.context = context
+    write_manifest(bundle, manifest, tuple(manifest.files))

@@ -1,7 +1,9 @@
-"""Graphical-abstract ranking (core.figure_rank), its weight fit (core.figure_fit) and measures."""
+"""Graphical-abstract ranking (core.figure_rank), its weight fit (core.figure_fit), the leave-one-paper-out
+report (models.figure_eval) and its measures."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -9,9 +11,11 @@ import numpy as np
 import pytest
 
 from core.document import Figure
-from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out
+from core.figure_features import FigureLook
+from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
 from core.figure_rank import (
     FEATURES,
+    WITHIN_PAPER,
     caption_body,
     combine,
     figure_features,
@@ -20,6 +24,8 @@ from core.figure_rank import (
     shared_words,
 )
 from core.model_api import CaptionScorer
+from models.datasets.figure_gold import FigureGold
+from models.figure_eval import GoldCase, dev_report, held_out_rankings, measures, nested_fit
 from models.metrics import average_precision, reciprocal_rank
 from tests.paper_factory import make_paper
 
@@ -158,3 +164,146 @@ def test_links_and_fragments_are_not_query_sentences() -> None:
     assert not is_prose("Code: https://example.org/code is here")
     assert not is_prose("Short fragment.")
     assert not is_prose("* Equal contribution by the authors")
+
+
+# -- issue 25: the look, the words, the fitted ranker and its leave-one-paper-out report ----------------
+def _diagram_look() -> FigureLook:
+    return FigureLook(found=True, vector_share=0.5, boxes=4, text_boxes=4, arrows=3, segments=6, words=12)
+
+
+def test_looks_and_words_become_features() -> None:
+    paper = paper_with_figures()
+    feats = figure_features(paper, WordScorer(), looks=[FigureLook(), _diagram_look()])
+    assert feats.column("diagram")[1] == 1.0
+    assert feats.column("diagram")[0] == 1.0  # an unknown look takes the paper's median: no evidence
+    assert list(feats.column("caption_overview")) == [0.0, 1.0]  # "Overview of the citation encoder …"
+    assert list(feats.column("last_figure")) == [0.0, 1.0]
+    assert list(feats.column("title_overlap")) == [0.0, 0.0]  # "A | Test *Paper*": no title word in a caption
+    with pytest.raises(ValueError):
+        figure_features(paper, WordScorer(), looks=[FigureLook()])
+
+
+def test_first_figure_and_position_follow_the_printed_number() -> None:
+    paper = paper_with_figures()
+    paper.figures[0].page, paper.figures[1].page = 1, 0  # Figure 2 printed before Figure 1
+    feats = figure_features(paper, WordScorer(), looks=[FigureLook(), FigureLook()])
+    assert [f.number for f in feats.figures] == ["2", "1"]
+    assert list(feats.column("first_figure")) == [0.0, 1.0]
+    assert list(feats.column("position")) == [1.0, 0.0]
+
+
+def test_new_features_are_used_as_they_are_and_old_weights_still_rank() -> None:
+    values = np.zeros((3, len(FEATURES)))
+    values[:, FEATURES.index("diagram")] = [0.0, 0.5, 1.0]
+    values[:, FEATURES.index("size")] = [0.1, 0.3, 0.2]
+    scores, _parts = combine(values, {"diagram": 2.0})
+    assert scores.tolist() == pytest.approx([-1.0, 0.0, 1.0])  # centred, not rescaled
+    assert "diagram" not in WITHIN_PAPER and "size" in WITHIN_PAPER
+    scores, _parts = combine(values, {"size": 1.0, "a feature of a newer bundle": 5.0})
+    assert int(np.argmax(scores)) == 1
+
+
+def test_the_ranking_explains_in_words_and_carries_the_features() -> None:
+    paper = paper_with_figures()
+    ranking = rank_figures(paper, WordScorer(), {"diagram": 1.0, "caption_match": 0.5},
+                           looks=[FigureLook(), _diagram_look()])
+    top = ranking.figures[0]
+    assert top.number == "2" and top.figure_type == "diagram"
+    assert top.reason.startswith("A diagram") and "pointed to 2 times (the methods)" in top.reason
+    assert "the caption presents it as an overview" in top.reason
+    assert "never pointed to" in ranking.figures[1].reason
+    for figure in ranking.figures:
+        assert not re.search(r"\d\.\d", figure.reason)  # no raw scores in the reason
+    data = json.loads(json.dumps(ranking.to_dict()))
+    first = data["figures"][0]
+    assert set(FEATURES) == set(first["features"])
+    assert first["figure_type"] == "diagram" and first["look"]["text_boxes"] == 4
+    assert first["mentions"] == {"count": 2, "sections": ["method"], "overview": False, "first_at": 0.6}
+
+
+def _raw_papers(seed: int, n: int = 8) -> list[LabelledPaper]:
+    """Synthetic papers whose readers pick the diagram: the fit must weigh "diagram" up."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in range(n):
+        values = rng.normal(size=(4, len(FEATURES)))
+        values[:, FEATURES.index("diagram")] = 0.0
+        pick = int(rng.integers(4))
+        values[pick, FEATURES.index("diagram")] = 1.0
+        numbers = [str(i + 1) for i in range(4)]
+        rest = [numbers[i] for i in range(4) if i != pick]
+        out.append(LabelledPaper(f"p{p}", numbers, values, [numbers[pick], *rest[:2]]))
+    return out
+
+
+def test_the_fit_finds_a_raw_feature_and_skips_papers_it_cannot_learn_from() -> None:
+    papers = _raw_papers(2)
+    weights = fit_weights(papers, FEATURES, l2=0.1)
+    assert max(weights, key=lambda k: abs(weights[k])) == "diagram" and weights["diagram"] > 0
+    for paper in papers:
+        assert paper.top[0] == paper.numbers[int(np.argmax(paper.scores(weights)))]
+    single = LabelledPaper("one", ["1"], np.zeros((1, len(FEATURES))), ["1"])
+    assert fit_weights([single]) == {}
+    assert sum(abs(v) for v in normalised(weights).values()) == pytest.approx(1.0, abs=1e-3)
+
+
+def _cases(n: int = 6) -> list[GoldCase]:
+    fields = ["biomedical/life", "computer science", "physical/engineering", "social/other"]
+    out = []
+    for k, paper in enumerate(_raw_papers(3, n)):
+        gold = FigureGold(paper.name, "0" * 64, tuple(paper.numbers), tuple(paper.top), ("",) * 3,
+                          fields[k % 4], "v2")
+        out.append(GoldCase(gold, None, paper.numbers, paper.values))  # type: ignore[arg-type]
+    return out
+
+
+def test_leave_one_paper_out_never_scores_a_paper_with_weights_fitted_on_it() -> None:
+    cases = _cases()
+    seen: list[set[str]] = []
+
+    def spy(train: Sequence[LabelledPaper]) -> dict[str, float]:
+        seen.append({p.name for p in train})
+        return fit_weights(train, FEATURES, 0.3)
+
+    rankings = held_out_rankings(cases, spy)
+    names = {c.name for c in cases}
+    assert set(rankings) == names
+    assert sorted(map(sorted, seen)) == sorted(sorted(names - {n}) for n in names)
+
+
+def test_nested_selection_never_sees_the_held_out_paper(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.figure_fit
+    import models.figure_eval
+
+    cases = _cases(5)
+    names = {c.name for c in cases}
+    calls: list[set[str]] = []
+    real = core.figure_fit.fit_weights
+
+    def spy(papers: Sequence[LabelledPaper], *args: object, **kwargs: object) -> dict[str, float]:
+        calls.append({p.name for p in papers})
+        return real(papers, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(core.figure_fit, "fit_weights", spy)
+    monkeypatch.setattr(models.figure_eval, "fit_weights", spy)
+    held_out_rankings(cases, nested_fit)
+    assert calls and all(len(c) < len(names) for c in calls)  # every fit lacks (at least) the paper it ranks
+
+
+def test_the_report_has_every_method_overall_and_per_field() -> None:
+    report = dev_report(_cases(8), {"diagram": 1.0})
+    assert "first figure" in report and "previous ranker (issue 14 weights)" in report
+    assert "ranker, leave-one-paper-out (nested L2)" in report
+    assert "bundle ranker weights (in-sample)" in report
+    row = report["ranker, leave-one-paper-out (nested L2)"]
+    assert set(row) == {"all", "biomedical", "CS", "physical", "social"}
+    assert row["all"]["papers"] == 8 and row["biomedical"]["papers"] == 2
+    assert report["bundle ranker weights (in-sample)"]["all"]["mrr_top1"] == 1.0
+
+
+def test_measures_leave_out_single_figure_papers() -> None:
+    cases = _cases(2)
+    one = GoldCase(FigureGold("solo", "0" * 64, ("1",), ("1",), ("",)), None,  # type: ignore[arg-type]
+                   ["1"], np.zeros((1, len(FEATURES))))
+    rankings = {c.name: list(c.numbers) for c in [*cases, one]}
+    assert measures(rankings, [*cases, one])["all"]["papers"] == 2

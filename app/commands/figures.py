@@ -27,9 +27,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("figures", help=help_text, description=help_text)
     children = parser.add_subparsers(dest="figures_command", metavar="WHAT")
     rank_help = ("Rank a paper's figures by how well each stands for the paper: the caption–text scorer "
-                 "between the title + abstract and each caption (and the sentences that mention it), "
-                 "combined with measured priors (position, size, mentions). Prints the ranking with the "
-                 "parts of each score and the reason.")
+                 "between the title + abstract and each caption (and the sentences that mention it), what "
+                 "the figure is made of (diagram, chart, photo, panels: read from the PDF), the cue words of "
+                 "its caption and of the sentences that point to it, and where it sits, weighted as fitted "
+                 "on readers' picks. Prints the ranking with the reason in words; --json also carries each "
+                 "figure's features, type, look and mentions.")
     rank = children.add_parser("rank", help=rank_help, description=rank_help)
     rank.add_argument("pdf", type=path_arg, help="the paper (PDF)")
     rank.add_argument("--json", type=path_arg, default=None, metavar="OUT", help="write the ranking as JSON")

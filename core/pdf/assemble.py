@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pymupdf
@@ -25,7 +26,7 @@ from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
 from core.text.sentences import split_sentences
 
-PARSER_VERSION = "pdf-3"
+PARSER_VERSION = "pdf-4"
 
 
 def body_font_size(pages: list[list[Line]]) -> float:
@@ -56,12 +57,24 @@ def body_font_name(pages: list[list[Line]], body_size: float) -> str:
     return max(weight.items(), key=lambda kv: kv[1])[0] if weight else ""
 
 
+# a line that ends like this runs on into the next one ("... (Supplementary" + "Fig. 15) of neurons")
+_DANGLING = re.compile(r"(?:\(|\b(?:Supplementary|Suppl\.|Extended\s+Data|see|and|of|in|the))\s*$",
+                       re.IGNORECASE)
+
+
 def _starts_block(ln: Line, prev: Line | None) -> bool:
     if ln.first_in_block or prev is None or prev.page != ln.page:
         return True
     if abs(prev.size - ln.size) > 0.6 or ln.y0 < prev.y0 - 1:
         return True
     return ln.y0 - prev.y1 > 0.5 * ln.height
+
+
+def _under_set_in_line(ln: Line, prev: Line | None) -> bool:
+    """``ln`` sits right under a line set in from both sides (a panel label "(b) Dropout network"), which
+    does not run on into it: for a figure caption, that starts a block."""
+    return (prev is not None and prev.page == ln.page and prev.x0 - ln.x0 > 2 * ln.size
+            and prev.x1 < ln.x1 - 2 * ln.size and not _DANGLING.search(prev.text))
 
 
 def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
@@ -74,6 +87,10 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
             i += 1
             continue
         label = caption_label(ln, body_size, _starts_block(ln, prev))
+        if label is None and _under_set_in_line(ln, prev):
+            # figures only: table captions stay as they were (the sentence golds are anchored on them)
+            label = caption_label(ln, body_size, True)
+            label = label if label is not None and label[0] == "figure" else None
         if label is None:
             i += 1
             continue

@@ -43,8 +43,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     """(kind, number) when ``line`` starts a caption, else None.
 
     A caption starts a text block and its label is set apart: punctuation after
-    the number ("Figure 3:", "Fig. 3.", "Table 2 |"), a bold label, or a caption
-    font that differs from the body.  "Figure 3 shows ..." inside a paragraph is
+    the number ("Figure 3:", "Fig. 3.", "Table 2 |"), a bold label, a label in a font of
+    its own, or a caption font that differs from the body.  "Figure 3 shows ..." inside a paragraph is
     a mention, not a caption.
     """
     text = line.text.strip()
@@ -60,10 +60,14 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     punct = bool(_PUNCT_AFTER.match(rest)) or rest.strip() == ""
     label_len = len(text) - len(rest)
     bold_label = line.first_bold_chars >= label_len - 1 and line.first_bold_chars > 0
+    # a figure's label in a font of its own, the caption text in another (a bold face not named bold);
+    # figures only: table captions stay as they were (the sentence golds are anchored on them)
+    font_label = (kind == "figure" and label_len - 1 <= line.first_font_chars <= label_len + 1
+                  and len(rest.strip()) > 0)
     other_font = abs(line.size - body_size) >= 0.6
     if not starts_block and not (bold_label and punct):
         return None
-    if not (punct or bold_label or other_font):
+    if not (punct or bold_label or other_font or font_label):
         return None
     # "Table 2 shows ..." in body font, no punctuation: a mention at a paragraph start
     if not punct and not bold_label and rest.strip()[:1].islower():

@@ -52,6 +52,7 @@ class Line:
     block: int  # pymupdf block number on the page
     first_in_block: bool = False
     first_bold_chars: int = 0  # length of the leading bold run (for caption labels)
+    first_font_chars: int = 0  # length of the leading run in one font name (a label set in a font of its own)
     gaps: tuple[int, ...] = ()  # offsets in ``text`` where a wide horizontal gap was joined
     italic: float = 0.0  # fraction of non-space characters in italics
     math: float = 0.0  # fraction of non-space characters in math fonts
@@ -204,6 +205,9 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
     math_count = 0
     math_fonts: dict[str, bool] = {}
     runs: list[list] = []  # [start, end, bold, italic]
+    first_font = next((f[2] for ch, f in zip(chars, fonts) if not ch.isspace()), "")
+    font_lead = next((k for k, (ch, f) in enumerate(zip(chars, fonts))
+                      if not ch.isspace() and f[2] != first_font), len(chars))
     for k, (ch, (size, bold, font, italic)) in enumerate(zip(chars, fonts)):
         if not ch.isspace():
             if runs and runs[-1][2] == bold and runs[-1][3] == italic:
@@ -254,6 +258,7 @@ def _build_line(page: int, block: int, frags: list[_Frag]) -> Line | None:
         runs=tuple((a, b, bo, it) for a, b, bo, it in runs),
         block=block,
         first_bold_chars=lead,
+        first_font_chars=font_lead,
         gaps=tuple(gaps),
     )
 
@@ -356,6 +361,7 @@ def tail(line: Line, start: int) -> Line:
         block=line.block,
         first_in_block=line.first_in_block,
         first_bold_chars=max(0, line.first_bold_chars - start),
+        first_font_chars=max(0, line.first_font_chars - start),
         gaps=tuple(g - start for g in line.gaps if g > start),
         italic=line.italic,
         math=line.math,

@@ -1,0 +1,82 @@
+"""``rhetorica eval figures`` on the graphical-abstract dev set (issue 25): the per-field table of every
+method, ``--gold`` choosing the sets, and ``--save-ranker`` writing the fitted weights into the bundle
+without changing its model id. The dev set itself is replaced by synthetic papers (no PDFs, no parsing)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from core.figure_fit import LabelledPaper
+from core.figure_rank import FEATURES
+from models.datasets.figure_gold import FigureGold
+from models.figure_eval import GoldCase
+
+
+def _cases() -> list[GoldCase]:
+    rng = np.random.default_rng(5)
+    fields = ["biomedical/life", "computer science", "physical/engineering", "social/other"]
+    out = []
+    for k in range(8):
+        values = rng.normal(size=(4, len(FEATURES)))
+        values[:, FEATURES.index("diagram")] = 0.0
+        pick = k % 4
+        values[pick, FEATURES.index("diagram")] = 1.0
+        numbers = ["1", "2", "3", "4"]
+        top = (numbers[pick], *[n for n in numbers if n != numbers[pick]][:2])
+        gold = FigureGold(f"paper{k}.pdf", "0" * 64, tuple(numbers), top, ("",) * 3, fields[k % 4], "v2")
+        out.append(GoldCase(gold, None, numbers, values))  # type: ignore[arg-type]
+    return out
+
+
+@pytest.fixture()
+def bundle(tmp_path: Path) -> Path:
+    from tests.tiny_bundle import make_tiny_bundle
+
+    return make_tiny_bundle(tmp_path / "bundle")
+
+
+def test_eval_figures_reports_per_field_and_saves_the_ranker(bundle: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import models.datasets.figure_gold
+    import models.figure_eval
+    from app.cli import main
+    from models.encoder import load_model
+
+    asked: list[tuple[str, ...]] = []
+
+    def gold_papers(pdf_dir: Any = None, path: Any = None,
+                    sets: Sequence[str] = ("v1", "v2")) -> Iterable[Any]:
+        asked.append(tuple(sets))
+        return []
+
+    monkeypatch.setattr(models.datasets.figure_gold, "gold_papers", gold_papers)
+    monkeypatch.setattr(models.figure_eval, "gold_cases", lambda _pairs, _scorer: _cases())
+    before = load_model(bundle, device="cpu").model_id
+    out_json = tmp_path / "eval.json"
+    code = main(["eval", "figures", "--skip-mentions", "--gold", "v2", "--save-ranker",
+                 "--model", str(bundle), "--json", str(out_json)])
+    printed = capsys.readouterr().out
+    assert code == 0 and asked == [("v2",)]
+    assert "Graphical-abstract dev set v2" in printed and "biomedical 2" in printed
+    for method in ("first figure", "previous ranker (issue 14 weights)",
+                   "ranker, leave-one-paper-out (nested L2)"):
+        assert method in printed
+    result = json.loads(out_json.read_text())
+    methods = result["dev_set"]["methods"]
+    assert set(methods["first figure"]) == {"all", "biomedical", "CS", "physical", "social"}
+    saved = result["dev_set"]["saved_ranker"]
+    assert saved["selected"]["l2"] in models.figure_eval.L2_CHOICES and saved["weights"]["diagram"] > 0
+    model = load_model(bundle, device="cpu")
+    assert model.model_id == before  # only the manifest's context changed
+    from models.figure_scorer import ranker_weights
+
+    assert ranker_weights(model) == saved["weights"]
+    papers = [LabelledPaper(c.name, c.numbers, c.values, list(c.gold.top3)) for c in _cases()]
+    assert all(p.numbers[int(np.argmax(p.scores(saved["weights"])))] == p.top[0] for p in papers)
