@@ -40,19 +40,18 @@ class RolePrediction:
 
 # A role label whose probability is below this is shown as uncertain (hatched/greyed, with the
 # runner-up) and left out of the judgements built on labels (the gap report, the draft checklist).
-# Chosen on gold:dev only (rhetorica-functions 0.6.0, 180 sentences, in context), recomputed by
-# `rhetorica eval functions --data gold --split dev --confidence`: the highest threshold that keeps at
-# least 75 % of the sentences and sets aside sentences right less than half the time.
-#   p >= 0.50: 98.3 % kept, confident 66.7 % right, uncertain 66.7 %
-#   p >= 0.55: 91.7 % kept, confident 69.1 %, uncertain 40.0 %
-#   p >= 0.60: 88.3 % kept, confident 69.2 %, uncertain 47.6 %   <- chosen
-#   p >= 0.65: 83.9 % kept, confident 69.5 %, uncertain 51.7 %
-#   p >= 0.75: 78.3 % kept, confident 68.8 %, uncertain 59.0 %
-#   p >= 0.90: 65.0 % kept, confident 74.4 %, uncertain 52.4 %
-# The role probabilities are over-confident on gold:dev (mean 88.1 % against 66.7 % right, ECE 0.23;
-# only the function head is temperature-calibrated), so the threshold sits high and a confident label
-# is still wrong about one time in three.
-UNCERTAIN_BELOW = 0.60
+# Chosen on gold:dev only (rhetorica-functions 0.6.0 with its role temperatures, 180 sentences, in
+# context), recomputed by `rhetorica eval functions --data gold --split dev --confidence`: the highest
+# threshold that keeps at least 75 % of the sentences and sets aside sentences right less than half
+# the time.
+#   p >= 0.40: 97.8 % kept, confident 66.5 % right, uncertain 75.0 %
+#   p >= 0.45: 91.7 % kept, confident 69.7 %, uncertain 33.3 %   <- chosen
+#   p >= 0.50: 83.9 % kept, confident 69.5 %, uncertain 51.7 %
+#   p >= 0.60: 74.4 % kept, confident 70.9 %, uncertain 54.4 %
+#   p >= 0.90: 42.2 % kept, confident 81.6 %, uncertain 55.8 %
+# The role probabilities are temperature-scaled on dev (`rhetorica train calibrate-roles`,
+# models/role_calibration.py; gold test ECE 0.17 -> 0.07). Before calibration the same rule chose 0.60.
+UNCERTAIN_BELOW = 0.45
 
 
 def is_confident(prediction: RolePrediction) -> bool:

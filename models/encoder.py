@@ -34,6 +34,7 @@ from core.errors import ModelError
 from core.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
+from models.role_calibration import apply_temperatures
 from models.roles import RolePrediction
 
 if TYPE_CHECKING:  # tokenizers loads with the model, not at import
@@ -64,6 +65,15 @@ class DocumentEncoding:
     adapter_features: np.ndarray | None = None
     # The function view (n, k), L2-normalised: only when asked for (encode_documents(with_function_vectors)).
     function_vectors: np.ndarray | None = None
+    # The role probabilities before the bundle's role temperatures (what label adapters were fitted on);
+    # None when the bundle has no role calibration (then they are ``probabilities``).
+    uncalibrated_probabilities: np.ndarray | None = None
+
+    @property
+    def adapter_probabilities(self) -> np.ndarray:
+        """The role probabilities a label adapter reads (uncalibrated, as when it was fitted)."""
+        raw = self.uncalibrated_probabilities
+        return self.probabilities if raw is None else raw
 
     @property
     def adapter_input(self) -> np.ndarray:
@@ -176,9 +186,24 @@ class EncoderModel:
         self.function_ids: tuple[str, ...] = tuple(functions.get("ids", ()))
         self.function_threshold = float(functions.get("threshold", 0.0))
         self.function_dim = int(functions.get("embedding_dim", 0))
+        self._role_temperatures = self._temperatures_by_kind(manifest)
 
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
+
+    @staticmethod
+    def _temperatures_by_kind(manifest: Manifest) -> np.ndarray | None:
+        """Per section-kind index (unknown last), the temperature of the head that labels that kind
+        (``context.role_calibration``: the body head's for body kinds, the role head's for the rest);
+        None when the bundle has no role calibration."""
+        calibration = dict(manifest.context.get("role_calibration", {}))
+        if not calibration:
+            return None
+        body_kinds = set(dict(manifest.context.get("body_head", {})).get("section_kinds", []))
+        role_t = float(dict(calibration.get("role_head", {})).get("temperature", 1.0))
+        body_t = float(dict(calibration.get("body_head", {})).get("temperature", 1.0))
+        kinds = [*manifest.section_kinds, "unknown"]
+        return np.array([body_t if kind in body_kinds else role_t for kind in kinds], dtype=np.float32)
 
     @property
     def content_session(self) -> object | None:
@@ -395,15 +420,23 @@ class EncoderModel:
                 keep = slice(keep_start - start, keep_end - start)
                 logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
             if self.manifest.context.get("adapter_input") == "pooled":
-                return self._encoding(embeddings, logits, function_logits, l2_normalise(pooled))
-        return self._encoding(embeddings, logits, function_logits)
+                return self._encoding(embeddings, logits, function_logits, l2_normalise(pooled), kinds)
+        return self._encoding(embeddings, logits, function_logits, None, kinds)
 
     def _encoding(self, embeddings: np.ndarray, logits: np.ndarray, function_logits: np.ndarray | None,
-                  adapter_features: np.ndarray | None = None) -> DocumentEncoding:
-        """Post-processing of a document's raw outputs (normalised embeddings, softmaxes)."""
-        return DocumentEncoding(l2_normalise(embeddings), softmax(logits), self.labels,
+                  adapter_features: np.ndarray | None = None,
+                  kinds: np.ndarray | None = None) -> DocumentEncoding:
+        """Post-processing of a document's raw outputs (normalised embeddings, softmaxes; the role
+        logits divided by the bundle's role temperatures when it has them)."""
+        uncalibrated = None
+        probabilities = softmax(logits)
+        if self._role_temperatures is not None and kinds is not None and len(logits):
+            uncalibrated = probabilities
+            probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
+        return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels,
                                 None if function_logits is None else softmax(function_logits),
-                                self.function_ids, self.function_threshold, adapter_features)
+                                self.function_ids, self.function_threshold, adapter_features,
+                                uncalibrated_probabilities=uncalibrated)
 
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:
@@ -430,7 +463,7 @@ class EncoderModel:
                 logits[keep_start:keep_end] = lg[keep]
                 if function_logits is not None:
                     function_logits[keep_start:keep_end] = rest[0][keep]
-        return self._encoding(embeddings, logits, function_logits)
+        return self._encoding(embeddings, logits, function_logits, None, kinds)
 
 
 def _pad_id(tokenizer: Tokenizer) -> int:

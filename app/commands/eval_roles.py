@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             encoding = model.encode_document(doc.sentences, doc.section_kinds)
             roles = encoding.roles
-        own = (adapter.predict(encoding.adapter_input, encoding.probabilities) if adapter is not None
+        own = (adapter.predict(encoding.adapter_input, encoding.adapter_probabilities) if adapter is not None
                else [to_dataset_label(args.data, role.label) for role in roles])
         key = tuple(doc.sentences)
         for role, label, allowed, mine in zip(roles, doc.labels, doc.allowed, own, strict=True):

@@ -7,7 +7,7 @@ import argparse
 from app.commands._groups import add_group
 
 MODULES = ("app.commands.train_roles", "app.commands.train_body", "app.commands.train_figures",
-           "app.commands.train_corrections")
+           "app.commands.train_corrections", "app.commands.train_calibrate")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
