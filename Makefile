@@ -50,6 +50,10 @@ eval: $(STAMP) $(BASELINE)/manifest.json
 	$(BIN)/rhetorica eval roles --data pmc-sents-full --split test --head adapter --model $(BUNDLE) --threads 2 --json $(EVAL)/pmc-test.json
 	$(BIN)/rhetorica eval roles --data sciarg-fine --split train-cl --model $(BUNDLE) --threads 2 --json $(EVAL)/sciarg-cl.json
 	$(BIN)/rhetorica eval functions --data gold --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-test.json
+	$(BIN)/rhetorica eval functions --data gold2 --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold2-test.json
+	$(BIN)/rhetorica eval functions --data gold2 --split test --isolated --model $(BUNDLE) --threads 2 --json $(EVAL)/gold2-test-isolated.json
+	$(BIN)/rhetorica eval sections --json $(EVAL)/section-kinds.json
+	$(BIN)/rhetorica eval figures --skip-mentions --model $(BUNDLE) --threads 2 --json $(EVAL)/figures.json
 	$(BIN)/rhetorica eval content --model $(BUNDLE) --against $(BASELINE) --threads 2 --json $(EVAL)/content-scitldr.json
 	$(BIN)/rhetorica eval retrieval --data gold --split test --view function --model $(BUNDLE) --threads 2 --json $(EVAL)/gold-function-retrieval.json
 

@@ -46,6 +46,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="score the judgements of a sample")
     parser.add_argument("--key", type=input_file, default=None,
                         help="the sample's key.jsonl (with --judgements)")
+    parser.add_argument("--gold", choices=("v1", "v2"), default="v1",
+                        help="where --draw takes its queries: v1, the gold set of the shared PDFs (dev and "
+                        "test); v2, the pdfs2 gold test (fresh queries; issue 24)")
     parser.add_argument("--queries", type=bounded_int(1, 100_000), default=50)
     parser.add_argument("-k", type=bounded_int(1, 100), default=5)
     parser.add_argument("--corpus", type=input_folder, default=None,
@@ -56,19 +59,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _query_rows(count: int) -> list[dict[str, Any]]:
-    """Gold rows (CC BY papers only: their text is in the repository) with a real function."""
+def _query_rows(count: int, gold: str = "v1") -> list[dict[str, Any]]:
+    """Gold rows (open papers only: their text is in the repository) with a real function."""
+    from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.gold import GOLD_DIR
 
-    rows = [json.loads(line) for split in ("dev", "test")
-            for line in (GOLD_DIR / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    files = [GOLD_DIR / "dev.jsonl", GOLD_DIR / "test.jsonl"] if gold == "v1" else [GOLD2_DIR / "test.jsonl"]
+    rows = [json.loads(line) for path in files
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     pool = [r for r in rows if r.get("text") and r["function"] != "none"]
     return random.Random(SEED).sample(pool, min(count, len(pool)))
 
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
-         threads: int) -> dict[str, Any]:
+         threads: int, gold: str = "v1") -> dict[str, Any]:
     from core.functions import default_taxonomy
     from core.paths import corpus_dir as default_corpus
     from core.suggest import open_source, suggest
@@ -81,7 +85,7 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
     rng = random.Random(SEED + 1)
     size = len(source.library)  # type: ignore[arg-type]
     sample, key = [], []
-    for number, row in enumerate(_query_rows(queries)):
+    for number, row in enumerate(_query_rows(queries, gold)):
         query = str(row["text"])
         found = suggest(query, model, [source], k)
         chosen = [("model", s.text) for s in found.suggestions[:k]]
@@ -146,7 +150,7 @@ def _read(path: Path, what: str) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
-        report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads)
+        report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold)
     else:
         from core.errors import RhetoricaError
 
