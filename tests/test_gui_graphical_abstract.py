@@ -5,6 +5,8 @@ in rank order with previews, tables only when asked; the choice is remembered pe
 from __future__ import annotations
 
 import dataclasses
+import html
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,7 +123,7 @@ def test_suggestion_lists_the_candidates_in_rank_order(qtbot, bundle: Path, pape
         assert panel.stack.currentWidget() is panel.list
         assert all(panel.list.item(i).data(ga.FIGURE_ID) == fid for i, fid in enumerate(order))
         first = card_text(panel, "fig4")
-        assert "Figure 4" in first and "score" in first and "1." in first
+        assert "Figure 4" in first and "score" not in first and "1." in first  # words, not raw scores
         assert "size" in panel.list.item(0).toolTip()  # the parts of the score
         assert all(panel.shown.thumbnails.get(fid) for fid in order)  # type: ignore[union-attr]
         assert all(not panel._cards[fid].image.pixmap().isNull() for fid in order)
@@ -251,3 +253,66 @@ def test_the_panel_is_registered_with_its_own_shortcut() -> None:
     assert len(shortcuts) == len(set(shortcuts))
     main_window = (Path(__file__).resolve().parents[1] / "app" / "gui" / "main_window.py").read_text()
     assert "Ctrl+Shift+G" not in main_window
+
+
+NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:[.,]\d+)?")
+ALLOWED = re.compile(r"\b(?:Figure|Fig\.|Table|p\.)\s*\d+|^\s*\d+\.|\d+(?:\.\d+)?\s*%|\d+ times?\b")
+
+
+def raw_numbers(text: str) -> list[float]:
+    """The numbers above 1 in ``text`` that are not figure numbers, pages, ranks, counts or percentages."""
+    plain = ALLOWED.sub(" ", html.unescape(re.sub(r"<[^>]+>", " ", text)).replace("\xa0", " "))
+    return [float(n.replace(",", ".")) for n in NUMBER.findall(plain) if abs(float(n.replace(",", "."))) > 1]
+
+
+def test_cards_say_the_reason_in_words_without_raw_scores(qtbot, bundle: Path, paper: Paper) -> None:  # type: ignore[no-untyped-def]
+    for panel in make_panel(qtbot, bundle, paper):
+        wait_ranked(qtbot, panel)
+        for ranked in panel.ranking.figures:  # type: ignore[union-attr]
+            text = card_text(panel, ranked.figure_id)
+            assert "score" not in text and raw_numbers(text) == []
+            assert html.escape(ranked.reason[:60]) in text  # the ranker's own words
+            assert "pointed to" in ranked.reason.lower() and "% of its page" in ranked.reason
+            tip = panel.list.item(ranked.rank - 1).toolTip()
+            assert ranked.reason in tip and f"rank {ranked.rank} of 4" in tip
+            head = re.sub(r"score \d\.\d\d|\d+%|page \d+|rank \d+ of \d+", " ", tip.split("\n\n")[0])
+            assert raw_numbers(head) == []  # the score on 0-1, the parts as shares
+        assert raw_numbers(panel.heading.text().split("</b>", 1)[1]) == []
+    assert raw_numbers("1. Figure 4 p. 5; pointed to 3 times; covers 40% of its page") == []
+    assert raw_numbers("score +2.35") == [2.35]
+
+
+def test_the_dock_opens_tall_enough_for_the_first_three_cards(qtbot, bundle: Path, paper: Paper,  # type: ignore[no-untyped-def]
+                                                             tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from tests.gui_helpers import open_window
+
+    for window in open_window(qtbot, bundle):
+        with qtbot.waitSignal(window.analysisShown, timeout=TIMEOUT_MS):
+            assert window.open_path(paper.source_path)
+        dock = window.docks["graphical_abstract"]
+        panel = window.panels["graphical_abstract"]
+        dock.show()  # the reported state: a dock left ~130 px low, then hidden
+        qtbot.waitUntil(dock.isVisible)
+        window.resizeDocks([dock], [130], Qt.Orientation.Vertical)
+        QApplication.processEvents()
+        assert dock.height() < 200
+        dock.hide()
+        panel.act_suggest.trigger()  # the toolbar's / File menu's action shows the dock and suggests
+        wait_ranked(qtbot, panel)
+        # grown toward wanted_height (the docks beside the page keep their least heights)
+        qtbot.waitUntil(lambda d=dock: d.height() >= 300, timeout=5_000)
+        assert dock.height() <= window.height() * 2 // 3
+        QApplication.processEvents()
+        viewport = panel.list.viewport().rect()
+        assert panel.list.count() == 4
+        for row in range(3):  # the first three cards, thumbnail and reason, without scrolling
+            item = panel.list.item(row)
+            assert viewport.contains(panel.list.visualItemRect(item)), (row, viewport)
+            card = panel._cards[str(item.data(ga.FIGURE_ID))]
+            assert card.image.height() >= ga.MIN_THUMB_HEIGHT
+            assert card.text.height() >= card.text.heightForWidth(card.text.width())  # no reason cut off
+        assert panel.list.verticalScrollBar().value() == 0
+        qtbot.waitUntil(lambda p=panel: not p.busy, timeout=TIMEOUT_MS)

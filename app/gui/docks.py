@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from app.gui.panels import PanelSpec, load_builtin_panels
 from app.gui.session import Session
 from app.gui.settings import AppSettings
+
+
+@runtime_checkable
+class NeedsHeight(Protocol):
+    """A panel that needs a least height to be of use (the graphical abstract's thumbnails and reasons)."""
+
+    def wanted_height(self) -> int: ...
 
 
 @runtime_checkable
@@ -64,6 +71,9 @@ class PanelDocks:
                             else spec.visible)
             self.panels[spec.id] = widget
             self.docks[spec.id] = dock
+            if isinstance(widget, NeedsHeight):
+                dock.visibilityChanged.connect(lambda shown, d=dock: shown and QTimer.singleShot(
+                    0, lambda: self.grow(d)))
         for spec in self.specs:
             if spec.in_front:
                 self.docks[spec.id].raise_()
@@ -81,6 +91,22 @@ class PanelDocks:
         for specs in areas.values():
             self._window.resizeDocks([self.docks[s.id] for s in specs], [s.height for s in specs],
                                      Qt.Orientation.Vertical)
+
+    def grow(self, dock: QDockWidget) -> bool:
+        """Give a shown dock whose panel wants a least height (:class:`NeedsHeight`) that height when it is
+        lower, bounded by two thirds of the window; a dock the user made taller keeps its height (and
+        the window's saved state remembers it)."""
+        widget = dock.widget()
+        if not isinstance(widget, NeedsHeight) or not dock.isVisible() or dock.isFloating():
+            return False
+        area = self._window.dockWidgetArea(dock)
+        if area not in (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea):
+            return False
+        wanted = min(widget.wanted_height(), self._window.height() * 2 // 3)
+        if dock.height() >= wanted:
+            return False
+        self._window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
+        return True
 
     def toggle_actions(self) -> list[QAction]:
         """Each dock's show/hide action, in registry order (for the View › Panels menu)."""

@@ -69,8 +69,11 @@ if TYPE_CHECKING:  # pragma: no cover
 CHOICE = "#b8860b"
 THUMB = QSize(320, 190)  # the largest thumbnail box of a card (smaller when the panel is low)
 MIN_THUMB_HEIGHT = 120
-TEXT_HEIGHT = 104  # rank, label, score and three lines of reason under the thumbnail
+TEXT_HEIGHT = 104  # rank, label and three lines of reason under the thumbnail (grows with the reasons)
+MAX_TEXT_HEIGHT = 190  # the most a card's text may take (rank line and about ten lines of reason)
+REASON_CHARS = 420  # the reason's words shown on a card (all of it in the tooltip)
 CARD = QSize(THUMB.width() + 16, THUMB.height() + TEXT_HEIGHT + 8)
+DOCK_CHROME = 120  # the dock's title, the buttons, the heading, the status line and the list's margins
 THUMB_ZOOM = 2.0  # thumbnails rendered at 144 dpi, scaled down to the card
 EXPORT_DPI = 300
 CAPTION_PT = 9.0  # the caption strip's font size, in points at the export's dpi
@@ -231,21 +234,37 @@ def figure_label(ranked: RankedFigure | Figure) -> str:
 
 
 def card_html(ranked: RankedFigure, chosen: bool) -> str:
+    """Rank, label, page and the ranker's reason in words (no raw scores: they are in the tooltip)."""
     badge = f"&nbsp; <span style='color:{CHOICE}; font-weight:bold'>★ {YOUR_CHOICE}</span>" if chosen else ""
     label = html.escape(figure_label(ranked))
     return (f"<span style='color:{MUTED}'>{ranked.rank}.</span>&nbsp; <b>{label}</b>"
-            f" <span style='color:{MUTED}'>p.&nbsp;{ranked.page + 1} · score {ranked.score:+.2f}</span>"
+            f" <span style='color:{MUTED}'>p.&nbsp;{ranked.page + 1}</span>"
             f"{badge}"
-            f"<br><span style='font-size:9pt'>{html.escape(_clip(ranked.reason, 150))}</span>")
+            f"<br><span style='font-size:9pt'>{html.escape(_clip(ranked.reason, REASON_CHARS))}</span>")
 
 
-def card_tooltip(ranked: RankedFigure, weights_source: str) -> str:
-    parts = "\n".join(f"  {name.replace('_', ' ')}: {value:+.3f}"
+def relative_scores(ranking: FigureRanking) -> dict[str, float]:
+    """Each candidate's score on 0–1 within this paper (1 = the best here, 0 = the last)."""
+    scores = {r.figure_id: r.score for r in ranking.figures}
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    return {k: (v - low) / span if span > 0 else 1.0 for k, v in scores.items()}
+
+
+def card_tooltip(ranked: RankedFigure, weights_source: str, relative: float = 1.0, total: int = 0) -> str:
+    """The reason in full, the rank and the score on 0–1, and each part's share of the score in %."""
+    mass = sum(abs(v) for v in ranked.parts.values()) or 1.0
+    parts = "\n".join(f"  {name.replace('_', ' ')}: {100 * abs(value) / mass:.0f}%"
+                      f" ({'for' if value >= 0 else 'against'})"
                       for name, value in sorted(ranked.parts.items(), key=lambda kv: -abs(kv[1])))
     words = f"\nShared words: {', '.join(ranked.words)}" if ranked.words else ""
     best = f"\nBest abstract sentence: {_clip(ranked.best_sentence, 240)}" if ranked.best_sentence else ""
-    return (f"{figure_label(ranked)} (page {ranked.page + 1}), score {ranked.score:+.3f}\n{ranked.reason}\n"
-            f"Parts of the score ({weights_source}):\n{parts or '  (none)'}{best}{words}\n\n"
+    of = f" of {total}" if total else ""
+    return (f"{figure_label(ranked)} (page {ranked.page + 1}), rank {ranked.rank}{of}, "
+            f"score {relative:.2f} (0–1 within this paper)\n{ranked.reason}\n"
+            f"What the score is made of ({weights_source}):\n{parts or '  (none)'}{best}{words}\n\n"
             f"{_clip(ranked.caption, 400)}\n\nDouble-click to use it as the graphical abstract")
 
 
@@ -256,15 +275,22 @@ class _CardList(QListWidget):
         super().resizeEvent(event)
         self.fit_cards()
 
+    def text_height(self) -> int:
+        """The height the cards' texts need (the tallest of them), bounded by MAX_TEXT_HEIGHT."""
+        cards = [self.itemWidget(self.item(row)) for row in range(self.count())]
+        needed = [card.text.heightForWidth(THUMB.width()) for card in cards if isinstance(card, _Card)]
+        return max(TEXT_HEIGHT, min(MAX_TEXT_HEIGHT, max(needed, default=0) + 4))
+
     def fit_cards(self) -> None:
-        room = self.viewport().height() - 2 * self.spacing() - TEXT_HEIGHT - 12
+        text = self.text_height()
+        room = self.viewport().height() - 2 * self.spacing() - text - 12
         height = max(MIN_THUMB_HEIGHT, min(THUMB.height(), room))
         for row in range(self.count()):
             item = self.item(row)
             card = self.itemWidget(item)
             if isinstance(card, _Card):
                 card.set_thumb_height(height)
-                item.setSizeHint(QSize(CARD.width(), height + TEXT_HEIGHT + 8))
+                item.setSizeHint(QSize(CARD.width(), height + text + 8))
 
 
 class _Card(QFrame):
@@ -427,6 +453,12 @@ class GraphicalAbstractPanel(QWidget):
     def toolbar_actions(self) -> list[QAction]:
         """What a window may put in its toolbar."""
         return [self.act_suggest]
+
+    def wanted_height(self) -> int:
+        """The dock height that shows a row of cards, thumbnails and reasons, without scrolling (the
+        window's docks grow the panel's dock to it when it opens lower; see ``app.gui.docks``)."""
+        text = self.list.text_height() if self.list.count() else MAX_TEXT_HEIGHT
+        return THUMB.height() + text + 8 + 2 * self.list.spacing() + DOCK_CHROME
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -677,10 +709,12 @@ class GraphicalAbstractPanel(QWidget):
                                 + ", ".join(f"{k} {v:+.2f}" for k, v in ranking.weights.items()))
         self.heading.show()
         chosen = self.chosen_id()
+        relative = relative_scores(ranking)
         for ranked in ranking.figures:
             item = QListWidgetItem()
             item.setData(FIGURE_ID, ranked.figure_id)
-            item.setToolTip(card_tooltip(ranked, ranking.weights_source))
+            item.setToolTip(card_tooltip(ranked, ranking.weights_source, relative.get(ranked.figure_id, 1.0),
+                                         len(ranking.figures)))
             item.setSizeHint(CARD)
             card = _Card(ranked, ranked.figure_id == chosen)
             self.list.addItem(item)
