@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import sys
 import warnings
 from collections.abc import Sequence
@@ -86,7 +87,23 @@ def _note(message: Warning | str, category: type[Warning], filename: str, lineno
     print(f"rhetorica: note: {text[:300]}", file=sys.stderr)
 
 
+class _NoteHandler(logging.Handler):
+    """A record of the ``rhetorica.library`` logger (an index a library repaired by itself, whatever
+    command opened it) as one ``rhetorica: note:`` line; sys.stderr is looked up at each record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"rhetorica: note: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+def _print_library_notices() -> None:
+    logger = logging.getLogger("rhetorica.library")
+    if not any(isinstance(h, _NoteHandler) for h in logger.handlers):
+        logger.addHandler(_NoteHandler())
+        logger.propagate = False
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    _print_library_notices()
     for stream in (sys.stdout, sys.stderr):  # paths and text the locale cannot encode: escaped, not a crash
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
@@ -30,21 +29,6 @@ def note(message: str) -> None:
     print(f"rhetorica: note: {message}", file=sys.stderr, flush=True)
 
 
-class _NoteHandler(logging.Handler):
-    """Prints the ``rhetorica.library`` logger's records as notes (sys.stderr looked up each time)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        note(record.getMessage())
-
-
-def print_library_notices() -> None:
-    """Print what libraries opened by any command repair by themselves (idempotent)."""
-    logger = logging.getLogger("rhetorica.library")
-    if not any(type(h).__name__ == _NoteHandler.__name__ for h in logger.handlers):
-        logger.addHandler(_NoteHandler())
-        logger.propagate = False
-
-
 def _open(args: argparse.Namespace) -> Any:
     from core.library.library import Library
 
@@ -52,7 +36,6 @@ def _open(args: argparse.Namespace) -> Any:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    print_library_notices()
     help_text = "Manage your library of papers (sentences, labels and embeddings for suggestions and search)."
     parser = subparsers.add_parser("library", help=help_text, description=help_text)
     children = parser.add_subparsers(dest="library_command", metavar="WHAT")
