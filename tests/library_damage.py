@@ -17,6 +17,27 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = 4096  # SQLite's default page size (the library never changes it)
 
 
+# Two papers of an abstracts file in ordinary English (the hostile-input tests' library).
+TWO_PAPERS = [
+    {
+        "id": "a",
+        "title": "A",
+        "sentences": [
+            "We propose a new method for parsing scientific text.",
+            "Results show that it works well.",
+        ],
+    },
+    {
+        "id": "b",
+        "title": "B",
+        "sentences": [
+            "We propose a simple and fast method.",
+            "Experiments on two datasets demonstrate large gains.",
+        ],
+    },
+]
+
+
 def rows(papers: int, sentences: int = 5, seed: int = 0) -> list[dict[str, object]]:
     """``papers`` abstracts rows of ``sentences`` sentences each, in the tiny bundle's words."""
     rng = random.Random(seed)

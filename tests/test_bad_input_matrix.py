@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from core.paths import shared_dir
+from tests.library_damage import TWO_PAPERS
 
 ROOT = Path(__file__).resolve().parent.parent
 HUGE_BYTES = 3 * 10**9  # sparse: costs no disk
@@ -511,24 +512,7 @@ DRAFT2 = (
     "# Abstract\nOur goal is to improve accuracy. Experiments on two datasets demonstrate large gains. "
     "Results show that it works well.\n\n# Conclusion\nThe approach is simple.\n"
 )
-ROWS = [
-    {
-        "id": "a",
-        "title": "A",
-        "sentences": [
-            "We propose a new method for parsing scientific text.",
-            "Results show that it works well.",
-        ],
-    },
-    {
-        "id": "b",
-        "title": "B",
-        "sentences": [
-            "We propose a simple and fast method.",
-            "Experiments on two datasets demonstrate large gains.",
-        ],
-    },
-]
+ROWS = TWO_PAPERS
 
 
 class _Evil:

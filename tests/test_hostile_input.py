@@ -16,27 +16,11 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from tests.library_damage import TWO_PAPERS
 from tests.tiny_bundle import make_tiny_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
-ROWS = [
-    {
-        "id": "a",
-        "title": "A",
-        "sentences": [
-            "We propose a new method for parsing scientific text.",
-            "Results show that it works well.",
-        ],
-    },
-    {
-        "id": "b",
-        "title": "B",
-        "sentences": [
-            "We propose a simple and fast method.",
-            "Experiments on two datasets demonstrate large gains.",
-        ],
-    },
-]
+ROWS = TWO_PAPERS
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
