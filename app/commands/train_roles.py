@@ -82,11 +82,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="train a label adapter for this dataset's own labels (e.g. pmc-sents-full); "
                         "shipped in the bundle, used by `rhetorica eval roles --head adapter`")
     parser.add_argument("--adapter-weight", type=bounded_float(0.0, 1_000.0), default=0.5)
-    parser.add_argument("--functions", type=as_text(input_file), action="append", default=[], metavar="FILE",
-                        help="distant function labels (JSON Lines of 'rhetorica data functions'): adds the "
-                        "function head and the content view (distilled from the base model)")
+    parser.add_argument("--functions", type=_function_source, action="append", default=[],
+                        metavar="FILE|SPEC",
+                        help="distant function labels (JSON Lines of 'rhetorica data functions'), or "
+                        "annotated:train (the hand-annotated corpus: each section run with its roles and "
+                        "functions): adds the function head and the content view")
     parser.add_argument("--function-dev", default="gold:dev", metavar="SPEC",
-                        help="function sentences for model selection (default gold:dev; 'none' to skip)")
+                        help="function sentences for model selection (default gold:dev, or annotated:dev; "
+                        "'none' to skip)")
     parser.add_argument("--function-weight", type=bounded_float(0.0, 1_000.0), default=1.0)
     parser.add_argument("--function-roles", action="store_true",
                         help="the distant function labels also teach the role head: each sentence gets "
@@ -122,6 +125,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _function_source(value: str) -> str:
+    """``annotated:SPLIT`` (a named hand-labelled set, never a test split) or an existing input file."""
+    if value.startswith("annotated:"):
+        if value.split(":", 1)[1] not in {"train", "dev", "all"}:
+            raise argparse.ArgumentTypeError(f"{value!r}: the annotated corpus has splits train, dev, all")
+        return value
+    return as_text(input_file)(value)
+
+
 def run(args: argparse.Namespace) -> int:
     from core.fileio import check_text_file
 
@@ -129,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from core.errors import DatasetError
 
         raise DatasetError("nothing to train on: give --data NAME:SPLIT (role data) and/or --functions FILE")
-    for path in args.functions:  # checked in blocks before torch loads: UTF-8 text, not binary
+    for path in (f for f in args.functions if not f.startswith("annotated:")):  # UTF-8 text, not binary
         check_text_file(path, "function labels (JSON Lines)", max_bytes=LABELS_LIMIT)
     from core.jobs import JobContext
     from models.training.pipeline import train_bundle

@@ -186,23 +186,33 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
     return out
 
 
-def annotated_documents(split: str = "train", shared: Path | None = None,
-                        path: Path | None = None) -> list[LabelledDocument]:
-    """The annotated runs as role-labelled documents: each run of consecutive annotated sentences of one
-    section is one document, with the section's kind (splits as :func:`annotated_sentences`)."""
-    runs: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
+def annotated_runs(split: str = "train", shared: Path | None = None,
+                   path: Path | None = None) -> list[list[AnnotatedSentence]]:
+    """Each run of consecutive annotated sentences of one section, in reading order (splits as
+    :func:`annotated_sentences`), runs sorted by (source, paper, section, first position)."""
+    by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
     for item in annotated_sentences(split, shared, path):
-        runs.setdefault((item.source, item.paper_id, item.section), []).append(item)
-    documents = []
-    for (source, paper_id, section), items in sorted(runs.items()):
+        by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
+    runs: list[list[AnnotatedSentence]] = []
+    for _, items in sorted(by_section.items()):
         items.sort(key=lambda i: i.position)
         start = 0
         for i in range(1, len(items) + 1):  # split a section's rows into runs of consecutive positions
             if i == len(items) or items[i].position != items[i - 1].position + 1:
-                chunk = items[start:i]
-                documents.append(LabelledDocument(
-                    f"annotated-{source}-{paper_id}-{section}-{chunk[0].position}", [c.text for c in chunk],
-                    [c.role for c in chunk], [frozenset({c.role}) for c in chunk],
-                    [c.section_kind for c in chunk]))
+                runs.append(items[start:i])
                 start = i
-    return documents
+    return runs
+
+
+def run_id(run: Sequence[AnnotatedSentence]) -> str:
+    """A run's document id: its source, paper, section and first position."""
+    return f"annotated-{run[0].source}-{run[0].paper_id}-{run[0].section}-{run[0].position}"
+
+
+def annotated_documents(split: str = "train", shared: Path | None = None,
+                        path: Path | None = None) -> list[LabelledDocument]:
+    """The annotated runs (:func:`annotated_runs`) as role-labelled documents, each with its section's
+    kind."""
+    return [LabelledDocument(run_id(run), [c.text for c in run], [c.role for c in run],
+                             [frozenset({c.role}) for c in run], [c.section_kind for c in run])
+            for run in annotated_runs(split, shared, path)]

@@ -149,14 +149,48 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
     return docs, functions
 
 
+def annotated_function_documents(spec: str, function_ids: Sequence[str], path: Path | None = None
+                                 ) -> tuple[list[LabelledDocument], list[list[int]]]:
+    """The hand-annotated corpus (``annotated:train`` / ``annotated:dev``) as role-labelled section runs
+    with each sentence's function index (-1 for ``none`` or a function the taxonomy no longer has):
+    hand supervision for the encoder, both heads and the function head in one pass."""
+    from models.datasets import refuse_test_split
+    from models.datasets.annotated_corpus import annotated_runs, run_id
+
+    refuse_test_split(spec, "function training data")
+    name, _, split = spec.partition(":")
+    if name != "annotated":
+        raise DatasetError(f"function data {spec!r}: expected annotated:SPLIT or a JSON Lines file")
+    index = {f: i for i, f in enumerate(function_ids)}
+    docs: list[LabelledDocument] = []
+    functions: list[list[int]] = []
+    for run in annotated_runs(split or "train", path=path):
+        docs.append(LabelledDocument(run_id(run), [s.text for s in run], [s.role for s in run],
+                                     [frozenset({s.role}) for s in run], [s.section_kind for s in run]))
+        functions.append([index.get(s.function, -1) for s in run])
+    return docs, functions
+
+
+def is_function_spec(value: str) -> bool:
+    """True for a named function dataset (``annotated:SPLIT``) rather than a JSON Lines path."""
+    return value.startswith("annotated:")
+
+
 def function_dev_set(function_ids: Sequence[str], split: str = "dev") -> tuple[list[str], list[int]]:
-    """Texts and function indices of the gold split's sentences that have a function."""
+    """Texts and function indices of the gold split's sentences that have a function, or of the
+    annotated corpus's dev papers with ``split="annotated:dev"``."""
     from core.paths import shared_dir
     from models.datasets import refuse_test_split
     from models.datasets.gold import load_gold
 
-    refuse_test_split(f"gold:{split}", "model selection on functions")
     index = {f: i for i, f in enumerate(function_ids)}
+    if split.startswith("annotated:"):
+        from models.datasets.annotated_corpus import annotated_sentences
+
+        refuse_test_split(split, "model selection on functions")
+        chosen = [s for s in annotated_sentences(split.split(":", 1)[1]) if s.function in index]
+        return [s.text for s in chosen], [index[s.function] for s in chosen]
+    refuse_test_split(f"gold:{split}", "model selection on functions")
     items = [g for g in load_gold(split, shared_dir() / "pdfs") if g.function in index]
     return [g.text for g in items], [index[g.function] for g in items]
 

@@ -40,11 +40,13 @@ from models.training.base import base_model_name, load_encoder, load_tokenizer
 from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
 from models.training.function_data import (
+    annotated_function_documents,
     attach_content_targets,
     attach_functions,
     base_embeddings,
     function_dev_set,
     function_documents_in_context,
+    is_function_spec,
     read_function_labels,
 )
 from models.training.function_labels import read_function_rows
@@ -313,16 +315,25 @@ def _read_function_data(cfg: TrainConfig) -> FunctionData:
     ids = list(taxonomy.ids)
     roles = {f.id: f.role for f in taxonomy.functions} if cfg.function_roles else None
     functions: list[list[int]]
-    if cfg.function_context > 0:
-        rows = read_function_rows(cfg.function_data, ids)
+    files = [f for f in cfg.function_data if not is_function_spec(f)]
+    docs: list[LabelledDocument] = []
+    functions = []
+    if files and cfg.function_context > 0:
+        rows = read_function_rows(files, ids)
         docs, functions = function_documents_in_context(rows, ids, roles, cfg.function_context)
-    else:
-        docs, single = read_function_labels(cfg.function_data, ids, roles)
+    elif files:
+        docs, single = read_function_labels(files, ids, roles)
         functions = [[f] for f in single]
+    for spec in (f for f in cfg.function_data if is_function_spec(f)):  # hand labels: roles and functions
+        more_docs, more_functions = annotated_function_documents(spec, ids)
+        docs += more_docs
+        functions += more_functions
     texts: list[str] = []
     dev_functions: list[int] = []
     if cfg.function_dev:
-        texts, dev_functions = function_dev_set(ids, cfg.function_dev.split(":", 1)[1])
+        spec = cfg.function_dev
+        split = spec if is_function_spec(spec) else spec.split(":", 1)[1]
+        texts, dev_functions = function_dev_set(ids, split)
     config = FunctionConfig(ids, cfg.function_dim, taxonomy=f"{taxonomy.name}@{taxonomy.version}")
     return config, docs, functions, texts, dev_functions
 
