@@ -35,6 +35,8 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
     "scirex-sections": ("related-work", "conclusion"),  # section headings: models/datasets/scirex.py
     "gold": ROLES,  # the hand-labelled full-paper gold set (models/datasets/gold.py)
     "gold-papers": ROLES,  # the same, in whole sections (unsampled sentences carry no label)
+    "annotated": ROLES,  # the hand-annotated full-paper corpus (models/datasets/annotated_corpus.py)
+    "gold2-papers": ROLES,  # the second gold test, on pdfs2 papers (test only)
     "user": ROLES,
 }
 
@@ -98,6 +100,8 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
     "scirex-sections": {"related-work": _fs("background"), "conclusion": _fs("conclusion")},
     "gold": {role: _fs(role) for role in ROLES},
     "gold-papers": {role: _fs(role) for role in ROLES},
+    "annotated": {role: _fs(role) for role in ROLES},
+    "gold2-papers": {role: _fs(role) for role in ROLES},
     "user": {role: _fs(role) for role in ROLES},
 }
 
