@@ -157,3 +157,43 @@ class DraftStore:
             return self.path(name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+
+
+RECENT_DRAFTS = 10
+
+
+class RecentDrafts:
+    """The draft files opened last (newest first, at most :data:`RECENT_DRAFTS`), kept as JSON in
+    ``user_data_dir()/drafts/recent.json``; a damaged list reads as empty."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.file = (Path(root) if root is not None else user_data_dir() / "drafts") / "recent.json"
+
+    def load(self) -> list[str]:
+        import json
+
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, list):
+            return []
+        return [item for item in data if isinstance(item, str) and item][:RECENT_DRAFTS]
+
+    def add(self, path: str | Path) -> list[str]:
+        """Put ``path`` first; returns the new list (saved atomically; a failed save keeps the old)."""
+        name = str(Path(path).absolute())
+        return self._save([name, *(p for p in self.load() if p != name)][:RECENT_DRAFTS])
+
+    def remove(self, path: str | Path) -> list[str]:
+        """Drop ``path`` (a file that has gone); returns the new list."""
+        name = str(Path(path).absolute())
+        return self._save([p for p in self.load() if p != name])
+
+    def _save(self, paths: list[str]) -> list[str]:
+        import contextlib
+        import json
+
+        with contextlib.suppress(OSError):  # a read-only data folder: the list is just not remembered
+            atomic_write_with_text(self.file, json.dumps(paths, indent=1) + "\n", "the recent drafts list")
+        return paths

@@ -57,3 +57,8 @@ class Cancelled(RhetoricaError):
 
 class MissingFileError(NotAPdfError):
     """The file does not exist (a :class:`NotAPdfError`, so callers catching that still work)."""
+
+
+class DraftError(RhetoricaError):
+    """A draft (.tex, .md, .docx, .txt) that cannot be read: a broken .docx, a .tex with an unbalanced
+    group, an ``\\input`` outside the project folder or in a cycle (one line naming the file and line)."""

@@ -11,6 +11,14 @@ them (``core.moves``: "✗ an aim statement"), judged on the sentences with a cl
 says on how many.  The draft is saved (debounced, atomically) to ``user_data_dir()/drafts`` and
 restored on the next start.
 
+Draft files (``core.draft_formats``): File › "Open draft…", "Open recent draft" and a file dropped on
+the editor open a ``.tex`` (with its ``\\input`` files), ``.md``, ``.docx`` or ``.txt`` draft and show its
+readable text (a LaTeX or Word draft as Markdown: ``#`` headings, citations as "[1]", math as text);
+"Save draft" writes the edits back to the file where that loses nothing (``.md``, ``.txt``, edits of a
+``.tex`` draft's own text: ``core.draft_formats.writeback``) and otherwise asks for a new file ("Save
+draft as…", Markdown or text). The text the pane held before a draft was opened is kept in the draft
+store as "before-open".
+
 Each sentence is labelled in context: the sentences under one heading are one document with the
 heading's section kind.  A role below ``core.labels.UNCERTAIN_BELOW`` is shown as uncertain: a
 hatched, greyed background, a grey chip with "?" and a tooltip naming the runner-up ("uncertain:
@@ -26,9 +34,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QAction,
     QBrush,
     QColor,
     QContextMenuEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
     QPainter,
     QPaintEvent,
     QPen,
@@ -39,8 +51,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QComboBox,
+    QDockWidget,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QTextEdit,
     QToolTip,
@@ -52,7 +67,8 @@ from app.gui.palette import RolePalette
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.workers import Worker
-from core.drafts import DraftStore
+from core.draft_formats import DRAFT_SUFFIXES, ParsedDraft
+from core.drafts import DraftStore, RecentDrafts
 from core.functions import default_taxonomy
 from core.jobs import JobContext
 from core.labels import (
@@ -83,27 +99,41 @@ PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each senten
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 
 
-def label_draft(ctx: JobContext, text: str, model: RoleModel) -> DraftLabels:
+def pane_sentences(text: str, markdown: bool = False) -> list[tuple[int, int, str | None, int, str]]:
+    """(start, end, section kind, heading number, text to label) of each sentence of the pane's text.
+    ``markdown``: the text is a Markdown draft (an opened ``.md``, or a LaTeX/Word draft's readable
+    text): only ``#`` lines are headings and the labelled text is read without the markup."""
+    if markdown:
+        from core.draft_formats import parse_draft_text
+
+        parsed = parse_draft_text(text, "md")
+        return [(s.start, s.end, s.section_kind, h, s.text)
+                for s, h in zip(parsed.sentences, parsed.sentence_headings, strict=True)]
+    from core.drafts import draft_sections
+
+    return [(start, end, kind, heading, text[start:end])
+            for start, end, kind, heading in draft_sections(text)]
+
+
+def label_draft(ctx: JobContext, text: str, model: RoleModel, markdown: bool = False) -> DraftLabels:
     """Split ``text`` into sentences and label them in context: ([((start, end), role)], functions or
     None when the model has no function head). Heading lines ("# Methods", "2 Results") are not
     labelled; the sentences under one heading are one document with its section kind (as a parsed
     paper's section is: neighbours and heading both count), and the sentences before any heading one
-    document of unknown kind (as an abstract)."""
-    from core.drafts import draft_sections
-
-    found = draft_sections(text)
-    spans = [(start, end) for start, end, _, _ in found]
+    document of unknown kind (as an abstract). ``markdown``: see :func:`pane_sentences`."""
+    found = pane_sentences(text, markdown)
+    spans = [(start, end) for start, end, _, _, _ in found]
     ctx.check()
     if not spans:
         return [], None
     ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
     documents: list[tuple[list[str], str | None]] = []
     last = None
-    for start, end, kind, heading in found:
+    for _, _, kind, heading, sentence in found:
         if heading != last or not documents:
             documents.append(([], kind))
             last = heading
-        documents[-1][0].append(text[start:end])
+        documents[-1][0].append(sentence)
     roles: list[RolePrediction] = []
     functions: list[FunctionPrediction] | None = []
     for encoding in model.encode_documents(documents, with_embeddings=False):
@@ -128,8 +158,23 @@ class _Margin(QWidget):
         self.editor.paint_margin(self, event.rect())
 
 
+def dropped_draft(event: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> str | None:
+    """The first local draft file (.tex .md .docx .txt …) a drag carries; None for anything else."""
+    from pathlib import Path
+
+    mime = event.mimeData()
+    if mime is None or not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        if url.isLocalFile() and Path(url.toLocalFile()).suffix.lower() in DRAFT_SUFFIXES:
+            return str(url.toLocalFile())
+    return None
+
+
 class DraftEditor(QPlainTextEdit):
     """A plain-text editor that shows role labels per sentence (extra selections + margin chips)."""
+
+    fileDropped = Signal(str)  # a draft file dropped on the editor
 
     def __init__(self, palette: RolePalette) -> None:
         super().__init__()
@@ -143,6 +188,26 @@ class DraftEditor(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.updateRequest.connect(self._on_update_request)
         palette.changed.connect(self.refresh)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_draft(event) is not None:
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if dropped_draft(event) is not None:
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = dropped_draft(event)
+        if path is None:
+            super().dropEvent(event)
+            return
+        event.acceptProposedAction()
+        self.fileDropped.emit(path)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -327,7 +392,11 @@ class DraftPanel(QWidget):
         super().__init__()
         self.session = session
         self.store = store or DraftStore()
+        self.recent = RecentDrafts(self.store.root)
+        self.opened: ParsedDraft | None = None  # the draft file the pane shows (None: typed or pasted text)
+        self._note = ""  # what opening a draft said, shown before the next labelling summary
         self.editor = DraftEditor(session.palette)
+        self._build_file_actions()
         self.status = QLabel("")
         self.status.setStyleSheet("color: #666; padding: 2px 4px;")
         self.legend = QLabel(" ".join(
@@ -375,6 +444,161 @@ class DraftPanel(QWidget):
             self._label_timer.start()
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.cursorPositionChanged.connect(self._sentence_timer.start)
+        self.editor.fileDropped.connect(self.open_draft)
+
+    # -- draft files ------------------------------------------------------------------------------
+    def _build_file_actions(self) -> None:
+        self.act_open_draft = QAction("Open &draft…", self)
+        self.act_open_draft.setToolTip("Open a LaTeX, Markdown, Word or text draft in the draft pane")
+        self.act_open_draft.triggered.connect(lambda: self.open_draft_dialog())
+        self.recent_drafts_menu = QMenu("Open recent dra&ft", self)
+        self.recent_drafts_menu.aboutToShow.connect(self._fill_recent_drafts)
+        self.act_save_draft = QAction("&Save draft", self)
+        self.act_save_draft.setToolTip("Write the draft pane back to its file where nothing is lost")
+        self.act_save_draft.triggered.connect(lambda: self.save_draft())
+        self.act_save_draft_as = QAction("Save draft &as…", self)
+        self.act_save_draft_as.triggered.connect(lambda: self.save_draft_as())
+        self._fill_recent_drafts()
+
+    def file_menu_actions(self) -> list[QAction]:
+        """What the window puts in its File menu."""
+        return [self.act_open_draft, self.recent_drafts_menu.menuAction(), self.act_save_draft,
+                self.act_save_draft_as]
+
+    def _fill_recent_drafts(self) -> None:
+        from pathlib import Path
+
+        self.recent_drafts_menu.clear()
+        paths = self.recent.load()
+        for number, path in enumerate(paths):
+            action = self.recent_drafts_menu.addAction(f"&{number + 1}  {Path(path).name}")
+            action.setToolTip(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_draft(p))
+        self.recent_drafts_menu.menuAction().setEnabled(bool(paths))
+
+    def _ask_open_path(self) -> str:
+        start = str(self.opened.path.parent) if self.opened is not None and self.opened.path else ""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a draft", start,
+            "Drafts (*.tex *.ltx *.md *.markdown *.docx *.txt *.text);;All files (*)")
+        return path
+
+    def _ask_save_path(self, suggested: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the draft as", suggested,
+                                              "Markdown (*.md);;Text (*.txt)")
+        return path
+
+    def open_draft_dialog(self) -> bool:
+        path = self._ask_open_path()
+        return self.open_draft(path) if path else False
+
+    def _say(self, message: str) -> None:
+        self.status.setText(message[:1].upper() + message[1:])
+
+    def open_draft(self, path: str) -> bool:
+        """Read the draft at ``path`` and show its readable text; a bad file is one line in the status
+        bar (and leaves the pane as it was)."""
+        from pathlib import Path
+
+        from core.draft_formats import read_draft
+        from core.errors import RhetoricaError
+
+        try:
+            parsed = read_draft(Path(path))
+        except (RhetoricaError, OSError) as error:
+            if not Path(path).exists():
+                self.recent.remove(path)
+                self._fill_recent_drafts()
+            self._say(" ".join(str(error).split()))
+            return False
+        if self.opened is None and self.text.strip():
+            try:  # the typed text is kept, not replaced silently
+                self.store.save(self.text, "before-open")
+            except OSError as error:
+                self._say(f"not opened: the text in the pane could not be kept first ({error})")
+                return False
+        self.opened = parsed
+        self.editor.setPlainText(parsed.plain)
+        self.recent.add(path)
+        self._fill_recent_drafts()
+        self._show_dock()
+        kind = {"tex": "LaTeX", "md": "Markdown", "docx": "Word", "txt": "text"}[parsed.format]
+        parts = [f"Opened {Path(path).name} ({kind}): {len(parsed.sentences)} sentences"]
+        if parsed.files:
+            parts.append(f"{len(parsed.files)} included files")
+        if parsed.format == "docx":
+            parts.append("Save draft as… to keep edits")
+        if parsed.warnings:
+            parts.append(f"{len(parsed.warnings)} skipped: {parsed.warnings[0]}")
+        self._say("; ".join(parts))
+        self._note = self.status.text()  # kept before the labelling summary
+        self.status.setToolTip("\n".join(parsed.warnings))
+        return True
+
+    def _show_dock(self) -> None:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QDockWidget):
+            parent = parent.parentWidget()
+        if parent is not None:
+            parent.show()
+            parent.raise_()
+
+    def save_draft(self) -> bool:
+        """Write the pane back to the opened draft where that is lossless, else "Save draft as…"."""
+        from core.draft_formats import read_draft
+        from core.draft_formats.writeback import NotLossless, save_edits
+        from core.errors import RhetoricaError
+
+        if self.opened is None or self.opened.path is None:
+            return self.save_draft_as()
+        try:
+            written = save_edits(self.opened, self.text)
+        except NotLossless as error:
+            self._say(f"{self.opened.path.name}: {error}")
+            return self.save_draft_as()
+        except (RhetoricaError, OSError) as error:
+            self._say(f"not saved: {' '.join(str(error).split())}")
+            return False
+        try:
+            self.opened = read_draft(self.opened.path, self.opened.project_root)
+        except (RhetoricaError, OSError) as error:
+            self._say(f"saved, but {self.opened.path.name} cannot be read again: {error}")
+            self.opened = None
+            return True
+        if self.opened.plain != self.text:  # whitespace the parse does not keep: show what it reads
+            self.editor.setPlainText(self.opened.plain)
+        names = ", ".join(p.name for p in written) or "nothing changed"
+        self._say(f"Saved {names}")
+        return True
+
+    def save_draft_as(self, path: str | None = None) -> bool:
+        """Write the pane's text to a new Markdown or text file (asked for when ``path`` is None) and
+        go on editing that file."""
+        from pathlib import Path
+
+        from core.draft_formats import read_draft
+        from core.errors import RhetoricaError
+        from core.fileio import atomic_write_text
+
+        if path is None:
+            suggested = (str(self.opened.path.with_suffix(".md"))
+                         if self.opened is not None and self.opened.path is not None else "draft.md")
+            path = self._ask_save_path(suggested)
+            if not path:
+                return False
+        target = Path(path)
+        if target.suffix.lower() not in (".md", ".markdown", ".txt", ".text"):
+            target = target.with_suffix(".md")
+        try:
+            atomic_write_text(target, self.text, f"the draft {target.name}")
+            self.opened = read_draft(target)
+        except (RhetoricaError, OSError) as error:
+            self._say(f"not saved: {' '.join(str(error).split())}")
+            return False
+        self.recent.add(target)
+        self._fill_recent_drafts()
+        self._say(f"Saved {target.name}")
+        return True
 
     @property
     def text(self) -> str:
@@ -483,7 +707,8 @@ class DraftPanel(QWidget):
         if self._worker is not None:
             self._worker.cancel()
         version = self._version
-        worker = Worker(label_draft, text, model, name="draft")
+        markdown = self.opened is not None and self.opened.format != "txt"
+        worker = Worker(label_draft, text, model, markdown, name="draft")
         self.editor.model_id = getattr(model, "model_id", "")
         worker.result.connect(lambda r, v=version, w=worker: self._on_labelled(w, v, r))
         worker.error.connect(lambda e: self.status.setText(f"Labelling failed: {e}"))
@@ -508,7 +733,9 @@ class DraftPanel(QWidget):
         uncertain = len(labelled) - sum(counts.values())
         summary = ", ".join([*(f"{n} {r}" for r, n in counts.items()),
                              *([f"{uncertain} uncertain"] if uncertain else [])])
-        self.status.setText(f"{len(labelled)} sentences: {summary}" if labelled else "")
+        done = f"{len(labelled)} sentences: {summary}" if labelled else ""
+        self.status.setText(f"{self._note} — {done}" if self._note and done else self._note or done)
+        self._note = ""
         self.labelled.emit(len(labelled))
 
     def _show_moves(self) -> None:

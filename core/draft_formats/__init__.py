@@ -1,0 +1,64 @@
+"""Drafts in the formats authors write in: LaTeX (``.tex``), Markdown (``.md``), Word (``.docx``) and
+plain text (``.txt``), parsed into sentences that read cleanly, each with its character range in the
+source, and headings with their section kinds (no Qt, no torch).
+
+``parse_draft_text(text, fmt)`` parses a text already in memory; ``read_draft(path)`` reads a file by
+its suffix (``\\input``/``\\include`` followed within the project folder only). Bad input raises
+:class:`core.errors.DraftError` or :class:`core.fileio.TextInputError`, one line each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.draft_formats.types import FORMATS, DraftSentence, ParsedDraft, Span
+from core.errors import DraftError
+
+__all__ = [
+    "DRAFT_SUFFIXES",
+    "FORMATS",
+    "DraftError",
+    "DraftSentence",
+    "ParsedDraft",
+    "Span",
+    "draft_format",
+    "parse_draft_text",
+    "read_draft",
+]
+
+# File suffix → format.
+DRAFT_SUFFIXES = {".tex": "tex", ".ltx": "tex", ".md": "md", ".markdown": "md", ".txt": "txt",
+                  ".text": "txt", ".docx": "docx"}
+
+
+def draft_format(path: str | Path) -> str | None:
+    """The draft format of a file name ("tex", "md", "txt", "docx"), None for any other suffix."""
+    return DRAFT_SUFFIXES.get(Path(path).suffix.lower())
+
+
+def parse_draft_text(text: str, fmt: str, *, name: str = "the draft") -> ParsedDraft:
+    """Parse a draft held in memory. ``fmt`` is "tex", "md" or "txt" (a ``.docx`` is a file: use
+    :func:`read_draft`); ``name`` names it in error messages. A ``.tex`` text's ``\\input`` files are
+    not read (there is no project folder): each is noted in ``warnings``."""
+    if fmt == "tex":
+        from core.draft_formats.latex import parse_latex
+
+        return parse_latex(text, name=name)
+    if fmt == "md":
+        from core.draft_formats.markdown import parse_markdown
+
+        return parse_markdown(text)
+    if fmt == "txt":
+        from core.draft_formats.plaintext import parse_plain_text
+
+        return parse_plain_text(text)
+    raise DraftError(f"{name}: unknown draft format {fmt!r} (use tex, md or txt)")
+
+
+def read_draft(path: Path, project_root: Path | None = None) -> ParsedDraft:
+    """Read and parse the draft at ``path`` by its suffix (.tex .ltx .md .markdown .txt .text .docx).
+    ``project_root`` (default: the draft's folder) bounds ``\\input``/``\\include``: files outside it,
+    or included in a cycle, are refused."""
+    from core.draft_formats.files import read_draft_file
+
+    return read_draft_file(Path(path), project_root)
