@@ -39,7 +39,7 @@ MARKER_NAME = "library.json"  # written when a library is created: its database 
 MARKER_FORMAT = "rhetorica-library"
 INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}  # beside the database
 DAMAGED_SUFFIX = ".damaged-"  # library.sqlite3.damaged-<time>: a damaged database kept by the doctor
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 VIEWS = ("content", "function")
 
 # Migrations, in order: MIGRATIONS[v] takes a database at version v to version v + 1 (statements
@@ -74,6 +74,15 @@ MIGRATIONS: tuple[str, ...] = (
         function_vector BLOB                -- float32 function-view vector
     );
     CREATE INDEX sentences_by_paper ON sentences(paper, position);
+    """,
+    # 1 -> 2: a paper's bibliographic metadata (from a reference manager): authors (a JSON list of
+    # "Last, First", '' when none), year (NULL: unknown), DOI and the item's key there ('zotero:1/KEY').
+    # Columns, not a table: old rows read as "no metadata" and no page of the file moves.
+    """
+    ALTER TABLE papers ADD COLUMN authors TEXT NOT NULL DEFAULT '';
+    ALTER TABLE papers ADD COLUMN year INTEGER;
+    ALTER TABLE papers ADD COLUMN doi TEXT NOT NULL DEFAULT '';
+    ALTER TABLE papers ADD COLUMN source_key TEXT NOT NULL DEFAULT ''
     """,
 )
 
@@ -227,6 +236,16 @@ class SentenceRecord:
     role: str
     function: str
     role_confidence: float = 1.0  # read by sentences_of (the alignment's gap report); 1.0 where not read
+
+
+@dataclass(frozen=True)
+class PaperMetadata:
+    """A paper's bibliographic metadata, as its reference manager keeps it (schema 2 on)."""
+
+    authors: tuple[str, ...] = ()  # "Last, First" (or one name), in the source's order
+    year: int | None = None
+    doi: str = ""
+    source_key: str = ""  # the item in its reference manager, e.g. "zotero:1/ABCD2345"
 
 
 @dataclass(frozen=True)
@@ -415,6 +434,37 @@ class LibraryStore:
                    if p.is_file() and DAMAGED_SUFFIX not in p.name)  # not the damaged copies the doctor kept
         return LibraryStats(int(db.execute("SELECT COUNT(*) FROM papers").fetchone()[0]),
                             self.sentence_count(), {str(k): int(v) for k, v in models.items()}, size)
+
+    def set_metadata(self, paper_id: str, metadata: PaperMetadata, title: str = "") -> None:
+        """Keep a paper's bibliographic metadata (replacing what it had), and its title when one is
+        given, in one transaction."""
+        import json
+
+        authors = json.dumps(list(metadata.authors), ensure_ascii=False) if metadata.authors else ""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE papers SET authors = ?, year = ?, doi = ?, source_key = ?, title = "
+                "CASE WHEN ? != '' THEN ? ELSE title END WHERE paper_id = ?",
+                (authors, metadata.year, metadata.doi, metadata.source_key, title, title, paper_id))
+            if cursor.rowcount == 0:
+                raise LibraryError(f"no paper {paper_id!r} in the library {self.path.parent}")
+
+    def metadata(self) -> dict[str, PaperMetadata]:
+        """The bibliographic metadata of every paper that has some, by paper id."""
+        import json
+
+        found: dict[str, PaperMetadata] = {}
+        for paper_id, authors, year, doi, key in self.connection.execute(
+                "SELECT paper_id, authors, year, doi, source_key FROM papers WHERE authors != '' OR "
+                "year IS NOT NULL OR doi != '' OR source_key != ''"):
+            try:
+                names = json.loads(authors) if authors else []
+            except (TypeError, ValueError):
+                names = []
+            found[str(paper_id)] = PaperMetadata(
+                tuple(str(n) for n in names) if isinstance(names, list) else (),
+                year if isinstance(year, int) else None, str(doi or ""), str(key or ""))
+        return found
 
     def get_meta(self, key: str, default: str = "") -> str:
         row = self.connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
