@@ -24,7 +24,26 @@ from app.commands.eval_search import (
     reference_judgements,
     sample_queries,
 )
-from core.search import facet_mask, max_sum_scores
+from app.commands.eval_search_scoring import (
+    REFERENCES,
+    blend_matrix,
+    fraction_cutoff,
+    reference_matrix,
+    tune,
+)
+from core.search import (
+    DEFAULT_BLEND,
+    FacetBlend,
+    FacetCandidates,
+    FacetQuery,
+    blend_scores,
+    candidate_bonus,
+    facet_mask,
+    facet_sides,
+    max_sum_scores,
+    paper_means,
+    paper_starts,
+)
 
 
 # -- metrics --------------------------------------------------------------------------------------
@@ -125,7 +144,8 @@ def test_faceted_system_scores_one_when_predicted_roles_equal_gold() -> None:
     for facet in ("background", "method", "result"):
         facet_report = report[facet]
         assert facet_report["queries"] == 12 and facet_report["no_query"] == 0
-        assert facet_report["systems"]["faceted"] == {"map": pytest.approx(1.0), "ndcg": pytest.approx(1.0)}
+        perfect = {"map": pytest.approx(1.0), "ndcg": pytest.approx(1.0), "ndcg20": pytest.approx(1.0)}
+        assert facet_report["systems"]["facet-only"] == perfect
         assert facet_report["selection"] == {"precision": 1.0, "recall": 1.0}
         assert facet_report["delta_map_faceted_all"]["mean"] >= 0
     # with random vectors every other sentence of a paper pulls the un-faceted rankings elsewhere
@@ -138,20 +158,22 @@ def test_wrong_predicted_roles_lose_to_gold() -> None:
     swapped = {"method": "result", "result": "method"}
     predicted = [swapped.get(label, label) for label in gold]
     report = evaluate(vectors, owner, gold, predicted, list(range(12)), r=3, k=5)
-    assert report["method"]["systems"]["faceted"]["map"] < 1.0
+    assert report["method"]["systems"]["facet-only"]["map"] < 1.0
     assert report["method"]["selection"]["precision"] == 0.0
-    assert report["background"]["systems"]["faceted"]["map"] == pytest.approx(1.0)  # untouched facet
+    assert report["background"]["systems"]["facet-only"]["map"] == pytest.approx(1.0)  # untouched facet
 
 
-def test_query_without_predicted_facet_sentences_scores_zero() -> None:
+def test_query_without_predicted_facet_sentences() -> None:
     vectors, owner, gold = _documents(n_docs=6)
     predicted = ["other" if (o == 0 and g == "method") else g for o, g in zip(owner, gold)]
     report = evaluate(vectors, owner, gold, predicted, [0], r=2, k=5)
     assert report["method"]["no_query"] == 1
-    assert report["method"]["systems"]["faceted"] == {"map": 0.0, "ndcg": 0.0}
+    # facet-only cannot search; the shipped facet falls back to all the query's sentences
+    assert report["method"]["systems"]["facet-only"] == {"map": 0.0, "ndcg": 0.0, "ndcg20": 0.0}
+    assert report["method"]["systems"]["faceted"]["map"] > 0.0
     assert report["method"]["per_query"]["searchable"] == [False]
-    assert report["method"]["searchable"]["faceted"] == {"map": 0.0, "ndcg": 0.0}  # nothing left to average
-    assert report["background"]["searchable"]["faceted"]["map"] == pytest.approx(1.0)
+    assert report["method"]["searchable"]["facet-only"]["map"] == 0.0  # nothing left to average
+    assert report["background"]["searchable"]["facet-only"]["map"] == pytest.approx(1.0)
 
 
 # -- the command, on a fake model and fake documents ----------------------------------------------
@@ -213,7 +235,75 @@ def test_command_end_to_end(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
                                   "--against other-bundle") == lines[-1].removeprefix("command: ")
     for facet in ("background", "method", "result"):
         systems = results["facets"][facet]["systems"]
-        assert systems["faceted"]["map"] == pytest.approx(1.0)
+        assert systems["facet-only"]["map"] == pytest.approx(1.0)
         # the same vectors through --against: the same mean-vector baseline
         assert systems["mean (fake@0)"] == pytest.approx(systems["mean"])
-    assert any(line.startswith("| faceted | 1.000 | 1.000 |") for line in lines)
+    assert any(line.startswith("| facet-only | 1.000 | 1.000 | 1.000 |") for line in lines)
+    assert set(results["references"]) == set(REFERENCES)
+    assert results["facets"] == results["references"]["content"]
+    assert sum(line.startswith("reference: ") for line in lines) == len(REFERENCES)
+
+
+# -- issue 26.5: the blended facet, the references, the tuning -----------------------------------
+@pytest.mark.parametrize("blend", [DEFAULT_BLEND, FacetBlend(0.1, 0.0, True), FacetBlend(0.0, 0.5)])
+def test_blend_matrix_matches_core_search(blend: FacetBlend) -> None:
+    vectors, owner, gold = _documents(n_docs=8)
+    roles = ["other" if (o == 3 and g == "method") else g for o, g in zip(owner, gold)]  # 3: falls back
+    confidences = np.random.default_rng(1).uniform(0.3, 1.0, size=len(owner))
+    matrix = blend_matrix(vectors, owner, roles, confidences, "method", blend)
+    starts = paper_starts(owner)
+    means = paper_means(vectors, starts)
+    bonus = candidate_bonus(facet_mask(roles, "method"), confidences, blend)
+    side = FacetCandidates(vectors, bonus, starts, means)
+    for q in range(8):
+        mine = np.flatnonzero(owner == q)
+        rows, weights, fallback = facet_sides(vectors[mine], np.array(roles, dtype=object)[mine],
+                                              confidences[mine], "method", blend)
+        assert fallback == (q == 3)
+        scores, _ = blend_scores(FacetQuery(vectors[mine][rows], weights, means[q]), side, blend)
+        assert matrix[q] == pytest.approx(scores, abs=1e-6)
+
+
+def test_references() -> None:
+    vectors, owner, gold = _documents(n_docs=4)
+    gold = ["other" if (o == 2 and g == "method") else g for o, g in zip(owner, gold)]
+    texts = [f"tagger{o} parser{o} words" if g == "method" else f"filler{i} rocks" for i, (o, g) in
+             enumerate(zip(owner, gold))]
+    mask = facet_mask(gold, "method")
+    content = reference_matrix("content", vectors, owner, mask, None, 4)
+    assert content == pytest.approx(max_sum_matrix(vectors, owner, mask, mask, 4), nan_ok=True)
+    facet = reference_matrix("lexical-facet", vectors, owner, mask, texts, 4)
+    assert np.isnan(facet[2]).all() and np.isneginf(facet[[0, 1, 3], 2]).all()
+    assert facet[0, 0] == pytest.approx(1.0) and 0.0 < facet[0, 1] < 1.0  # "words" shared, the rest not
+    whole = reference_matrix("lexical-whole", vectors, owner, mask, texts, 4)
+    assert np.isfinite(whole[0]).all() and np.isnan(whole[2]).all()
+    with pytest.raises(ValueError, match="unknown reference"):
+        reference_matrix("people", vectors, owner, mask, texts, 4)
+    with pytest.raises(ValueError, match="texts"):
+        reference_matrix("lexical-whole", vectors, owner, mask, None, 4)
+    assert fraction_cutoff(225) == 45 and fraction_cutoff(1) == 1 and fraction_cutoff(0) == 1
+
+
+def test_never_loses_and_tune() -> None:
+    vectors, owner, gold = _documents(n_docs=10)
+    texts = [f"word{i % 7} topic{o}" for i, o in enumerate(owner)]
+    report = evaluate(vectors, owner, gold, list(gold), list(range(10)), r=3, k=5, texts=texts,
+                      reference="lexical-whole")
+    holds, worst = eval_search.never_loses(report)
+    margins = [f["systems"]["faceted"]["ndcg20"]
+               - max(f["systems"]["all"]["ndcg20"], f["systems"]["mean"]["ndcg20"]) for f in report.values()]
+    assert worst == pytest.approx(min(margins)) and holds == (min(margins) >= 0)
+    tuned = tune(vectors, owner, gold, list(gold), np.ones(len(owner)), texts, list(range(10)), r=3)
+    grid = tuned["grid"]
+    assert tuned["chosen"] == grid[0] and len(grid) == 6 * 7 * 2
+    keys = [(-row["worst_margin"], -row["mean_ndcg20"]) for row in grid]
+    assert keys == sorted(keys)
+    assert set(grid[0]["ndcg20"]) == {f"{f}/{r}" for f in eval_search.EVAL_FACETS for r in REFERENCES}
+
+
+def test_tune_refuses_a_test_split(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["eval", "search", "--data", "csabstruct:test", "--tune"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rhetorica: error: ") and "test split" in err and err.count("\n") == 1

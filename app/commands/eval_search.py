@@ -1,37 +1,37 @@
-"""``rhetorica eval search``: faceted search by example (issue 13) against a gold-label reference.
+"""``rhetorica eval search``: faceted search by example (issues 13 and 26) against gold-label references.
 
 Every abstract of a split with gold role labels (CSAbstruct, PubMedQA), or a seeded sample of
 ``--queries`` of them, queries all the *other* abstracts of the split, once per facet (background =
 background + objective, method, result = result + conclusion; as in :mod:`core.search`).
 
-**Reference.** For a query and a facet, the candidates are ranked by the max-sum (mean over the
-query's facet sentences of the best cosine against the candidate's facet sentences) of the content
-view, the facet sentences of *both* sides chosen by their GOLD role labels. The top ``R`` (default 10)
-candidates of that ranking are the relevant ones (binary, for MAP); NDCG@10 grades them by how far
-their reference score lies above the (R+1)-th's (gain = score - score of the (R+1)-th, so the
-clearest matches weigh most; every other candidate has gain 0). This is the "agreement with a
-content-only ranking of the facet sentences of the candidates" of the issue: it rewards a system
-that picks the facet's sentences as gold labels would.
+**References** (``app/commands/eval_search_scoring.py``), each from the GOLD role labels: ``content``
+(max-sum of the content view over the gold facet sentences of both sides: issue 13's reference, which
+shares the systems' embedding and favours facet-only matching), ``lexical-facet`` (TF-IDF cosine of the
+gold facet sentences of both sides) and ``lexical-whole`` (the query's gold facet sentences against the
+candidate's whole abstract). For each, the top ``R`` (default 10) candidates are relevant (MAP); NDCG@10
+and NDCG%20 (cut-off: 20 % of the candidates, CSFCube's measure) grade them by how far their reference
+score lies above the (R+1)-th's.
 
-**Systems**, all on the same content vectors (the shipped model's content view, which is the
-untrained all-MiniLM-L6-v2 embedding); only the choice of sentences and the aggregation differ:
+**Systems**, all on the same content vectors; only the choice of sentences and the aggregation differ:
 
-- ``faceted``: the model's PREDICTED roles choose the facet sentences of query and candidates,
-  max-sum (what ``rhetorica search --facet F`` ranks); a candidate without predicted facet sentences
-  is not ranked; a query without any is a failure (AP = NDCG = 0, counted as ``no_query``);
+- ``faceted``: what ``rhetorica search --facet F`` ranks (:func:`core.search.blend_scores`, the
+  :data:`core.search.DEFAULT_BLEND`): the query's predicted facet sentences (all of them when it has
+  none) against every candidate sentence, facet sentences of the candidate with a small bonus, blended
+  with whole-paper similarity;
+- ``facet-only``: issue 13's ranking, max-sum over the PREDICTED facet sentences of both sides; a
+  candidate without them is not ranked, a query without them fails (AP = NDCG = 0, ``no_query``);
 - ``all``: every sentence, max-sum (``rhetorica search --facet all``);
-- ``mean``: one vector per abstract (the L2-normalised mean of its sentence vectors), cosine: the
-  untrained all-MiniLM-L6-v2 document baseline (``--against BUNDLE`` adds the same baseline with
-  another bundle's embedding, e.g. the int8 ``runs/baseline-bundle``);
-- ``random``: a seeded random ranking (the floor: MAP ≈ R / candidates).
+- ``mean``: one vector per abstract (the L2-normalised mean of its sentence vectors), cosine
+  (``--against BUNDLE`` adds the same baseline with another bundle's embedding);
+- ``random``: a seeded random ranking (the floor).
 
-**Limits.** The reference is itself built from content similarity with the same base embedding,
-so the figures measure whether a system finds the candidates that gold-labelled facet sentences
-would find, not topical relevance judged by people; a system whose sentence choice equals the gold
-labels scores 1.0 by construction, and the un-faceted and mean-vector systems are penalised exactly
-when a paper's other sentences pull the ranking elsewhere. Queries whose gold labels have no
-sentence of the facet are left out of that facet. Abstracts are short (CSAbstruct: ~6 sentences,
-often one or two per facet), so one mislabelled sentence changes a facet a lot.
+``--tune`` (dev splits only) scores a grid of blends instead and prints the one whose worst margin over
+facets and references (NDCG%20 minus the better of ``all`` and ``mean``) is highest.
+
+**Limits.** No human relevance judgements: the references are built from gold role labels and a
+similarity (the embedding, or word overlap), so they measure agreement with "what the gold facet
+sentences would find", not topical relevance judged by people. Queries whose gold labels have no
+sentence of the facet are left out of that facet. Abstracts are short (CSAbstruct: ~6 sentences).
 """
 
 from __future__ import annotations
@@ -43,19 +43,27 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.commands._options import bounded_int, output_file, path_arg, write_output
+from app.commands.eval_search_scoring import REFERENCES, max_sum_matrix, mean_vector_matrix
+
+__all__ = ["REFERENCES", "evaluate", "max_sum_matrix", "mean_vector_matrix", "never_loses", "run"]
 
 if TYPE_CHECKING:  # numpy loads inside the functions (fast CLI start-up)
     import numpy as np
 
+    from core.search import FacetBlend
+
 EVAL_FACETS: tuple[str, ...] = ("background", "method", "result")
-SYSTEMS: tuple[str, ...] = ("faceted", "all", "mean", "random")
+SYSTEMS: tuple[str, ...] = ("faceted", "facet-only", "all", "mean", "random")
+WHOLE_PAPER: tuple[str, ...] = ("all", "mean")  # the rankings a facet must not lose to
+METRICS: tuple[str, ...] = ("map", "ndcg", "ndcg20")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from app.commands._options import add_model_options
 
     parser = subparsers.add_parser(
-        "search", help="Faceted search by example: MAP and NDCG@10 against a gold-label facet reference.",
+        "search", help="Faceted search by example: MAP, NDCG@10 and NDCG%%20 against gold-label facet "
+                       "references; --tune chooses the facet blend on a dev split.",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="csabstruct:test",
                         help="a split with gold role labels: csabstruct:test (default) or pubmedqa:test")
@@ -70,6 +78,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="also score the mean-vector baseline with this bundle's embedding (repeatable)")
     parser.add_argument("--limit", type=bounded_int(1, 100_000_000), default=None, metavar="N",
                         help="only the first N abstracts")
+    parser.add_argument("--tune", action="store_true",
+                        help="score the grid of facet blends (bonus x whole-paper weight x confidence) "
+                             "and print the best; refused on a test split")
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the figures here")
     parser.set_defaults(func=run)
@@ -127,64 +138,34 @@ def ranking_of(scores: np.ndarray, query: int) -> list[int]:
 
 
 # -- scoring, every query at once -----------------------------------------------------------------
-def _group_starts(owners: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    return np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
-
-
-def max_sum_matrix(vectors: np.ndarray, owner: np.ndarray, query_mask: np.ndarray,
-                   candidate_mask: np.ndarray, n_docs: int) -> np.ndarray:
-    """(n_docs, n_docs) max-sum scores: [q, c] = mean over q's selected sentences of the best cosine
-    against c's selected sentences (as :func:`core.search.max_sum_scores`). ``vectors`` (n, d) are
-    L2-normalised sentence vectors, ``owner`` (n,) the document of each, sorted (documents
-    contiguous). A row whose query has no selected sentence is nan; a column whose candidate has
-    none is -inf."""
-    import numpy as np
-
-    out = np.full((n_docs, n_docs), -np.inf, dtype=np.float64)
-    q_rows, c_rows = np.flatnonzero(query_mask), np.flatnonzero(candidate_mask)
-    q_docs, c_docs = owner[q_rows], owner[c_rows]
-    q_starts, c_starts = _group_starts(q_docs), _group_starts(c_docs)
-    has_query = np.zeros(n_docs, dtype=bool)
-    has_query[q_docs] = True
-    if len(q_rows) and len(c_rows):
-        similarities = vectors[q_rows] @ vectors[c_rows].T
-        best = np.maximum.reduceat(similarities, c_starts, axis=1)  # (query sentences, candidate docs)
-        sums = np.add.reduceat(best.astype(np.float64), q_starts, axis=0)  # (query docs, candidate docs)
-        counts = np.diff(np.r_[q_starts, len(q_rows)])
-        out[np.ix_(q_docs[q_starts], c_docs[c_starts])] = sums / counts[:, None]
-    out[~has_query] = np.nan
-    return out
-
-
-def mean_vector_matrix(vectors: np.ndarray, owner: np.ndarray, n_docs: int) -> np.ndarray:
-    """(n_docs, n_docs) cosines of one vector per document (the L2-normalised mean of its sentences')."""
-    import numpy as np
-
-    sums = np.zeros((n_docs, vectors.shape[1]), dtype=np.float64)
-    np.add.at(sums, owner, vectors)
-    norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    means = sums / np.maximum(norms, 1e-12)
-    return means @ means.T
-
-
 def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predicted: Sequence[str],
              queries: Sequence[int], *, r: int = 10, k: int = 10, seed: int = 13,
-             extra: Mapping[str, np.ndarray] | None = None,
-             facets: Sequence[str] = EVAL_FACETS) -> dict[str, Any]:
-    """MAP and NDCG@k per facet and system, with per-query scores.
+             extra: Mapping[str, np.ndarray] | None = None, facets: Sequence[str] = EVAL_FACETS,
+             confidences: np.ndarray | None = None, texts: Sequence[str] | None = None,
+             reference: str = "content", blend: FacetBlend | None = None) -> dict[str, Any]:
+    """MAP, NDCG@k and NDCG%20 per facet and system against ``reference``, with per-query scores.
 
     ``vectors`` (n, d): the content view of every sentence (L2-normalised), ``owner`` (n,): its
-    document (sorted), ``gold`` / ``predicted``: role labels; ``queries``: the documents that query;
-    ``extra``: more systems as ready (n_docs, n_docs) score matrices (e.g. another bundle's mean vectors).
+    document (sorted), ``gold`` / ``predicted``: role labels, ``confidences``: the predicted roles'
+    (default 1), ``texts``: the sentences (the lexical references); ``queries``: the documents that
+    query; ``extra``: more systems as ready (n_docs, n_docs) score matrices; ``blend``: the faceted
+    system's (default :data:`core.search.DEFAULT_BLEND`).
     """
     import numpy as np
 
-    from core.search import facet_mask
+    from app.commands.eval_search_scoring import (
+        blend_matrix,
+        fraction_cutoff,
+        max_sum_matrix,
+        mean_vector_matrix,
+        reference_matrix,
+    )
+    from core.search import DEFAULT_BLEND, facet_mask
 
     owner = np.asarray(owner)
     n_docs = int(owner.max()) + 1 if len(owner) else 0
+    cut = fraction_cutoff(n_docs - 1)
+    confidences = np.ones(len(owner)) if confidences is None else np.asarray(confidences)
     every = np.ones(len(owner), dtype=bool)
     fixed: dict[str, np.ndarray] = {
         "all": max_sum_matrix(vectors, owner, every, every, n_docs),
@@ -195,23 +176,27 @@ def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predic
     report: dict[str, Any] = {}
     for facet in facets:
         gold_mask, predicted_mask = facet_mask(list(gold), facet), facet_mask(list(predicted), facet)
-        reference = max_sum_matrix(vectors, owner, gold_mask, gold_mask, n_docs)
-        systems = {"faceted": max_sum_matrix(vectors, owner, predicted_mask, predicted_mask, n_docs), **fixed}
-        per_query: dict[str, dict[str, list[float]]] = {name: {"ap": [], "ndcg": []} for name in systems}
+        judged = reference_matrix(reference, vectors, owner, gold_mask, texts, n_docs)
+        faceted = blend_matrix(vectors, owner, predicted, confidences, facet, blend or DEFAULT_BLEND)
+        systems = {"faceted": faceted,
+                   "facet-only": max_sum_matrix(vectors, owner, predicted_mask, predicted_mask, n_docs),
+                   **fixed}
+        per_query: dict[str, dict[str, list[float]]] = {name: {m: [] for m in METRICS} for name in systems}
         used: list[int] = []
-        searchable: list[bool] = []  # the query has predicted facet sentences (the faceted system can run)
+        searchable: list[bool] = []  # the query has predicted facet sentences (facet-only can run)
         for q in queries:
-            if not np.isfinite(reference[q]).any():  # no gold facet sentence in the query
+            if not np.isfinite(judged[q]).any():  # no gold facet sentence in the query
                 continue
-            relevant, gains = reference_judgements(reference[q], q, r)
+            relevant, gains = reference_judgements(judged[q], q, r)
             if not relevant:
                 continue
             used.append(int(q))
-            searchable.append(not np.isnan(systems["faceted"][q]).all())
+            searchable.append(not np.isnan(systems["facet-only"][q]).all())
             for name, scores in systems.items():
                 ranking = ranking_of(scores[q], q) if not np.isnan(scores[q]).all() else []
-                per_query[name]["ap"].append(average_precision(ranking, relevant))
+                per_query[name]["map"].append(average_precision(ranking, relevant))
                 per_query[name]["ndcg"].append(ndcg_at_k(ranking, gains, k))
+                per_query[name]["ndcg20"].append(ndcg_at_k(ranking, gains, cut))
         tp = int(np.count_nonzero(gold_mask & predicted_mask))
         selection = {"precision": tp / max(int(predicted_mask.sum()), 1),
                      "recall": tp / max(int(gold_mask.sum()), 1)}
@@ -219,19 +204,29 @@ def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predic
         report[facet] = {
             "queries": len(used), "no_query": int(np.count_nonzero(~ok)),
             "gold_sentences": int(gold_mask.sum()), "predicted_sentences": int(predicted_mask.sum()),
-            "selection": selection,
-            "systems": {name: {"map": float(np.mean(v["ap"])) if v["ap"] else 0.0,
-                               "ndcg": float(np.mean(v["ndcg"])) if v["ndcg"] else 0.0}
+            "selection": selection, "ndcg20_cutoff": cut,
+            "systems": {name: {m: float(np.mean(v[m])) if v[m] else 0.0 for m in METRICS}
                         for name, v in per_query.items()},
-            # faceted and un-faceted over the queries the faceted system can run at all
-            "searchable": {name: {"map": _mean_where(per_query[name]["ap"], ok),
-                                  "ndcg": _mean_where(per_query[name]["ndcg"], ok)}
-                           for name in ("faceted", "all")},
+            # over the queries facet-only can run at all
+            "searchable": {name: {m: _mean_where(per_query[name][m], ok) for m in METRICS}
+                           for name in ("faceted", "facet-only", "all")},
             "per_query": {"query": used, "searchable": searchable, **per_query},
+            "delta_map_faceted_all": paired_bootstrap(per_query["faceted"]["map"], per_query["all"]["map"],
+                                                      seed=seed),
+            "delta_ndcg20_faceted": {whole: paired_bootstrap(per_query["faceted"]["ndcg20"],
+                                                             per_query[whole]["ndcg20"], seed=seed)
+                                     for whole in WHOLE_PAPER},
         }
-        report[facet]["delta_map_faceted_all"] = paired_bootstrap(
-            per_query["faceted"]["ap"], per_query["all"]["ap"], seed=seed)
     return report
+
+
+def never_loses(report: Mapping[str, Any], metric: str = "ndcg20") -> tuple[bool, float]:
+    """Whether the faceted system scores at least the better whole-paper ranking on every facet of a
+    report, and the worst margin."""
+    margins = [f["systems"]["faceted"][metric] - max(f["systems"][w][metric] for w in WHOLE_PAPER)
+               for f in report.values()]
+    worst = min(margins) if margins else 0.0
+    return worst >= 0.0, worst
 
 
 def _mean_where(values: Sequence[float], keep: np.ndarray) -> float:
@@ -287,29 +282,32 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--against {b}" for b in args.against]
     if args.limit is not None:
         parts += ["--limit", str(args.limit)]
+    if args.tune:
+        parts.append("--tune")
     return " ".join(parts)
 
 
 def format_table(report: Mapping[str, Any], systems: Sequence[str]) -> list[str]:
-    """Rows: system; columns: MAP and NDCG per facet (Markdown)."""
+    """Rows: system; columns: MAP, NDCG@10 and NDCG%20 per facet (Markdown)."""
     facets = list(report)
-    head = "| system | " + " | ".join(f"{f} MAP | {f} NDCG@10" for f in facets) + " |"
-    lines = [head, "|---" * (1 + 2 * len(facets)) + "|"]
+    head = "| system | " + " | ".join(f"{f} MAP | {f} NDCG@10 | {f} NDCG%20" for f in facets) + " |"
+    lines = [head, "|---" * (1 + 3 * len(facets)) + "|"]
     for name in systems:
-        cells = []
-        for f in facets:
-            s = report[f]["systems"][name]
-            cells += [f"{s['map']:.3f}", f"{s['ndcg']:.3f}"]
+        cells = [f"{report[f]['systems'][name][m]:.3f}" for f in facets for m in METRICS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 
-def run(args: argparse.Namespace, *, progress: Callable[[str], None] = print) -> int:
+def _encode(args: argparse.Namespace) -> dict[str, Any]:
+    """The split's documents through the model: sentences, owners, gold and predicted roles,
+    confidences, content vectors."""
     import numpy as np
 
-    from models.datasets import load_spec
+    from models.datasets import load_spec, refuse_test_split
     from models.encoder import load_model
 
+    if args.tune:
+        refuse_test_split(args.data, "choosing the facet blend (--tune)")
     documents = [d for d in load_spec(args.data) if d.sentences]
     if args.limit is not None:
         documents = documents[: args.limit]
@@ -318,8 +316,50 @@ def run(args: argparse.Namespace, *, progress: Callable[[str], None] = print) ->
     started = time.perf_counter()
     encodings = model.encode_documents([(d.sentences, "abstract") for d in documents], with_embeddings=True)
     vectors = np.concatenate([e.embeddings for e in encodings]).astype(np.float32)
-    predicted = [p.label for e in encodings for p in e.roles]
-    encode_seconds = time.perf_counter() - started
+    roles = [p for e in encodings for p in e.roles]
+    return {"documents": documents, "sentences": sentences, "owner": owner, "gold": gold, "model": model,
+            "vectors": vectors, "predicted": [p.label for p in roles],
+            "confidences": np.array([float(getattr(p, "confidence", 1.0)) for p in roles]),
+            "encode_seconds": time.perf_counter() - started}
+
+
+def _run_tune(args: argparse.Namespace, data: dict[str, Any], queries: list[int],
+              progress: Callable[[str], None]) -> int:
+    from app.commands.eval_search_scoring import tune
+
+    started = time.perf_counter()
+    tuned = tune(data["vectors"], data["owner"], data["gold"], data["predicted"], data["confidences"],
+                 data["sentences"], queries, r=args.relevant)
+    command = command_line(args)
+    if args.json is not None:
+        record = {"data": args.data, "model_id": data["model"].model_id, "queries": len(queries),
+                  "command": command, **tuned}
+        write_output(args.json, json.dumps(record, indent=1) + "\n")
+    progress(f"{args.data}: {len(tuned['grid'])} blends x {len(REFERENCES)} references, NDCG%20 (cut-off "
+             f"{tuned['cutoff']}), {len(queries)} queries, model {data['model'].model_id}; "
+             f"{time.perf_counter() - started:.1f} s")
+    progress("| sentence bonus | whole-paper weight | confidence-weighted | worst margin | mean NDCG%20 |")
+    progress("|---|---|---|---|---|")
+    for row in tuned["grid"][:10]:
+        progress(f"| {row['sentence_bonus']} | {row['whole_weight']} | {row['confidence_weighted']} | "
+                 f"{row['worst_margin']:+.4f} | {row['mean_ndcg20']:.4f} |")
+    chosen = tuned["chosen"]
+    progress(f"chosen: FacetBlend(sentence_bonus={chosen['sentence_bonus']}, whole_weight="
+             f"{chosen['whole_weight']}, confidence_weighted={chosen['confidence_weighted']})")
+    progress(f"command: {command}")
+    return 0
+
+
+def run(args: argparse.Namespace, *, progress: Callable[[str], None] = print) -> int:
+    import numpy as np
+
+    from models.encoder import load_model
+
+    data = _encode(args)
+    documents, sentences, owner, model = data["documents"], data["sentences"], data["owner"], data["model"]
+    queries = sample_queries(len(documents), args.queries, args.seed)
+    if args.tune:
+        return _run_tune(args, data, queries, progress)
     extra: dict[str, np.ndarray] = {}
     bundles: dict[str, str] = {}
     for bundle in args.against:
@@ -329,32 +369,40 @@ def run(args: argparse.Namespace, *, progress: Callable[[str], None] = print) ->
         other_vectors /= np.maximum(np.linalg.norm(other_vectors, axis=1, keepdims=True), 1e-12)
         extra[name] = mean_vector_matrix(other_vectors, owner, len(documents))
         bundles[name] = str(bundle)
-    queries = sample_queries(len(documents), args.queries, args.seed)
     started = time.perf_counter()
-    report = evaluate(vectors, owner, gold, predicted, queries, r=args.relevant, k=args.k, seed=args.seed,
-                      extra=extra)
+    references = {ref: evaluate(data["vectors"], owner, data["gold"], data["predicted"], queries,
+                                r=args.relevant, k=args.k, seed=args.seed, extra=extra,
+                                confidences=data["confidences"], texts=sentences, reference=ref)
+                  for ref in REFERENCES}
     score_seconds = time.perf_counter() - started
-    systems = [*SYSTEMS[:3], *extra, SYSTEMS[3]]
+    systems = [*SYSTEMS[:4], *extra, SYSTEMS[4]]
     command = command_line(args)
     results = {"data": args.data, "documents": len(documents), "sentences": len(sentences),
                "queries": len(queries), "relevant": args.relevant, "k": args.k, "seed": args.seed,
                "model_id": model.model_id, "against": bundles, "command": command,
-               "encode_seconds": round(encode_seconds, 1), "score_seconds": round(score_seconds, 2),
-               "facets": report}
+               "encode_seconds": round(data["encode_seconds"], 1), "score_seconds": round(score_seconds, 2),
+               "facets": references["content"], "references": references}
     if args.json is not None:
         write_output(args.json, json.dumps(results, indent=1) + "\n")
     progress(f"{args.data}: {len(queries)} query abstracts over {len(documents)} abstracts "
-             f"({len(sentences)} sentences), model {model.model_id}; relevant = top {args.relevant} of the "
-             f"gold-facet reference; encode {encode_seconds:.1f} s, scoring {score_seconds:.2f} s")
-    for line in format_table(report, systems):
-        progress(line)
-    for facet, f in report.items():
+             f"({len(sentences)} sentences), model {model.model_id}; relevant = top {args.relevant} of each "
+             f"gold-facet reference; encode {data['encode_seconds']:.1f} s, scoring {score_seconds:.2f} s")
+    for ref, report in references.items():
+        progress(f"reference: {ref}")
+        for line in format_table(report, systems):
+            progress(line)
+        holds, worst = never_loses(report)
+        progress(f"{ref}: faceted {'>=' if holds else '<'} the better whole-paper ranking (all, mean) on "
+                 f"NDCG%20 for every facet: {'yes' if holds else 'no'} (worst margin {worst:+.3f})")
+    for facet, f in references["content"].items():
         d = f["delta_map_faceted_all"]
         s = f["searchable"]
-        progress(f"{facet}: {f['queries']} queries scored ({f['no_query']} without predicted {facet} "
-                 f"sentences, AP 0; without them MAP faceted {s['faceted']['map']:.3f}, all "
-                 f"{s['all']['map']:.3f}); predicted facet sentences precision "
-                 f"{f['selection']['precision']:.3f} recall {f['selection']['recall']:.3f}; "
-                 f"MAP faceted - all {d['mean']:+.3f} [95% CI {d['low']:+.3f}, {d['high']:+.3f}]")
+        progress(f"{facet}: {f['queries']} queries ({f['no_query']} without predicted {facet} sentences: "
+                 f"facet-only AP 0, faceted falls back to all sentences; without them MAP faceted "
+                 f"{s['faceted']['map']:.3f}, facet-only {s['facet-only']['map']:.3f}, "
+                 f"all {s['all']['map']:.3f}); "
+                 f"predicted facet sentences precision {f['selection']['precision']:.3f} recall "
+                 f"{f['selection']['recall']:.3f}; MAP faceted - all {d['mean']:+.3f} "
+                 f"[95% CI {d['low']:+.3f}, {d['high']:+.3f}]")
     progress(f"command: {command}")
     return 0

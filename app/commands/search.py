@@ -23,7 +23,8 @@ FACETS = ("background", "method", "result", "all")  # core.search.FACETS (not im
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = ("Papers of your library like a given paper for its background, method or result (the "
-                 "sentences with those roles, compared by content), or as a whole (--facet all).")
+                 "sentences with those roles, compared by content and blended with whole-paper "
+                 "similarity), or as a whole (--facet all). The paper itself is never listed.")
     parser = subparsers.add_parser("search", help=help_text, description=help_text)
     parser.add_argument("--like", type=nonblank, required=True, metavar="ID_OR_PDF",
                         help="a library paper id (or a unique start of one) or a PDF")
@@ -84,8 +85,11 @@ def run(args: argparse.Namespace) -> int:
         result = search_like(library, query, args.facet, k=args.k)
     timing = (f"ranked {result.candidates} paper(s) in {1000 * result.rank_seconds:.1f} ms"
               f" (loading the library's vectors: {1000 * result.load_seconds:.0f} ms)")
+    note = result.query.fallback_note  # one line when the facet fell back to every sentence
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        if note:
+            print(f"rhetorica: note: {note}", file=sys.stderr)
         print(timing, file=sys.stderr)
         return 0
     print(_text(result))
@@ -103,8 +107,10 @@ def _text(result: Any) -> str:
     title = query.title or query.paper_id
     lines = [f"papers like {title} ({query.paper_id}) for its {query.facet}: "
              f"{len(query.facet_sentences)} query sentence(s)"]
+    if query.fallback:
+        lines.append(f"note: {query.fallback_note}")
     if not result.results:
-        lines.append("no other paper of the library has sentences of this facet")
+        lines.append("no other paper in the library")
     for rank, hit in enumerate(result.results, 1):
         name = hit.title or "(untitled)"
         lines.append(f"{rank:3}. {hit.score:.3f}  {hit.paper_id}  {_clip(name, 70)}")
