@@ -2,8 +2,10 @@
 
 :func:`align` lines up the sentences of two papers (or a draft and a paper, or two abstracts) by
 what each sentence *does* and what it is *about*: the pair score is a weighted cosine of the
-model's function view and content view (``function_weight`` is the setting), plus small bonuses
-when the two sentences share their role or their communicative function.
+model's function view and content view (``function_weight`` is the setting: the pair's
+*similarity*, 0 to 1, what a reader is shown), plus small bonuses when the two sentences share their
+role or their communicative function or sit at the same relative place (what the alignment chooses
+by, never shown).
 
 The alignment keeps most rhetorical order. Each side is cut into *blocks* (runs of sentences with
 the same section kind); blocks of the same kind are matched in order (a longest common
@@ -15,9 +17,10 @@ second round; every sentence still left then goes through a global fallback that
 best matches above a higher threshold. A side without section kinds (a draft without headings)
 is aligned as one block against the whole other side.
 
-:func:`core.align_gaps.gap_report` says, per section kind, which functions one side has and the
-other lacks, phrased for people with the taxonomy's names ("In the discussion, B never admits a
-limitation"), and the share of each role per section side by side. :mod:`core.align_export`
+:func:`core.align_gaps.gap_report` (which holds the gap types and reads only the two sides) says
+what one side does that the other does not, checked against both texts' structure and ranked by
+importance, phrased for people with the taxonomy's names ("B never admits a limitation"), and the
+share of each role per section side by side. :mod:`core.align_export`
 writes the result as JSON, Markdown and one standalone HTML page (inline CSS, SVG and script,
 nothing fetched).
 """
@@ -32,7 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.labels import NO_FUNCTION
+from core.align_gaps import GapItem as GapItem  # the gap types live in core.align_gaps
+from core.align_gaps import GapReport, gap_report
+from core.labels import NO_FUNCTION, UNCERTAIN_BELOW
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.analysis import PaperAnalysis
@@ -60,8 +65,6 @@ class AlignSentence:
 
     @property
     def confident_role(self) -> bool:
-        from core.labels import UNCERTAIN_BELOW
-
         return bool(self.role) and self.role_confidence >= UNCERTAIN_BELOW
 
     @property
@@ -247,13 +250,31 @@ class AlignSettings:
             raise ValueError("max_merge must be at least 1")
 
 
+# Each way of pairing in a few words, and explained (the ids stay in the JSON).
+METHOD_WORDS = {"section": "in matching sections", "reordered": "in matching sections placed differently",
+                "fallback": "elsewhere in the text"}
+METHOD_EXPLAINED = {
+    "section": "paired within sections of the same kind, in reading order",
+    "reordered": "paired within sections of the same kind that the two texts place in a different order",
+    "fallback": "paired outside the matched sections: a close match found anywhere in the text"}
+
+
+def method_text(method: str, *, explained: bool = False) -> str:
+    """A pair's way of pairing in words: "elsewhere in the text" (``explained``: "paired outside the
+    matched sections: a close match found anywhere in the text")."""
+    return (METHOD_EXPLAINED if explained else METHOD_WORDS).get(method, method)
+
+
 @dataclass(frozen=True)
 class AlignedPair:
     """Sentences of A (indices) aligned with sentences of B: one-to-one or one-to-many.
 
-    ``score`` is the mean pair score of the members; ``role``/``function`` are shared by every
-    member ("" when not); ``method`` is "section" (matched sections, in order), "reordered" (the
-    same kind of section, out of order) or "fallback" (the global pass)."""
+    ``score`` is the mean pair score of the members (what the alignment chose by: similarity plus the
+    role, function and position bonuses, so at times above 1; never shown); ``similarity`` is the
+    mean weighted cosine of the members, between 0 and 1 (what a reader is shown); ``role``/
+    ``function`` are shared by every member ("" when not); ``method`` is "section" (matched sections,
+    in order), "reordered" (the same kind of section, out of order) or "fallback" (the global pass):
+    :func:`method_text` says each in words."""
 
     a_indices: tuple[int, ...]
     b_indices: tuple[int, ...]
@@ -261,101 +282,25 @@ class AlignedPair:
     role: str = ""
     function: str = ""
     method: str = "section"
+    similarity: float = -1.0  # -1: not known (a file written before it was kept): see ``shown_score``
+
+    @property
+    def shown_score(self) -> float:
+        """The number a reader sees, between 0 and 1: the similarity (for an older file without it,
+        the pair score held to 0..1)."""
+        return self.similarity if self.similarity >= 0 else min(max(self.score, 0.0), 1.0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": list(self.a_indices), "b": list(self.b_indices), "score": round(self.score, 4),
-                "role": self.role, "function": self.function, "method": self.method}
+                "similarity": round(self.similarity, 4), "role": self.role, "function": self.function,
+                "method": self.method}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AlignedPair:
+        similarity = float(data.get("similarity", -1.0))
         return cls(tuple(int(i) for i in data["a"]), tuple(int(i) for i in data["b"]), float(data["score"]),
                    str(data.get("role", "")), str(data.get("function", "")),
-                   str(data.get("method", "section")))
-
-
-@dataclass(frozen=True)
-class GapItem:
-    """A function one side has in a section kind and the other lacks there."""
-
-    section_kind: str  # "" = the whole text
-    function: str  # taxonomy id ("" for a whole missing section)
-    name: str  # the taxonomy's name of the function
-    present_in: str  # "a" or "b"
-    count: int  # sentences with it on the side that has it
-    elsewhere: tuple[str, ...]  # section kinds where the other side does have it
-    text: str  # the sentence for people
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["elsewhere"] = list(self.elsewhere)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GapItem:
-        return cls(str(data["section_kind"]), str(data["function"]), str(data["name"]),
-                   str(data["present_in"]), int(data["count"]),
-                   tuple(str(k) for k in data.get("elsewhere", [])), str(data["text"]))
-
-
-@dataclass(frozen=True)
-class RoleShare:
-    """Sentences and the share of each role in one section kind, on both sides."""
-
-    section_kind: str
-    a_sentences: int
-    b_sentences: int
-    a: dict[str, float]  # shares among the sentences with a confident role
-    b: dict[str, float]
-    a_confident: int = -1  # sentences with a confident role (-1: not known, an older file)
-    b_confident: int = -1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"section_kind": self.section_kind, "a_sentences": self.a_sentences,
-                "b_sentences": self.b_sentences, "a": {r: round(v, 4) for r, v in self.a.items()},
-                "b": {r: round(v, 4) for r, v in self.b.items()},
-                "a_confident": self.a_confident, "b_confident": self.b_confident}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RoleShare:
-        return cls(str(data["section_kind"]), int(data["a_sentences"]), int(data["b_sentences"]),
-                   {str(k): float(v) for k, v in data["a"].items()},
-                   {str(k): float(v) for k, v in data["b"].items()},
-                   int(data.get("a_confident", -1)), int(data.get("b_confident", -1)))
-
-
-@dataclass
-class GapReport:
-    items: list[GapItem] = field(default_factory=list)
-    role_shares: list[RoleShare] = field(default_factory=list)
-    # What the report was judged on, per side ("a", "b"): {"sentences": all, "functions": those with a
-    # clear function (the gaps), "roles": those with a confident role (the role shares)}. Empty in a
-    # report read from a file written before it was kept.
-    judged: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    @property
-    def note(self) -> str:
-        """"Judged on confident labels only: gaps on 31 confident sentences of 40 (A) and 52 of 70
-        (B); role shares on 35 of 40 (A) and 60 of 70 (B)." ("" when not known)."""
-        if not all(side in self.judged for side in ("a", "b")):
-            return ""
-        a, b = self.judged["a"], self.judged["b"]
-        plural = "s" if a["functions"] != 1 else ""
-        return ("Judged on confident labels only: gaps on "
-                f"{a['functions']} confident sentence{plural} of {a['sentences']} (A) "
-                f"and {b['functions']} of {b['sentences']} (B); role shares on "
-                f"{a['roles']} of {a['sentences']} (A) and {b['roles']} of {b['sentences']} (B).")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"items": [g.to_dict() for g in self.items],
-                "role_shares": [r.to_dict() for r in self.role_shares],
-                "judged": {side: dict(counts) for side, counts in self.judged.items()}}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GapReport:
-        judged = {str(side): {str(k): int(v) for k, v in counts.items()}
-                  for side, counts in data.get("judged", {}).items()}
-        return cls([GapItem.from_dict(g) for g in data.get("items", [])],
-                   [RoleShare.from_dict(r) for r in data.get("role_shares", [])], judged)
+                   str(data.get("method", "section")), similarity if 0.0 <= similarity <= 1.0 else -1.0)
 
 
 @dataclass
@@ -408,13 +353,14 @@ class Alignment:
 
 
 # -- scoring and the dynamic programme ------------------------------------------------------------
-def score_matrix(a: AlignSide, b: AlignSide, settings: AlignSettings | None = None) -> np.ndarray:
-    """Pair scores (len(a) × len(b)): weighted cosine of both views plus the role/function bonuses."""
+def similarity_matrix(a: AlignSide, b: AlignSide, settings: AlignSettings | None = None) -> np.ndarray:
+    """How alike each pair of sentences is (len(a) × len(b)): the cosine of the function view and of
+    the content view, weighted by ``function_weight`` (between -1 and 1: what a reader is shown)."""
     settings = settings or AlignSettings()
     n, m = len(a), len(b)
-    scores = np.zeros((n, m), dtype=np.float64)
+    similarity = np.zeros((n, m), dtype=np.float64)
     if n == 0 or m == 0:
-        return scores
+        return similarity
     w = settings.function_weight
     for weight, va, vb in ((w, a.function, b.function), (1.0 - w, a.content, b.content)):
         if weight == 0.0:
@@ -422,7 +368,19 @@ def score_matrix(a: AlignSide, b: AlignSide, settings: AlignSettings | None = No
         if va.shape[1] == 0 or vb.shape[1] == 0 or va.shape[1] != vb.shape[1]:
             raise ValueError(f"the two sides' vectors do not match ({va.shape} and {vb.shape}): "
                              "were they embedded by the same model?")
-        scores += weight * (va.astype(np.float64) @ vb.astype(np.float64).T)
+        similarity += weight * (va.astype(np.float64) @ vb.astype(np.float64).T)
+    return similarity
+
+
+def score_matrix(a: AlignSide, b: AlignSide, settings: AlignSettings | None = None,
+                 similarity: np.ndarray | None = None) -> np.ndarray:
+    """Pair scores (len(a) × len(b)) the alignment chooses by: :func:`similarity_matrix` (given, or
+    computed) plus the role, function and position bonuses (so above 1 at times: never shown)."""
+    settings = settings or AlignSettings()
+    n, m = len(a), len(b)
+    scores = similarity_matrix(a, b, settings) if similarity is None else similarity.copy()
+    if n == 0 or m == 0:
+        return scores
     roles_a = np.array([s.role for s in a.sentences], dtype=object)
     roles_b = np.array([s.role for s in b.sentences], dtype=object)
     same_role = (roles_a[:, None] == roles_b[None, :]) & (roles_a[:, None] != "")
@@ -543,14 +501,15 @@ def _shared(values: list[str]) -> str:
     return values[0] if values and all(v == values[0] for v in values) else ""
 
 
-def _pair(a: AlignSide, b: AlignSide, scores: np.ndarray, a_indices: tuple[int, ...],
+def _pair(a: AlignSide, b: AlignSide, scores: np.ndarray, similarity: np.ndarray, a_indices: tuple[int, ...],
           b_indices: tuple[int, ...], method: str) -> AlignedPair:
     score = float(np.mean([scores[i, j] for i in a_indices for j in b_indices]))
+    alike = float(np.mean([similarity[i, j] for i in a_indices for j in b_indices]))
     roles = [a.sentences[i].role for i in a_indices] + [b.sentences[j].role for j in b_indices]
     functions = [a.sentences[i].function for i in a_indices] + [b.sentences[j].function for j in b_indices]
     function = _shared(functions)
     return AlignedPair(a_indices, b_indices, score, _shared(roles),
-                       function if function != NO_FUNCTION else "", method)
+                       function if function != NO_FUNCTION else "", method, min(max(alike, 0.0), 1.0))
 
 
 def align(a: AlignSide, b: AlignSide, *, function_weight: float = 0.7, settings: AlignSettings | None = None,
@@ -559,7 +518,8 @@ def align(a: AlignSide, b: AlignSide, *, function_weight: float = 0.7, settings:
     defaults with ``function_weight``. The gap report uses ``taxonomy`` (default: the shipped one)."""
     if settings is None:
         settings = AlignSettings(function_weight=function_weight)
-    scores = score_matrix(a, b, settings)
+    similarity = similarity_matrix(a, b, settings)
+    scores = score_matrix(a, b, settings, similarity)
     blocks_a, blocks_b = _blocks(a), _blocks(b)
     if all(kind == "" for _, _, kind in blocks_a) or all(kind == "" for _, _, kind in blocks_b):
         # a side without section kinds (a draft without headings): one block against the other whole side
@@ -580,8 +540,8 @@ def align(a: AlignSide, b: AlignSide, *, function_weight: float = 0.7, settings:
     pairs: list[AlignedPair] = []
     for a0, a1, b0, b1, _, method in plan:
         for group_a, group_b in _dp(scores[a0:a1, b0:b1], settings):
-            pairs.append(_pair(a, b, scores, tuple(a0 + i for i in group_a), tuple(b0 + j for j in group_b),
-                               method))
+            pairs.append(_pair(a, b, scores, similarity, tuple(a0 + i for i in group_a),
+                               tuple(b0 + j for j in group_b), method))
     # the global fallback: mutual best matches among the sentences still left, above a higher bar
     taken_a = {i for p in pairs for i in p.a_indices}
     taken_b = {j for p in pairs for j in p.b_indices}
@@ -600,13 +560,10 @@ def align(a: AlignSide, b: AlignSide, *, function_weight: float = 0.7, settings:
                 continue
             used_rows.add(r)
             used_cols.add(c)
-            pairs.append(_pair(a, b, scores, (free_a[r],), (free_b[c],), "fallback"))
+            pairs.append(_pair(a, b, scores, similarity, (free_a[r],), (free_b[c],), "fallback"))
     pairs.sort(key=lambda p: (p.a_indices[0], p.b_indices[0]))
     taken_a = {i for p in pairs for i in p.a_indices}
     taken_b = {j for p in pairs for j in p.b_indices}
-    alignment = Alignment(a, b, pairs, [i for i in range(len(a)) if i not in taken_a],
-                          [j for j in range(len(b)) if j not in taken_b], settings, blocks=plan)
-    from core.align_gaps import gap_report  # the report reads the alignment: a module of its own
-
-    alignment.gaps = gap_report(alignment, taxonomy)
-    return alignment
+    return Alignment(a, b, pairs, [i for i in range(len(a)) if i not in taken_a],
+                     [j for j in range(len(b)) if j not in taken_b], settings, gap_report(a, b, taxonomy),
+                     blocks=plan)

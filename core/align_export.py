@@ -10,17 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.align import (
-    AlignedPair,
-    Alignment,
-)
-from core.align_gaps import kind_name
+from core.align import AlignedPair, Alignment, method_text
+from core.align_gaps import TOP_GAPS, GapItem, GapReport, kind_name
 from core.exports import markdown_text
 from core.labels import NO_FUNCTION, ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.functions import FunctionTaxonomy
-
 
 
 # -- exports --------------------------------------------------------------------------------------
@@ -35,46 +31,104 @@ def alignment_from_json(text: str) -> Alignment:
 _md = markdown_text  # every text that reaches Markdown (titles, sentences, gap lines) is made inert
 
 
+def _taxonomy(taxonomy: FunctionTaxonomy | None) -> FunctionTaxonomy | None:
+    if taxonomy is not None:
+        return taxonomy
+    try:
+        from core.functions import default_taxonomy
+
+        return default_taxonomy()
+    except Exception:  # only the names are lost
+        return None
+
+
+def _function_name(function: str, taxonomy: FunctionTaxonomy | None) -> str:
+    if not function or function == NO_FUNCTION:
+        return ""
+    return taxonomy.name_of(function) if taxonomy is not None else function
+
+
 def _summary_lines(alignment: Alignment) -> list[str]:
+    """Counts in words: sentences aligned, how the pairs were found, what the similarity weighs."""
     cover_a, cover_b = alignment.coverage
     methods = Counter(p.method for p in alignment.pairs)
     merged = sum(1 for p in alignment.pairs if len(p.a_indices) > 1 or len(p.b_indices) > 1)
-    return [f"A: {alignment.a.title} ({len(alignment.a)} sentences, {100 * cover_a:.0f}% aligned)",
-            f"B: {alignment.b.title} ({len(alignment.b)} sentences, {100 * cover_b:.0f}% aligned)",
-            f"{len(alignment.pairs)} aligned pairs ({merged} one-to-many; "
-            + ", ".join(f"{count} {method}" for method, count in sorted(methods.items()))
-            + f"); function weight {alignment.settings.function_weight:g}"]
+    ways = ", ".join(f"{count} {method_text(method)}" for method, count in sorted(
+        methods.items(), key=lambda item: -item[1]))
+    weight = alignment.settings.function_weight
+    lines = [f"A: {alignment.a.title} ({len(alignment.a)} sentences, {100 * cover_a:.0f}% aligned)",
+             f"B: {alignment.b.title} ({len(alignment.b)} sentences, {100 * cover_b:.0f}% aligned)",
+             f"{len(alignment.pairs)} aligned pairs" + (f" ({ways})" if ways else "")
+             + (f"; {merged} pair one sentence with several of the other text's" if merged else "") + ".",
+             f"Similarity (0 to 1) weighs what the sentences do {100 * weight:.0f}% and what they are about "
+             f"{100 * (1 - weight):.0f}%."]
+    return lines
 
 
-def summary_text(alignment: Alignment, top: int = 10, taxonomy: FunctionTaxonomy | None = None) -> str:
-    """A readable plain-text summary: counts, the best pairs and the gap list (the CLI's default)."""
+def summary_text(alignment: Alignment, top: int = 10, taxonomy: FunctionTaxonomy | None = None, *,
+                 gaps: int | None = TOP_GAPS, more_hint: str = "") -> str:
+    """A readable plain-text summary (the CLI's default): counts, the ``top`` most similar pairs, and
+    the gaps most important first (the first ``gaps`` of them, all with None; ``more_hint`` says how
+    to see the rest)."""
+    taxonomy = _taxonomy(taxonomy)
     lines = _summary_lines(alignment)
-    best = sorted(alignment.pairs, key=lambda p: -p.score)[:top]
+    best = sorted(alignment.pairs, key=lambda p: -p.shown_score)[:top]
     if best:
-        lines += ["", f"Top {len(best)} aligned pairs:"]
+        lines += ["", f"The {len(best)} most similar aligned pairs (similarity, what they share):"]
     for pair in best:
-        label = pair.function or pair.role or "-"
-        lines.append(f"  {pair.score:.2f}  [{label}]")
+        label = _function_name(pair.function, taxonomy) or pair.role or "different roles"
+        lines.append(f"  {pair.shown_score:.2f}  [{label}; {method_text(pair.method)}]")
         lines.append("     A: " + _clip(" ".join(alignment.a.sentences[i].text for i in pair.a_indices)))
         lines.append("     B: " + _clip(" ".join(alignment.b.sentences[j].text for j in pair.b_indices)))
-    lines += ["", "Gaps:" if alignment.gaps.items else "Gaps: none (both do the same things per section)"]
-    lines += [f"  - {item.text}" for item in alignment.gaps.items]
-    if alignment.gaps.note:
-        lines.append(f"  ({alignment.gaps.note})")
+    lines.append("")
+    lines += _gap_lines(alignment, gaps, more_hint)
     return "\n".join(lines)
+
+
+def _gap_lines(alignment: Alignment, gaps: int | None, more_hint: str) -> list[str]:
+    report = alignment.gaps
+    if not report.items:
+        lines = ["Gaps: none found (both do the same things in the sections compared)."]
+    else:
+        shown = report.items if gaps is None else report.top(gaps)
+        lines = [f"Gaps, most important first ({len(shown)} of {len(report.items)}):"]
+        lines += [f"  {number:2d}. {item.text}" for number, item in enumerate(shown, 1)]
+        rest = len(report.items) - len(shown)
+        if rest:
+            lines.append(f"  … and {rest} more{f' ({more_hint})' if more_hint else ''}.")
+    lines += [f"  Not judged: {caveat}" for caveat in report.caveats]
+    if report.note:
+        lines.append(f"  ({report.note})")
+    return lines
 
 
 def _clip(text: str, width: int = 110) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _more(report: GapReport) -> str:
+    """"12 more gaps" (the ones behind "more")."""
+    count = len(report.more())
+    return f"{count} more gap{'s' if count != 1 else ''}"
+
+
+def _numbered_md(items: list[GapItem], start: int) -> list[str]:
+    return [f"{number}. {_md(item.text)}" for number, item in enumerate(items, start)]
+
+
 def alignment_to_markdown(alignment: Alignment) -> str:
     a, b = alignment.a, alignment.b
+    report = alignment.gaps
     lines = [f"# Rhetorical alignment: {_md(a.title)} ↔ {_md(b.title)}", ""]
-    lines += [f"- {_md(line)}" for line in _summary_lines(alignment)] + ["", "## Gaps", ""]
-    lines += [f"- {_md(item.text)}" for item in alignment.gaps.items] or ["- none"]
-    if alignment.gaps.note:
-        lines += ["", f"_{_md(alignment.gaps.note)}_"]
+    lines += [f"- {_md(line)}" for line in _summary_lines(alignment)]
+    lines += ["", "## Gaps, most important first", ""]
+    lines += _numbered_md(report.top(), 1) or ["- none found"]
+    if report.more():
+        lines += ["", f"### {_more(report)}", "", *_numbered_md(report.more(), TOP_GAPS + 1)]
+    if report.caveats:
+        lines += ["", *(f"- Not judged: {_md(caveat)}" for caveat in report.caveats)]
+    if report.note:
+        lines += ["", f"_{_md(report.note)}_"]
     lines += ["", "## Role share per section (A / B)", "",
               "| Section | Sentences (confident role) | " + " | ".join(ROLES) + " |",
               "|---|---:|" + "---:|" * len(ROLES)]
@@ -85,13 +139,13 @@ def alignment_to_markdown(alignment: Alignment) -> str:
         counts = f"{share.a_sentences} / {share.b_sentences}{confident}"
         lines.append(f"| {kind_name(share.section_kind)} | {counts} | "
                      + " | ".join(cells) + " |")
-    lines += ["", "## Aligned pairs", "", "| A | score | B |", "|---|---:|---|"]
+    lines += ["", "## Aligned pairs", "", "| A | similarity (0-1) | B |", "|---|---:|---|"]
     for pair in alignment.pairs:
         text_a = " ".join(f"**A{i + 1}** {_md(a.sentences[i].text)}" for i in pair.a_indices)
         text_b = " ".join(f"**B{j + 1}** {_md(b.sentences[j].text)}" for j in pair.b_indices)
         label = " · ".join(x for x in (pair.role, pair.function) if x)
         shown = f" {label}" if label else ""
-        lines.append(f"| {text_a} | {pair.score:.2f}{shown} ({pair.method}) | {text_b} |")
+        lines.append(f"| {text_a} | {pair.shown_score:.2f}{shown} ({method_text(pair.method)}) | {text_b} |")
     for side, name, indices in ((a, "A", alignment.unaligned_a), (b, "B", alignment.unaligned_b)):
         lines += ["", f"## Unaligned in {name} ({len(indices)})", ""]
         lines += [f"- **{name}{i + 1}** ({side.sentences[i].role or '-'}): {_md(side.sentences[i].text)}"
@@ -147,7 +201,8 @@ main{padding:0 24px 40px}
 h3{font-size:13.5px;margin:10px 0 4px;color:#444}
 summary{cursor:pointer}
 summary h2{display:inline-block}
-.gaps ul{columns:2 520px;column-gap:32px;margin:0;padding-left:18px}
+.gaps ol{margin:0;padding-left:26px}
+.gaps details summary{color:#0b63c4;margin:6px 0}
 table.shares{border-collapse:collapse;font-size:12.5px}
 table.shares td,table.shares th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;
 vertical-align:middle}
@@ -236,18 +291,10 @@ def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = 
     sentence highlights its partner(s). Without script the rows and the "→ B12" links still read."""
     a, b = alignment.a, alignment.b
     esc = html.escape
-    if taxonomy is None:
-        try:
-            from core.functions import default_taxonomy
-
-            taxonomy = default_taxonomy()
-        except Exception:  # only the names are lost
-            taxonomy = None
+    taxonomy = _taxonomy(taxonomy)
 
     def fname(function: str) -> str:
-        if not function or function == NO_FUNCTION:
-            return ""
-        return taxonomy.name_of(function) if taxonomy is not None else function
+        return _function_name(function, taxonomy)
 
     partners = {"a": alignment.partners("a"), "b": alignment.partners("b")}
     chain = [alignment.pairs[k] for k in _chain(alignment.pairs)]
@@ -279,7 +326,7 @@ def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = 
                 attrs += ' data-x="1"'
                 extra = " ".join(f'<a class="x" href="#{other}{m + 1}">→ {other.upper()}{m + 1}</a>'
                                  for m in mates)
-            label += f" · {pair.score:.2f}"
+            label += f" · {pair.shown_score:.2f} · {method_text(pair.method)}"
         return (f'{heading}<div class="{classes}" id="{side}{index + 1}"{attrs}>'
                 f'<span class="n">{side.upper()}{index + 1}</span> {esc(s.text)} '
                 f'<span class="lab">{esc(label)}</span> {extra}</div>')
@@ -299,20 +346,21 @@ def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = 
         loose(min(pair.a_indices), min(pair.b_indices))
         left = "".join(sentence("a", i) for i in pair.a_indices)
         right = "".join(sentence("b", j) for j in pair.b_indices)
-        rows.append(f'<tr><td>{left}</td><td class="mid">{pair.score:.2f}</td><td>{right}</td></tr>')
+        how = esc(method_text(pair.method, explained=True))
+        rows.append(f'<tr><td>{left}</td><td class="mid" title="{how}">{pair.shown_score:.2f}</td>'
+                    f'<td>{right}</td></tr>')
         ia, ib = max(pair.a_indices) + 1, max(pair.b_indices) + 1
     loose(len(a), len(b))
 
-    everywhere = [g for g in alignment.gaps.items if not g.section_kind]
-    per_section = [g for g in alignment.gaps.items if g.section_kind]
-    gap_items = ""
-    for title, items in (("Never in the other paper", everywhere), ("Per section", per_section)):
-        if items:
-            listed = "".join(f"<li>{esc(g.text)}</li>" for g in items)
-            gap_items += f"<h3>{title} ({len(items)})</h3><ul>{listed}</ul>"
-    gap_items = gap_items or "<p>No gaps: both sides do the same things per section.</p>"
-    if alignment.gaps.note:
-        gap_items += f'<p class="meta">{esc(alignment.gaps.note)}</p>'
+    report = alignment.gaps
+    gap_items = _html_gaps(report.top(), 1)
+    if report.more():
+        gap_items += (f"<details><summary>{_more(report)}</summary>"
+                      f"{_html_gaps(report.more(), TOP_GAPS + 1)}</details>")
+    gap_items = gap_items or "<p>No gaps found: both do the same things in the sections compared.</p>"
+    gap_items += "".join(f'<p class="meta">Not judged: {esc(caveat)}</p>' for caveat in report.caveats)
+    if report.note:
+        gap_items += f'<p class="meta">{esc(report.note)}</p>'
 
     def bar(shares: dict[str, float]) -> str:
         parts = "".join(f'<b style="width:{100 * shares.get(r, 0):.1f}%;background:{ROLE_COLORS[r]}" '
@@ -342,12 +390,12 @@ def alignment_to_html(alignment: Alignment, taxonomy: FunctionTaxonomy | None = 
 </header>
 <main>
 <details class="panel gaps" open><summary><h2>Gaps ({len(alignment.gaps.items)}): what one paper does and the
-other does not</h2></summary>{gap_items}</details>
+other does not, most important first</h2></summary>{gap_items}</details>
 <details class="panel" open><summary><h2>Role share per section</h2></summary>
 <table class="shares">{share_rows}</table></details>
 <div id="view"><svg id="links" width="0" height="0"><path id="tpl" class="ln" d=""></path></svg>
 <table class="align"><colgroup><col><col class="gut"><col></colgroup>
-<thead><tr><th>A: {esc(a.title)}</th><th class="mid">score</th><th>B: {esc(b.title)}</th></tr></thead>
+<thead><tr><th>A: {esc(a.title)}</th><th class="mid">similarity</th><th>B: {esc(b.title)}</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 </main>
 <footer>Made by Rhetorica (offline). Hover a sentence to highlight its partner(s); click a sentence whose
@@ -355,6 +403,13 @@ partner is out of order to jump to it.</footer>
 <script>{_JS}</script>
 </body></html>
 """
+
+
+def _html_gaps(items: list[GapItem], start: int) -> str:
+    if not items:
+        return ""
+    listed = "".join(f"<li>{html.escape(item.text)}</li>" for item in items)
+    return f'<ol start="{start}">{listed}</ol>'
 
 
 EXPORTERS = {"json": alignment_to_json, "md": alignment_to_markdown, "html": alignment_to_html}

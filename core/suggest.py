@@ -6,8 +6,11 @@ selected sentence's section, ``core.sentence_context``), then the
 nearest sentences in each source's *function* view (what a sentence does, not what it is about),
 merged, filtered (``function``, ``section_kind``), with the query itself and near-duplicates removed
 and the rest diversified by maximal marginal relevance (MMR: each pick trades similarity to the query
-against similarity to the picks so far). Every suggestion carries its source (corpus or library,
-paper id, title, section) and, when a ``templater`` is given, the formulaic spans and a template.
+against similarity to the picks so far); the picks are listed most similar first. Every suggestion
+carries its source (corpus or library, paper id, a title a reader can use: the paper's own, or
+``core.source_titles``' label such as "CSAbstruct abstract #1399 (CS, train set)", never a bare
+id, and its section) and, when a ``templater`` is given, the formulaic spans and a
+template.
 
 No Qt, no torch: the model and the sources are passed in.
 """
@@ -20,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from core.source_titles import source_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.library.store import PaperRecord, SentenceRecord
@@ -213,13 +218,16 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
         if len(picked) == k:
             break
     suggestions = []
-    for index in picked:
+    # MMR chose which sentences (diverse, agreeing with the query's labels); the reader sees them most
+    # similar first, so the similarity shown goes down the list
+    for index in sorted(picked, key=lambda i: -rows[i][2]):
         source, record, similarity = rows[index]
         paper = source.library.paper(record.paper_id)
         spans, template = templater(record.text) if templater is not None else ([], "")
+        title = source_title(paper, record.paper_id, source.kind)
         suggestions.append(Suggestion(
-            record.text, {"kind": source.kind, "paper_id": record.paper_id,
-                          "title": paper.title if paper else "", "section": record.section},
+            record.text, {"kind": source.kind, "paper_id": record.paper_id, "title": title,
+                          "section": record.section},
             similarity, record.role, record.function, spans, template))
     return SuggestionResult(query, suggestions)
 

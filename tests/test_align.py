@@ -242,7 +242,7 @@ def test_cli_on_two_drafts(bundle: Path, tmp_path: Path) -> None:
     summary = _cli(str(tmp_path / "a.md"), str(tmp_path / "b.txt"), "--model", str(bundle), "--threads", "1",
                    "--function-weight", "0.3")
     assert summary.returncode == 0, summary.stderr
-    assert "function weight 0.3" in summary.stdout and "Gaps" in summary.stdout
+    assert "what the sentences do 30%" in summary.stdout and "Gaps" in summary.stdout
 
 
 def test_cli_errors_are_one_line(bundle: Path, tmp_path: Path) -> None:

@@ -116,8 +116,9 @@ def test_the_panel_lists_real_sentences_with_their_wording_highlighted(
                 assert f"font-weight:600'>{html.escape(row.text[start:end])}</span>" in card.sentence.text()
             assert card.template.text() == template
             paper_id, section, _function = library[row.text]
-            assert card.source.text() == f"library · {TITLES[paper_id]} · {section}"
+            assert card.source.text() == f"{TITLES[paper_id]} · {section}"
             assert card.match.text().startswith(f"similarity {row.similarity:.2f} · ")
+            assert card.match.text().endswith(" · your library")
         assert any(r.spans for r in rows)
         # Copying: the buttons, the context menu and Ctrl+C.
         clipboard = QGuiApplication.clipboard()
@@ -207,7 +208,8 @@ def test_the_phrase_corpus_pack_and_the_library_are_searched_together(
         assert kinds == {"corpus", "library"}
         row = next(i for i, r in enumerate(panel.rows()) if r.source["kind"] == "corpus")
         assert panel.rows()[row].text in corpus
-        assert panel.card(row).source.text() == "corpus · A corpus paper · Abstract"  # type: ignore[union-attr]
+        assert panel.card(row).source.text() == "A corpus paper · Abstract"  # type: ignore[union-attr]
+        assert panel.card(row).match.text().endswith(" · phrase corpus")  # type: ignore[union-attr]
         _search(qtbot, panel, "Results show large gains.")  # the opened pack is reused
         assert panel.rows()
         for index, only in ((1, "corpus"), (2, "library")):  # the source filter
@@ -326,3 +328,27 @@ def test_the_window_registers_the_panel_and_feeds_it_the_draft_and_the_page(
         QGuiApplication.clipboard().setText("")
         qtbot.keyClick(panel.list, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
         assert QGuiApplication.clipboard().text() == panel.rows()[1].text
+
+
+def test_several_cards_show_most_similar_first_and_only_the_selected_one_opens(
+        qtbot, bundle, library) -> None:  # type: ignore[no-untyped-def]
+    # issue 26: the panel showed one card, unsorted; now the rows are most similar first and only the
+    # selected row shows its template and buttons, so a dock of the panel's height shows several
+    for panel in show_panel(qtbot, SuggestionsPanel, bundle, (440, 420)):
+        _search(qtbot, panel, QUERY)
+        rows = panel.rows()
+        assert len(rows) >= 4
+        assert [r.similarity for r in rows] == sorted((r.similarity for r in rows), reverse=True)
+        cards = [panel.card(i) for i in range(len(rows))]
+        assert panel.list.currentRow() == 0
+        assert [c.buttons.isVisible() for c in cards] == [True] + [False] * (len(rows) - 1)  # type: ignore[union-attr]
+        assert not any(c.template.isVisible() for c in cards[1:])  # type: ignore[union-attr]
+        assert all(c.source.isVisible() and c.match.isVisible() for c in cards)  # type: ignore[union-attr]
+        viewport = panel.list.viewport().rect()
+        shown = [i for i in range(len(rows))
+                 if viewport.contains(panel.list.visualItemRect(panel.list.item(i)))]
+        assert len(shown) >= 3, (shown, viewport.height())
+        panel.list.setCurrentRow(2)
+        assert cards[2].buttons.isVisible() and not cards[0].buttons.isVisible()  # type: ignore[union-attr]
+        height = panel.list.item(2).sizeHint().height()
+        assert height > panel.list.item(0).sizeHint().height()  # the opened row is the taller one

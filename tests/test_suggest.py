@@ -51,6 +51,8 @@ def test_suggestions_skip_the_query_and_duplicates(setup) -> None:
     assert first["spans"] == [[0, 7]]
     scores = [s.similarity for s in result.suggestions]
     assert all(-1.0001 <= x <= 1.0001 for x in scores)
+    assert len(scores) > 1 and scores == sorted(scores, reverse=True)  # listed most similar first
+    assert all(s.source["title"] for s in result.suggestions)
 
 
 def test_filters(setup) -> None:
@@ -95,3 +97,62 @@ def test_suggest_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert all(len(o["suggestions"]) <= 2 for o in out)
     assert main(["suggest", "x", "--source", "corpus", "--corpus", str(empty), *model]) == 2
     assert "nothing to suggest from" in capsys.readouterr().err
+
+
+# -- the order shown and the titles, on a source whose vectors are set by hand -----------------------
+class _Encoding:
+    def __init__(self) -> None:
+        from core.labels import FunctionPrediction, RolePrediction
+
+        self.roles = [RolePrediction("result", {"result": 0.9, "method": 0.1})]
+        self.functions = [FunctionPrediction("outperforming", (("outperforming", 0.8),))]
+        self.function_vectors = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+        self.embeddings = self.function_vectors.copy()
+
+
+class _Model:
+    model_id = "hand-made"
+
+    def encode_documents(self, documents, **_options):  # type: ignore[no-untyped-def]
+        return [_Encoding() for _ in documents]
+
+
+class _Pack:
+    """Two corpus sentences: one closer to the query (0.9), one agreeing with its role and function
+    (0.8, which the label bonus lets MMR pick first); papers without titles, as CSAbstruct's."""
+
+    duplicate_view = "function"
+    vectors = np.array([[0.9, np.sqrt(1 - 0.81), 0.0], [0.8, 0.0, 0.6]], dtype=np.float32)
+
+    def search(self, view: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        scores = self.vectors @ query
+        return np.array([[0, 1]]), scores[None, :]
+
+    def sentences(self, ids):  # type: ignore[no-untyped-def]
+        from core.library.store import SentenceRecord
+
+        rows = [("csabstruct-train-1399", "We compare with three baselines.", "method", "baselines"),
+                ("scitldr-SysEexbRb", "It outperforms all baselines.", "result", "outperforming")]
+        return [SentenceRecord(i, rows[i][0], 0, rows[i][1], "Abstract", "abstract", rows[i][2], rows[i][3])
+                for i in ids]
+
+    def vectors_of(self, ids, view: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+        return self.vectors[list(ids)]
+
+    def paper(self, paper_id: str):  # type: ignore[no-untyped-def]
+        from core.library.store import PaperRecord
+
+        dataset = paper_id.split("-")[0]
+        title = "Critical Points of Linear Neural Networks" if dataset == "scitldr" else ""
+        return PaperRecord(paper_id, "", title, dataset, "Apache-2.0", "corpus", "m", 0.0, 0)
+
+    def close(self) -> None:
+        pass
+
+
+def test_suggestions_are_listed_most_similar_first_each_with_a_title() -> None:
+    result = suggest("Our method beats the baselines.", _Model(), [Source("corpus", _Pack())], k=5)  # type: ignore[arg-type]
+    assert [round(s.similarity, 2) for s in result.suggestions] == [0.9, 0.8]  # MMR picked 0.8 first
+    assert [s.source["title"] for s in result.suggestions] == [
+        "CSAbstruct abstract #1399 (CS, train set)", "Critical Points of Linear Neural Networks"]
+    assert result.suggestions[0].source["paper_id"] == "csabstruct-train-1399"  # the id stays, for JSON

@@ -20,16 +20,17 @@ from app.commands._options import (
     progress_line,
 )
 
-DRAFT_SUFFIXES = (".txt", ".md", ".markdown", ".text")
+DRAFT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".tex", ".ltx", ".docx")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     help_text = ("Align two papers sentence by sentence by rhetorical function and content, and report what "
                  "one does that the other does not. A and B are each a PDF, a library paper id, or a draft "
-                 "text file (.txt/.md).")
+                 "(.tex with its \\input files, .md, .docx, .txt).")
     parser = subparsers.add_parser("align", help=help_text, description=help_text)
-    parser.add_argument("a", type=nonblank, metavar="A", help="PDF, library paper id, or draft .txt/.md file")
-    parser.add_argument("b", type=nonblank, metavar="B", help="PDF, library paper id, or draft .txt/.md file")
+    for side in ("a", "b"):
+        parser.add_argument(side, type=nonblank, metavar=side.upper(),
+                            help="PDF, library paper id, or draft .tex/.md/.docx/.txt")
     parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
                         help="write the alignment as JSON")
     parser.add_argument("--md", type=path_arg, default=None, metavar="OUT", help="write a Markdown report")
@@ -41,6 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="library folder for paper ids (default: the user data folder's library/)")
     parser.add_argument("--top", type=bounded_int(0, 10_000), default=10,
                         help="aligned pairs shown in the summary (default 10)")
+    parser.add_argument("--all-gaps", action="store_true",
+                        help="list every gap in the summary (default: the ten most important, then how many "
+                        "more)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -58,11 +62,26 @@ def _kind(spec: str) -> str:
     return "id"
 
 
+def _draft_paper(path: Path) -> Any:
+    """A draft file as a paper: a .tex/.md/.docx through ``core.draft_formats`` (headings as sections,
+    citations as "[1]", no markup); any other text file read as plain text."""
+    from core.draft_formats import draft_format, parse_draft_text, read_draft
+    from core.draft_formats.files import read_text_draft
+    from core.draft_formats.paper import paper_from_draft
+
+    if draft_format(path) is not None:
+        draft = read_draft(path)
+    else:  # a text file with another suffix (or none)
+        draft = parse_draft_text(read_text_draft(path, "a draft text file"), "txt", name=str(path))
+    for warning in draft.warnings:
+        print(f"rhetorica: note: {warning}", file=sys.stderr)
+    return paper_from_draft(draft, title=path.stem, source=str(path))
+
+
 def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
-    from core.align import paper_from_text, side_from_library, side_from_paper
+    from core.align import side_from_library, side_from_paper
     from core.analysis import analyze_paper
     from core.errors import NotAPdfError, RhetoricaError
-    from core.fileio import read_text_input
     from core.jobs import JobContext
 
     kind = _kind(spec)
@@ -85,8 +104,7 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
         analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
         return side_from_paper(paper, analysis, kind="pdf")
-    text = read_text_input(path, "a draft text file")
-    paper = paper_from_text(text, title=path.stem, source=str(path))
+    paper = _draft_paper(path)
     if not paper.sentences:
         raise RhetoricaError(f"{spec}: the draft has no sentences")
     analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
@@ -96,6 +114,7 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
 def run(args: argparse.Namespace) -> int:
     from core.align import align
     from core.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown, summary_text
+    from core.align_gaps import TOP_GAPS
     from core.errors import RhetoricaError
     from core.fileio import atomic_write_text
     from core.paths import library_dir
@@ -132,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
             folder = args.library if args.library is not None else library_dir()
             if not (folder / "library.sqlite3").is_file():
                 raise RhetoricaError(f"{spec}: no such file, and no library at {folder} to look it up "
-                                     "as a paper id (give a PDF, a draft .txt/.md, or --library DIR)")
+                                     "as a paper id (give a PDF, a draft .tex/.md/.docx/.txt, or "
+                                     "--library DIR)")
             opened["library"] = Library(folder)
         return opened["library"]
 
@@ -159,5 +179,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(alignment.pairs)} aligned pairs (A {100 * cover_a:.0f}% / B {100 * cover_b:.0f}% of "
               f"sentences), {len(alignment.gaps.items)} gaps; wrote {', '.join(written)}")
         return 0
-    print(summary_text(alignment, top=args.top))
+    print(summary_text(alignment, top=args.top, gaps=None if args.all_gaps else TOP_GAPS,
+                       more_hint="--all-gaps lists them all; --md or --html writes them"))
     return 0

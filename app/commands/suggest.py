@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from app.commands._options import (
     add_model_options,
@@ -14,7 +15,11 @@ from app.commands._options import (
     text_arg,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.suggest import SuggestionResult, Templater
+
 MAX_K = 100  # core.suggest.MAX_K (not imported at startup)
+TITLE_CHARS = 70  # a source's title is cut (with "…") past this
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -88,6 +93,17 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0
+    _print_result(result)
+    return 0
+
+
+def _print_result(result: SuggestionResult) -> None:
+    """The suggestions, most similar first: similarity, sentence, template, and where each comes from
+    (its function's name · corpus or library: the source's title · its section)."""
+    from core.functions import default_taxonomy
+    from core.labels import NO_FUNCTION
+
+    taxonomy = default_taxonomy()
     query = result.query
     print(f"{query['role']} / {query['function'] or '-'}: {query['text']}")
     if not result.suggestions:
@@ -97,12 +113,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"{number:2d}. {item.similarity:.2f}  {item.text}")
         if item.template:
             print(f"      template: {item.template}")
-        where = f"{source['kind']}: {source['title'][:60]} ({source['section'] or '-'})"
-        print(f"      {item.function or '-'} · {where}")
-    return 0
+        doing = taxonomy.name_of(item.function) if item.function and item.function != NO_FUNCTION else "-"
+        title = source["title"]
+        title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+        print(f"      {doing} · {source['kind']}: {title} · {source['section'] or 'no section'}")
 
 
-def _templater():  # type: ignore[no-untyped-def]
+def _templater() -> Templater | None:
     """The formulaic-span extractor, when it is built."""
     try:
         from core.templates import template_of

@@ -15,10 +15,13 @@ running search and starts once it has stopped; a result that belongs to an older
 The panel searches only while it is shown: a query that arrives while it is hidden runs when it is
 shown again.
 
-Each row shows the sentence with its formulaic wording highlighted (``core.templates``), the template
-in a muted line, and the source (corpus or library, title, section) with the similarity. "Copy
-sentence", "Copy template", "Insert template" and "Open paper" sit on each row and in its context
-menu; Ctrl+C copies the selected row's sentence. The panel names no other panel: "Insert template"
+Rows are listed most similar first. Each shows the sentence with its formulaic wording highlighted
+(``core.templates``), its source (a title a reader can use, ``core.source_titles``, and the section)
+and a line with the similarity, the stored function and whether it is from the phrase corpus or the
+user's library; the selected row also shows the template in a muted line and its buttons ("Copy
+sentence", "Copy template", "Insert template", "Open paper"), so the other rows stay short and
+several show at once. The buttons' actions are also in each row's context menu; Ctrl+C copies the
+selected row's sentence. The panel names no other panel: "Insert template"
 emits ``textInsertRequested(text)`` (the window hands it to the draft pane's ``insert_text``), "Open
 paper" emits ``openRequested(path)`` (the window opens it as File › Open does; offered only for a
 library paper added from a PDF that is still where it was), and the window calls
@@ -69,6 +72,7 @@ from core.functions import default_taxonomy
 from core.jobs import JobContext
 from core.labels import NO_FUNCTION, ROLES
 from core.model_api import RoleModel
+from core.source_titles import source_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.sentence_context import SentenceContext
@@ -76,7 +80,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_K = 10
 HIGHLIGHT = "#fbe7a1"  # background of the formulaic wording
-TITLE_CHARS = 48
+TITLE_CHARS = 44  # a source's title and section fit one line of a card in a dock of ~440 px
+KIND_WORDS = {"corpus": "phrase corpus", "library": "your library"}
 NO_SOURCES = ("No phrase corpus or library yet: build the phrase corpus with <code>rhetorica corpus build"
               "</code> or add papers with <code>rhetorica library add PDF…</code>; suggestions come from "
               "them.")
@@ -284,25 +289,29 @@ def highlighted_html(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 
 def source_text(item: Suggestion) -> str:
-    """Where the sentence comes from: "library · Title · Section" (plain text)."""
+    """Where the sentence comes from: "Title · Section" (plain text; the title is the source's own or a
+    label saying what it is, ``core.source_titles``, never a bare id; cut to one line of a card)."""
     source = item.source
-    title = source.get("title") or source.get("paper_id") or "untitled"
+    title = source.get("title") or source_title(None, source.get("paper_id", ""), source.get("kind", ""))
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1].rstrip() + "…"
-    return " · ".join(p for p in (source.get("kind", ""), title, source.get("section") or "no section") if p)
+    return f"{title} · {source.get('section') or 'no section'}"
 
 
 def match_text(item: Suggestion) -> str:
-    """"similarity 0.83 · Claiming the topic matters" (plain text: the score and the stored function)."""
+    """"similarity 0.83 · Claiming the topic matters · corpus" (plain text: the score, the stored
+    function and whether the sentence is from the phrase corpus or the user's library)."""
     parts = [f"similarity {item.similarity:.2f}"]
     if item.function and item.function != NO_FUNCTION:
         parts.append(default_taxonomy().name_of(item.function))
-    return " · ".join(parts)
+    parts.append(KIND_WORDS.get(item.source.get("kind", ""), item.source.get("kind", "")))
+    return " · ".join(p for p in parts if p)
 
 
 class SuggestionCard(QWidget):
-    """One row: the highlighted sentence, its template, its source and similarity, and its buttons
-    (copy the sentence or the template, insert the template in the draft, open the source paper)."""
+    """One row: the highlighted sentence, its source and similarity; on the selected row also its
+    template and its buttons (copy the sentence or the template, insert the template in the draft,
+    open the source paper). The other rows stay short, so that several show at once."""
 
     def __init__(self, item: Suggestion) -> None:
         super().__init__()
@@ -315,12 +324,11 @@ class SuggestionCard(QWidget):
         self.template.setWordWrap(True)
         self.template.setStyleSheet(f"color: {MUTED}; font-style: italic;")
         self.template.setToolTip("The template: the formulaic wording kept, the content replaced by slots")
-        self.template.setVisible(bool(item.template))
         self.source = QLabel(source_text(item))
         self.source.setTextFormat(Qt.TextFormat.PlainText)
         self.source.setWordWrap(True)
         self.source.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
-        self.source.setToolTip(item.source.get("title") or item.source.get("paper_id", ""))
+        self.source.setToolTip(item.source.get("title", ""))
         self.match = QLabel(match_text(item))
         self.match.setTextFormat(Qt.TextFormat.PlainText)
         self.match.setWordWrap(True)  # wraps rather than being cut beside the buttons
@@ -335,13 +343,15 @@ class SuggestionCard(QWidget):
         self.open_paper = _small_button("Open paper", "Open the paper this sentence comes from\n"
                                         + self.source_path)
         self.open_paper.setEnabled(bool(self.source_path))
-        self.open_paper.setVisible(bool(self.source_path))  # library papers added from a PDF only
-        buttons = QHBoxLayout()
+        self.buttons = QWidget()
+        buttons = QHBoxLayout(self.buttons)
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.setSpacing(2)
         buttons.addStretch(1)
         for button in (self.copy_sentence, self.copy_template, self.insert_template, self.open_paper):
             buttons.addWidget(button)
+        if item.template:
+            self.sentence.setToolTip(f"Template: {item.template}")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(2)
@@ -349,7 +359,17 @@ class SuggestionCard(QWidget):
         layout.addWidget(self.template)
         layout.addWidget(self.source)
         layout.addWidget(self.match)
-        layout.addLayout(buttons)
+        layout.addWidget(self.buttons)
+        self.expanded = True
+        self.set_expanded(False)
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Show the template and the buttons (the selected row) or only the sentence, its source and
+        similarity (the other rows)."""
+        self.expanded = expanded
+        self.template.setVisible(expanded and bool(self.item.template))
+        self.buttons.setVisible(expanded)
+        self.open_paper.setVisible(bool(self.source_path))  # library papers added from a PDF only
 
 
 def _small_button(text: str, tip: str) -> QToolButton:
@@ -472,6 +492,7 @@ class SuggestionsPanel(QWidget):
         self.query_label.setWordWrap(True)
         self.query_label.setStyleSheet("padding: 2px 6px;")
         self.list = SuggestionList()
+        self.list.currentRowChanged.connect(self._expand)
         self.list.copyRequested.connect(lambda: self.copy_sentence())
         self.list.menuRequested.connect(self._show_menu)
         self.message = hint_label(NO_QUERY)
@@ -704,6 +725,14 @@ class SuggestionsPanel(QWidget):
         card.open_paper.clicked.connect(lambda _c=False, r=row: self.open_source_paper(r))
         self.list.setItemWidget(item, card)
 
+    def _expand(self, current: int) -> None:
+        """The selected row shows its template and buttons; the others stay short."""
+        for row in range(self.list.count()):
+            card = self.card(row)
+            if card is not None and card.expanded != (row == current):
+                card.set_expanded(row == current)
+        self.list.fit_rows()
+
     def card(self, row: int) -> SuggestionCard | None:
         item = self.list.item(row)
         widget = self.list.itemWidget(item) if item is not None else None
@@ -803,4 +832,4 @@ def _one_line(text: str, limit: int = 200) -> str:
 SPEC = register_panel(PanelSpec(
     id="suggestions", title="Suggestions", factory=SuggestionsPanel, order=45, shortcut="Ctrl+Shift+S",
     description="Real sentences that do the same job as the selected or drafted sentence",
-    tab_with="profile", visible=False, remember_visible=True))
+    tab_with="profile", visible=False, remember_visible=True, min_height=420))
