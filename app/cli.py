@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "app.commands.corpus",
     "app.commands.corrections",
     "app.commands.template",
+    "app.commands.lsp",
     "app.commands.train",
     "app.commands.export",
     "app.commands.data",

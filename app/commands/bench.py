@@ -14,6 +14,7 @@ MODULES = (
     "app.commands.bench_gui",
     "app.commands.bench_index",
     "app.commands.bench_suggest",
+    "app.commands.bench_lsp",
     "app.commands.bench_align",
     "app.commands.bench_finetune",
     "app.commands.bench_train_gui",

@@ -1,0 +1,324 @@
+"""The pygls language server around :class:`app.lsp.engine.DraftEngine` (stdio).
+
+- ``didOpen``/``didChange`` (incremental sync) start labelling the document's newest text on the
+  labelling thread; edits that arrive meanwhile are taken together by the next run, so a burst of
+  keystrokes costs one run after the current one, never a queue. Only paragraphs whose text changed
+  reach the model (:mod:`app.lsp.labeller`).
+- After each run: ``publishDiagnostics`` (with the version labelled) holds the section summaries on
+  their headings, a line saying why a document cannot be read, and, when ``labels`` is
+  "diagnostics" or "both", one hint per sentence; with inlay hints on, the client is asked to refresh
+  them (``workspace/inlayHint/refresh``) when it says it can.
+- ``textDocument/inlayHint``, ``hover`` and ``codeAction`` answer from the labels of the text the
+  client has now (they wait for the running labelling when it is behind); suggestions are searched on
+  a second thread, which owns the suggestion sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from app.lsp.drafts import format_of
+from app.lsp.engine import DraftEngine, LabelledDocument
+from app.lsp.positions import PositionMap
+from app.lsp.presenting import hint_message, inlay_text, template_actions
+from app.lsp.settings import LspSettings, SettingsError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.model_api import RoleModel
+
+logger = logging.getLogger("rhetorica.lsp")
+SOURCE = "rhetorica"
+WAIT_SECONDS = 30.0  # how long a request waits for the labels of the current text
+TEMPLATE_KIND = types.CodeActionKind.RefactorRewrite
+
+
+@dataclass
+class OpenDocument:
+    uri: str
+    format: str
+    labelled: LabelledDocument | None = None
+    version: int | None = None
+    generation: int = -1  # the settings generation it was labelled under
+    task: asyncio.Task[None] | None = None
+    closed: bool = False
+
+
+class RhetoricaServer(LanguageServer):
+    def __init__(self, model: RoleModel, settings: LspSettings | None = None, version: str = "0") -> None:
+        super().__init__("rhetorica", version)
+        self.engine = DraftEngine(model, settings)
+        self.documents: dict[str, OpenDocument] = {}
+        self.label_pool = ThreadPoolExecutor(1, thread_name_prefix="rhetorica-labels")
+        self.suggest_pool = ThreadPoolExecutor(1, thread_name_prefix="rhetorica-suggest")
+        self.settings_error = ""
+        self.generation = 0  # counts settings changes: labels made under older settings are redone
+
+    # -- documents ------------------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        kind = self.workspace.position_encoding
+        return str(getattr(kind, "value", kind) or "utf-16")
+
+    def text_of(self, uri: str) -> str | None:
+        document = self.workspace.text_documents.get(unquote(uri))
+        return None if document is None else document.source
+
+    def version_of(self, uri: str) -> int | None:
+        document = self.workspace.text_documents.get(unquote(uri))
+        return None if document is None else document.version
+
+    def open(self, uri: str, language_id: str | None) -> None:
+        fmt = format_of(uri, language_id)
+        if fmt is None:
+            return  # not a draft: nothing to label
+        self.documents[uri] = OpenDocument(uri, fmt)
+        self.schedule(uri)
+
+    def close(self, uri: str) -> None:
+        state = self.documents.pop(uri, None)
+        if state is not None:
+            state.closed = True
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def schedule(self, uri: str) -> None:
+        state = self.documents.get(uri)
+        if state is not None and (state.task is None or state.task.done()):
+            state.task = asyncio.ensure_future(self._label_until_current(state))
+
+    async def _label_until_current(self, state: OpenDocument) -> None:
+        loop = asyncio.get_running_loop()
+        while not state.closed:
+            text = self.text_of(state.uri)
+            if text is None:
+                return
+            version, generation = self.version_of(state.uri), self.generation
+            if self.is_current(state, text):
+                if version != state.version:  # the same text again (an edit undone): same labels, new version
+                    state.version = version
+                    self.publish(state)
+                return
+            try:
+                labelled = await loop.run_in_executor(self.label_pool, self.engine.label, text, state.format,
+                                                      self.encoding, state.labelled)
+            except Exception as error:  # a bug or a model failure: said once, as this version's warning
+                logger.exception("labelling failed")
+                reason = " ".join(str(error).split()) or type(error).__name__
+                self.show_error(f"rhetorica: labelling failed: {reason}")
+                labelled = LabelledDocument(text, state.format, PositionMap(text, self.encoding),
+                                            error=f"labelling failed: {reason}")
+            if state.closed:
+                return
+            state.labelled, state.version, state.generation = labelled, version, generation
+            if labelled.run is not None:
+                logger.info("labelled %s v%s (%s): %d paragraphs, %d through the model; read %.1f ms, "
+                            "in all %.1f ms", state.uri, version, "spliced" if labelled.spliced else "whole",
+                            labelled.run.paragraphs, labelled.run.relabelled, 1000 * labelled.read_seconds,
+                            1000 * labelled.seconds)
+            self.publish(state)
+
+    async def current(self, uri: str) -> LabelledDocument | None:
+        """The labels of the text the client has now (None: not a draft, or not labelled in time)."""
+        deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
+        while True:
+            state = self.documents.get(uri)
+            text = self.text_of(uri)
+            if state is None or text is None:
+                return None
+            if state.labelled is not None and self.is_current(state, text):
+                return state.labelled
+            self.schedule(uri)
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0 or state.task is None:
+                return None
+            try:
+                await asyncio.wait_for(asyncio.shield(state.task), remaining)
+            except TimeoutError:
+                return None
+
+    def is_current(self, state: OpenDocument, text: str) -> bool:
+        return (state.labelled is not None and state.generation == self.generation
+                and state.labelled.text == text)
+
+    # -- output ---------------------------------------------------------------------------------
+    def publish(self, state: OpenDocument) -> None:
+        labelled = state.labelled
+        if labelled is None:
+            return
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=state.uri, diagnostics=self.diagnostics(labelled), version=state.version))
+        if self.engine.settings.inlay_hints and self._client_refreshes_inlay_hints():
+            self.workspace_inlay_hint_refresh(None)
+
+    def diagnostics(self, labelled: LabelledDocument) -> list[types.Diagnostic]:
+        out: list[types.Diagnostic] = []
+        if labelled.error:
+            at = self.range(labelled, labelled.error_offset, labelled.error_offset)
+            out.append(types.Diagnostic(at, f"cannot read this document: {labelled.error}",
+                                        severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                                        code="unreadable"))
+        for check in labelled.checks:
+            headline = check.headline()
+            if not headline:
+                continue
+            start, end = (check.heading.start, check.heading.end) if check.heading is not None else (0, 0)
+            out.append(types.Diagnostic(self.range(labelled, start, end), f"{headline}\n{check.checklist()}",
+                                        severity=types.DiagnosticSeverity.Information, source=SOURCE,
+                                        code="checklist"))
+        if self.engine.settings.label_diagnostics and labelled.document is not None:
+            for sentence, label in zip(labelled.document.sentences, labelled.labels, strict=True):
+                function = label.function.label if label.function is not None else ""
+                out.append(types.Diagnostic(self.range(labelled, sentence.start, sentence.end),
+                                            hint_message(label), severity=types.DiagnosticSeverity.Hint,
+                                            source=SOURCE, code=f"{label.role.label}/{function or '-'}"))
+        return out
+
+    @staticmethod
+    def range(labelled: LabelledDocument, start: int, end: int) -> types.Range:
+        positions = labelled.positions
+        return types.Range(types.Position(*positions.position(start)),
+                           types.Position(*positions.position(end)))
+
+    def show_error(self, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+
+    def _client_refreshes_inlay_hints(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        inlay = workspace.inlay_hint if workspace is not None else None
+        return bool(inlay is not None and inlay.refresh_support)
+
+    # -- settings -------------------------------------------------------------------------------
+    def configure(self, options: object) -> None:
+        try:
+            self.engine.settings = self.engine.settings.with_options(options)
+        except SettingsError as error:
+            self.settings_error = str(error)
+            return
+        self.generation += 1  # label again (the cache answers) and publish in the new mode
+        for state in self.documents.values():
+            self.schedule(state.uri)
+
+    # -- requests -------------------------------------------------------------------------------
+    async def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
+        if not self.engine.settings.inlay_hints:
+            return []
+        labelled = await self.current(params.text_document.uri)
+        if labelled is None or labelled.document is None:
+            return None
+        positions = labelled.positions
+        first = positions.offset(params.range.start.line, params.range.start.character)
+        last = positions.offset(params.range.end.line, params.range.end.character)
+        hints = []
+        for sentence, label in zip(labelled.document.sentences, labelled.labels, strict=True):
+            if first <= sentence.end <= last:
+                at = types.Position(*positions.position(sentence.end))
+                hints.append(types.InlayHint(at, inlay_text(label), tooltip=hint_message(label),
+                                             padding_left=True))
+        return hints
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        labelled, index = await self._sentence_at(params.text_document.uri, params.position)
+        if labelled is None or index is None:
+            return None
+        text = await asyncio.get_running_loop().run_in_executor(self.suggest_pool, self.engine.hover,
+                                                                labelled, index)
+        assert labelled.document is not None
+        sentence = labelled.document.sentences[index]
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text),
+                           self.range(labelled, sentence.start, sentence.end))
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        if params.context.only and not any(_includes(kind, TEMPLATE_KIND) for kind in params.context.only):
+            return None
+        labelled, index = await self._sentence_at(params.text_document.uri, params.range.start)
+        if labelled is None or index is None:
+            return None
+        result, _ = await asyncio.get_running_loop().run_in_executor(
+            self.suggest_pool, self.engine.suggestions, labelled, index)
+        assert labelled.document is not None
+        end = labelled.document.sentences[index].end
+        at = self.range(labelled, end, end)
+        return [types.CodeAction(action.title, kind=TEMPLATE_KIND, edit=types.WorkspaceEdit(
+                    changes={params.text_document.uri: [types.TextEdit(at, action.text)]}))
+                for action in template_actions(result)]
+
+    async def _sentence_at(self, uri: str, position: types.Position
+                           ) -> tuple[LabelledDocument | None, int | None]:
+        labelled = await self.current(uri)
+        if labelled is None:
+            return None, None
+        offset = labelled.positions.offset(position.line, position.character)
+        return labelled, labelled.sentence_at(offset)
+
+    def shut_down_workers(self) -> None:
+        self.suggest_pool.submit(self.engine.close).result(timeout=10)
+        self.suggest_pool.shutdown(wait=False)
+        self.label_pool.shutdown(wait=False)
+
+
+def _includes(wanted: object, kind: types.CodeActionKind) -> bool:
+    """Whether a requested kind ("refactor") covers ``kind`` ("refactor.rewrite"): kinds are dotted
+    hierarchies (the client may send a kind this lsprotocol does not know, as a plain string)."""
+    asked = str(getattr(wanted, "value", wanted))
+    return kind.value == asked or kind.value.startswith(asked + ".")
+
+
+def build_server(model: RoleModel, settings: LspSettings | None = None,
+                 version: str = "0") -> RhetoricaServer:
+    """A server with its features registered (start it with ``start_io()``)."""
+    server = RhetoricaServer(model, settings, version)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RhetoricaServer, params: types.InitializeParams) -> None:
+        ls.configure(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: RhetoricaServer, params: types.InitializedParams) -> None:
+        if ls.settings_error:
+            ls.show_error(ls.settings_error)
+            ls.settings_error = ""
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: RhetoricaServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.configure(params.settings)
+        if ls.settings_error:
+            ls.show_error(ls.settings_error)
+            ls.settings_error = ""
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: RhetoricaServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.open(params.text_document.uri, params.text_document.language_id)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: RhetoricaServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: RhetoricaServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.close(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    async def inlay_hint(ls: RhetoricaServer, params: types.InlayHintParams) -> Any:
+        return await ls.inlay_hints(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: RhetoricaServer, params: types.HoverParams) -> Any:
+        return await ls.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[TEMPLATE_KIND]))
+    async def code_action(ls: RhetoricaServer, params: types.CodeActionParams) -> Any:
+        return await ls.code_actions(params)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: RhetoricaServer, *args: object) -> None:
+        ls.shut_down_workers()
+
+    return server
