@@ -108,8 +108,14 @@ class ExportOptions:
     fp32_plans: tuple[tuple[str, ...], ...] = (
         ("layer.0/output/dense/", "layer.1/output/dense/"),
         ("layer.0/output/dense/", "layer.1/output/dense/", "layer.2/output/dense/"),
+        # 0.7.0 (an encoder fine-tuned on the annotated corpus) needed more: its body head's sections
+        # flip near-ties at 0.936 top-1 with three layers kept (session 11).
+        ("layer.0/output/dense/", "layer.1/output/dense/", "layer.2/output/dense/", "layer.3/output/dense/"),
+        tuple(f"layer.{i}/output/dense/" for i in range(6)),
     )
-    max_model_mb: float = 29.4  # the graphs; the bundle (with tokenizer.json) stays under 30 MB
+    # The graphs without a content fork's layers; the bundle budget is 60 MB (issue 24), and a plan
+    # with every FFN output projection in fp32 takes ~34 MB.
+    max_model_mb: float = 36.0
     # A content fork's layers (the base model's own, int8) come on top of that budget.
     fork_layer_mb: float = 1.9
     trained_section_kinds: list[str] | None = None  # others are tied to "unknown" before export
