@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from core.document import Paper, Section
 from core.jobs import JobContext, ensure_context
 from core.labels import ROLES, FunctionPrediction, RolePrediction
-from core.model_api import RoleModel
+from core.model_api import RoleModel, StagedEncodingLike
 
 if TYPE_CHECKING:  # the model is passed in; core does not load it
     import numpy as np
@@ -43,6 +43,18 @@ class PaperAnalysis:
     embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
     # The function view from the same runs (n x k) when asked for; not in JSON.
     function_vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # Texts of the paper that are not body sentences, embedded (content view) in the same runs by
+    # label_paper: its title and its figures' caption sentences (what core.figure_rank embeds).
+    figure_texts: list[str] = field(default_factory=list, repr=False, compare=False)
+    figure_vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def embedded(self) -> bool:
+        """True when both views of every sentence (and of the figure texts) are here: what the
+        panels and the library read instead of running the model again."""
+        return (self.embeddings is not None and self.function_vectors is not None
+                and len(self.embeddings) == len(self.roles) == len(self.function_vectors)
+                and (self.figure_vectors is not None and len(self.figure_vectors) == len(self.figure_texts)))
 
     @property
     def labels(self) -> list[str]:
@@ -177,6 +189,90 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
                          function_vectors)
 
 
+def figure_texts(paper: Paper) -> list[str]:
+    """The paper's texts the graphical-abstract ranking embeds beside its body sentences: the title
+    and every sentence of every figure's and table's caption (distinct, stripped, in order)."""
+    from core.figure_rank import caption_body
+    from core.text.sentences import split_sentence_texts
+
+    captions = [s for figure in paper.figures for s in split_sentence_texts(caption_body(figure.caption))]
+    texts = [paper.title, *captions]
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+@dataclass
+class LabelledPaper:
+    """:func:`label_paper`'s result: ``analysis`` has the roles, functions and function view; its
+    content view (and the figure texts') comes from :meth:`embed`, from the same sentence-graph run."""
+
+    analysis: PaperAnalysis
+    staged: list[StagedEncodingLike]  # one staged run per chunk of sentences, then the figure texts' run
+
+    def embed(self, ctx: JobContext | None = None) -> PaperAnalysis:
+        """Compute the content view (cancel checked between chunks) and return the whole analysis."""
+        import numpy as np
+
+        ctx = ensure_context(ctx)
+        started = time.perf_counter()
+        analysis = self.analysis
+        runs: list[np.ndarray] = []
+        for done, staged in enumerate(self.staged):
+            ctx.check()
+            ctx.progress(done, len(self.staged), "Embedding the sentences")
+            runs.append(np.asarray(staged.content(), dtype=np.float32))
+        *sentences, figures = runs  # the last run is the figure texts'
+        analysis.embeddings = (np.concatenate(sentences) if sentences
+                               else np.zeros((0, figures.shape[1]), np.float32))
+        analysis.figure_vectors = figures
+        if analysis.function_vectors is None:  # a model without a function head: one view serves both
+            analysis.function_vectors = analysis.embeddings
+        analysis.timings["vectors"] = time.perf_counter() - started
+        ctx.progress(len(self.staged), len(self.staged), "Embedded")
+        return analysis
+
+
+def label_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None) -> LabelledPaper:
+    """The embedded analysis, first step: every sentence labelled (exactly as :func:`analyze_paper`
+    does) with its function view, and the title and caption sentences (:func:`figure_texts`) run too;
+    ``.embed()`` then adds the content view from those same runs, so the sentence graph sees each text
+    once (a content fork's graph runs on the kept states; see ``EncoderModel.encode_documents_staged``)."""
+    import numpy as np
+
+    ctx = ensure_context(ctx)
+    started = time.perf_counter()
+    total = len(paper.sentences)
+    extra = figure_texts(paper)
+    roles: list[RolePrediction] = []
+    functions: list[FunctionPrediction] | None = []
+    vectors: list[np.ndarray] = []
+    staged: list[StagedEncodingLike] = []
+    ctx.progress(0, total, "Labelling sentence roles")
+    for chunk in _chunks(section_runs(paper)):
+        ctx.check()
+        documents: list[tuple[list[str], str | None]] = []
+        for section_index, start, end in chunk:
+            section = _section(paper, section_index)
+            documents.append(([s.text for s in paper.sentences[start:end]],
+                              section.kind.value if section is not None else None))
+        run = model.encode_documents_staged(documents, with_function_vectors=True)
+        for encoding in run.encodings:
+            roles.extend(encoding.roles)
+            found = encoding.functions
+            functions = None if found is None or functions is None else functions + found
+            if encoding.function_vectors is not None:
+                vectors.append(encoding.function_vectors)
+        staged.append(run)
+        ctx.progress(len(roles), total, "Labelled")
+    # The figure texts run on their own (batches of their own: the sentences' batches, and so their
+    # labels, are exactly analyze_paper's); their roles are not used.
+    staged.append(model.encode_documents_staged([(extra, None)]))
+    function_vectors = np.concatenate(vectors) if vectors and sum(map(len, vectors)) == total else None
+    analysis = PaperAnalysis(paper.sha256, model.model_id, roles, {"roles": time.perf_counter() - started},
+                             functions if functions and total else None, None, function_vectors,
+                             figure_texts=extra)
+    return LabelledPaper(analysis, staged)
+
+
 def analyze_texts(sentences: Sequence[str], model: RoleModel, *, section_kind: str | None = None,
                   ctx: JobContext | None = None) -> PaperAnalysis:
     """Label a draft's sentences as ONE document; ``paper_sha256`` is the text's hash."""
@@ -200,4 +296,5 @@ def role_mix(paper: Paper, analysis: PaperAnalysis) -> list[tuple[int, Counter[s
     return sorted(mix.items())
 
 
-__all__ = ["ROLES", "PaperAnalysis", "analyze_paper", "analyze_texts", "role_mix"]
+__all__ = ["ROLES", "LabelledPaper", "PaperAnalysis", "analyze_paper", "analyze_texts", "figure_texts",
+           "label_paper", "role_mix"]

@@ -6,21 +6,33 @@ survives restarts, and changing the parser or the model bundle invalidates it (a
 simply misses; :meth:`AnalysisCache.prune` removes the stale files).  Files live under
 ``core.paths.user_data_dir() / "cache"`` (``RHETORICA_HOME`` overrides the folder) and are written
 atomically.  A damaged entry is treated as a miss and removed.
+
+An embedded analysis (:func:`core.analysis.label_paper`: both views of every sentence, and of the
+title and caption sentences) keeps its vectors beside its JSON Lines file, in a numpy ``.npz`` of
+float32 arrays (``content``, ``function``, ``figures``) read with ``allow_pickle=False``; the
+entry's header records the ``.npz``'s sha256 and shapes, so a changed, cut or mismatched file is
+refused (:meth:`AnalysisCache.read_analysis` says why in one line) and the analysis is computed
+again.  Nothing read from the cache can run code.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.document import Paper, Sentence
-from core.fileio import atomic_write_text, file_sha256
+from core.fileio import atomic_write_bytes, atomic_write_text, file_sha256
 from core.paths import user_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from core.analysis import PaperAnalysis
 
 CACHE_FORMAT = 2  # JSON Lines: a header line, then chunks of sentences/roles
@@ -28,8 +40,24 @@ CHUNK = 100  # small lines: each json.loads is short, so a reading thread never 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+VECTOR_ARRAYS = ("content", "function", "figures")  # the .npz of an embedded analysis
+
+
 def _safe(part: str) -> str:
     return _SAFE.sub("_", part)[:80] or "none"
+
+
+@dataclass(frozen=True)
+class CachedAnalysis:
+    """What :meth:`AnalysisCache.read_analysis` found: the analysis (None: a miss) and, when an entry
+    was there but damaged (and was removed), one line saying so."""
+
+    analysis: PaperAnalysis | None
+    note: str = ""
+
+
+class DamagedEntry(ValueError):
+    """A cache entry that cannot be used (the message says why, in a few words)."""
 
 
 class AnalysisCache:
@@ -81,13 +109,40 @@ class AnalysisCache:
         return path
 
     # -- analyses -----------------------------------------------------------------------
-    def load_analysis(self, paper: Paper, model_id: str, sha256: str | None = None) -> PaperAnalysis | None:
+    def vectors_path(self, sha256: str, parser_version: str, model_id: str) -> Path:
+        return self.analysis_path(sha256, parser_version, model_id).with_suffix(".npz")
+
+    def load_analysis(self, paper: Paper, model_id: str, sha256: str | None = None, *,
+                      need_vectors: bool = False) -> PaperAnalysis | None:
+        """The cached analysis, or None (see :meth:`read_analysis`)."""
+        return self.read_analysis(paper, model_id, sha256, need_vectors=need_vectors).analysis
+
+    def read_analysis(self, paper: Paper, model_id: str, sha256: str | None = None, *,
+                      need_vectors: bool = False) -> CachedAnalysis:
+        """The cached analysis of ``paper`` by ``model_id``, with its vectors when it has them.
+        ``need_vectors``: an entry without vectors is a miss (kept: its labels stay good). A damaged
+        entry is removed and reported in ``note``."""
+        sha = sha256 or paper.sha256
+        path = self.analysis_path(sha, paper.parser_version, model_id)
+        try:
+            analysis = self._read_analysis(path, paper, model_id)
+            if analysis is None:
+                return CachedAnalysis(None)
+        except DamagedEntry as error:
+            self._drop(path)
+            self._drop(path.with_suffix(".npz"))
+            name = paper.title or Path(paper.source_path).name or sha[:12]
+            return CachedAnalysis(None, f"The cached analysis of {name} was damaged ({error}); "
+                                        "it is computed again.")
+        if need_vectors and not analysis.embedded:
+            return CachedAnalysis(None)
+        return CachedAnalysis(analysis)
+
+    def _read_analysis(self, path: Path, paper: Paper, model_id: str) -> PaperAnalysis | None:
         from core.analysis import PaperAnalysis
         from core.labels import RolePrediction
 
-        sha = sha256 or paper.sha256
-        path = self.analysis_path(sha, paper.parser_version, model_id)
-        lines = self._read(path, "analysis")
+        lines = self._read_lines(path, "analysis")
         if lines is None:
             return None
         header, chunks = lines
@@ -96,22 +151,62 @@ class AnalysisCache:
             data["roles"] = []
             analysis = PaperAnalysis.from_dict(data)
             analysis.roles = [RolePrediction.from_dict(r) for chunk in chunks for r in chunk["roles"]]
-        except (KeyError, TypeError, ValueError):
-            self._drop(path)
-            return None
+            vectors = header.get("vectors")
+        except (KeyError, TypeError, ValueError) as error:
+            raise DamagedEntry(f"unreadable entry: {type(error).__name__}") from None
         if analysis.model_id != model_id or len(analysis.roles) != len(paper.sentences):
-            self._drop(path)
-            return None
+            raise DamagedEntry("it does not match the paper")
+        if vectors is not None:
+            self._attach_vectors(analysis, path.with_suffix(".npz"), vectors)
         return analysis
 
+    @staticmethod
+    def _attach_vectors(analysis: PaperAnalysis, path: Path, record: Any) -> None:
+        """Read the entry's ``.npz`` (checked against the header's sha256 and shapes) into ``analysis``."""
+        import numpy as np
+
+        try:
+            digest, texts = str(record["sha256"]), [str(t) for t in record["figure_texts"]]
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise DamagedEntry("its vectors are missing") from None
+        except (OSError, KeyError, TypeError) as error:
+            raise DamagedEntry(f"unreadable vectors: {type(error).__name__}") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise DamagedEntry("its vectors file was changed or cut")
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                content, function, figures = (np.asarray(arrays[name]) for name in VECTOR_ARRAYS)
+        except (OSError, KeyError, ValueError, EOFError) as error:
+            raise DamagedEntry(f"unreadable vectors: {type(error).__name__}") from None
+        n = len(analysis.roles)
+        for name, array, rows in (("content", content, n), ("function", function, n),
+                                  ("figures", figures, len(texts))):
+            if array.dtype != np.float32 or array.ndim != 2 or array.shape[0] != rows \
+                    or not np.isfinite(array).all():
+                raise DamagedEntry(f"its {name} vectors do not fit the analysis")
+        analysis.embeddings, analysis.function_vectors = content, function
+        analysis.figure_texts, analysis.figure_vectors = texts, figures
+
     def save_analysis(self, paper: Paper, analysis: PaperAnalysis, sha256: str | None = None) -> Path:
+        """Write the analysis (and, when it is :attr:`~core.analysis.PaperAnalysis.embedded`, its
+        vectors: the ``.npz`` first, so the entry never names vectors that are not there)."""
         sha = sha256 or paper.sha256
         path = self.analysis_path(sha, paper.parser_version, analysis.model_id)
         data = analysis.to_dict()
         roles = data.pop("roles")
         header = {"format": CACHE_FORMAT, "kind": "analysis", "sha256": sha,
                   "parser_version": paper.parser_version, "model_id": analysis.model_id, "analysis": data}
+        if analysis.embedded:
+            assert analysis.embeddings is not None and analysis.function_vectors is not None
+            assert analysis.figure_vectors is not None
+            blob = _npz_bytes(analysis.embeddings, analysis.function_vectors, analysis.figure_vectors)
+            atomic_write_bytes(path.with_suffix(".npz"), blob)
+            header["vectors"] = {"sha256": hashlib.sha256(blob).hexdigest(),
+                                 "figure_texts": list(analysis.figure_texts)}
         self._write(path, header, "roles", roles)
+        if not analysis.embedded:
+            self._drop(path.with_suffix(".npz"))
         return path
 
     # -- housekeeping -------------------------------------------------------------------
@@ -122,9 +217,12 @@ class AnalysisCache:
             keep.add(self.analysis_path(sha256, parser_version, model_id).name)
         removed = 0
         for folder in ("papers", "analyses"):
-            for path in (self.root / folder).glob(f"{sha256}__*.jsonl"):
-                if path.name in keep or (model_id is None and folder == "analyses"
-                                         and path.name.startswith(f"{sha256}__{_safe(parser_version)}__")):
+            for path in (self.root / folder).glob(f"{sha256}__*"):
+                if path.suffix not in (".jsonl", ".npz"):
+                    continue
+                if path.with_suffix(".jsonl").name in keep or (
+                        model_id is None and folder == "analyses"
+                        and path.name.startswith(f"{sha256}__{_safe(parser_version)}__")):
                     continue
                 self._drop(path)
                 removed += 1
@@ -134,9 +232,10 @@ class AnalysisCache:
         """Remove every entry; returns how many files were removed."""
         removed = 0
         for folder in ("papers", "analyses"):
-            for path in (self.root / folder).glob("*.jsonl"):
-                self._drop(path)
-                removed += 1
+            for pattern in ("*.jsonl", "*.npz"):
+                for path in (self.root / folder).glob(pattern):
+                    self._drop(path)
+                    removed += 1
         return removed
 
     @staticmethod
@@ -148,6 +247,15 @@ class AnalysisCache:
 
     def _read(self, path: Path, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         try:
+            return self._read_lines(path, kind)
+        except DamagedEntry:
+            self._drop(path)
+            return None
+
+    @staticmethod
+    def _read_lines(path: Path, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The entry's header and chunks; None when there is none; :class:`DamagedEntry` when unreadable."""
+        try:
             with open(path, encoding="utf-8") as handle:
                 header = json.loads(handle.readline())
                 if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT \
@@ -156,12 +264,24 @@ class AnalysisCache:
                 chunks = [json.loads(line) for line in handle if line.strip()]
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
-            self._drop(path)
-            return None
+        except (OSError, ValueError) as error:
+            raise DamagedEntry(f"unreadable entry: {type(error).__name__}") from None
+        if not all(isinstance(chunk, dict) for chunk in chunks):
+            raise DamagedEntry("unreadable entry: not a list of chunks")
         return header, chunks
 
     @staticmethod
     def _drop(path: Path) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _npz_bytes(content: np.ndarray, function: np.ndarray, figures: np.ndarray) -> bytes:
+    """The vectors as an uncompressed ``.npz`` (plain float32 arrays: nothing in it can run code)."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    content, function, figures = (np.ascontiguousarray(a, dtype=np.float32)
+                                  for a in (content, function, figures))
+    np.savez(buffer, content=content, function=function, figures=figures)  # the names of VECTOR_ARRAYS
+    return buffer.getvalue()

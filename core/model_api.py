@@ -32,6 +32,17 @@ class DocumentEncodingLike(Protocol):
     function_vectors: np.ndarray | None
 
 
+class StagedEncodingLike(Protocol):
+    """Labels now, the content view later, from ONE sentence-graph run
+    (``models.encoder.StagedEncoding``): ``encodings`` (their embeddings are zeros until then) and
+    ``content()``, the content view (n, d) of every sentence of the documents in their order."""
+
+    @property
+    def encodings(self) -> Sequence[DocumentEncodingLike]: ...
+
+    def content(self) -> np.ndarray: ...
+
+
 @runtime_checkable
 class RoleModel(Protocol):
     """A loaded sentence encoder with a role head."""
@@ -57,8 +68,11 @@ class RoleModel(Protocol):
                          with_embeddings: bool = True,
                          with_function_vectors: bool = False) -> Sequence[DocumentEncodingLike]: ...
 
+    def encode_documents_staged(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
+                                with_function_vectors: bool = False) -> StagedEncodingLike: ...
 
-__all__ = ["DocumentEncodingLike", "RoleModel"]
+
+__all__ = ["DocumentEncodingLike", "RoleModel", "StagedEncodingLike"]
 
 
 @runtime_checkable

@@ -91,6 +91,29 @@ class DocumentEncoding:
         return function_predictions(self.function_probabilities, self.function_ids, self.function_threshold)
 
 
+@dataclass(frozen=True)
+class DeferredBatch:
+    """One sentence-graph batch whose content view is still to compute: the rows it fills (positions
+    in the run's order), the content fork's states [b, L, h] and the attention mask [b, L]."""
+
+    rows: np.ndarray
+    states: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass(frozen=True)
+class StagedEncoding:
+    """:meth:`EncoderModel.encode_documents_staged`: the documents' encodings (their ``embeddings``
+    are zeros until the content view is computed) and the content view on demand."""
+
+    encodings: list[DocumentEncoding]
+    compute_content: Callable[[], np.ndarray]
+
+    def content(self) -> np.ndarray:
+        """The content view (n, d) of every sentence of the documents, in their order."""
+        return self.compute_content()
+
+
 def function_predictions(probabilities: np.ndarray, ids: Sequence[str], threshold: float,
                          top: int = FUNCTION_TOP) -> list[FunctionPrediction]:
     """Top candidates per row; the label is the best one, or "none" below ``threshold``."""
@@ -297,10 +320,13 @@ class EncoderModel:
         return self.content_session.run(["sentence_embedding"], feed)[0]  # type: ignore[attr-defined]
 
     def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
-                      batch_size: int = 32) -> list[np.ndarray]:
+                      batch_size: int = 32, *,
+                      deferred: list[DeferredBatch] | None = None) -> list[np.ndarray]:
         """Per-sentence outputs of token ids, in the order given: the sentences run in
         length-sorted batches, each padded to its own longest sentence. With a content graph,
-        ``sentence_embedding`` comes from it (fed the sentence graph's fork states)."""
+        ``sentence_embedding`` comes from it (fed the sentence graph's fork states); with
+        ``deferred`` given, the content graph does not run now: each batch's fork states are
+        appended to it (for :meth:`content_of_deferred`) and ``sentence_embedding`` is left zero."""
         n = len(ids)
         order = np.argsort([len(x) for x in ids], kind="stable")
         unknown = self.manifest.unknown_section_kind
@@ -313,7 +339,12 @@ class EncoderModel:
             input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
             kinds = np.full(len(chosen), unknown, dtype=np.int64)
             values = self.run(input_ids, mask, kinds, outputs=graph_outputs)
-            if forked:
+            named = list(zip(graph_outputs, values, strict=True))
+            if forked and deferred is not None:
+                deferred += [DeferredBatch(chosen, v, mask) for name, v in named if name == "fork_states"]
+                values = [np.zeros((len(chosen), self.embedding_dim), dtype=np.float32)
+                          if name == "fork_states" else v for name, v in named]
+            elif forked:
                 values = [self.run_content(v, mask) if name == "fork_states" else v
                           for name, v in zip(graph_outputs, values, strict=True)]
             if not results:
@@ -360,9 +391,34 @@ class EncoderModel:
         """The role of every sentence of ONE document (sentences in reading order)."""
         return self.encode_document(sentences, section_kinds).roles
 
+    def encode_documents_staged(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
+                                with_function_vectors: bool = False) -> StagedEncoding:
+        """:meth:`encode_documents` with the content view, in two steps over ONE sentence-graph run:
+        the encodings (roles, functions, function view) now, the content view when
+        :meth:`StagedEncoding.content` is called (a content fork's graph then runs on the kept fork
+        states; other bundles computed it already). The GUI shows the labels before it."""
+        deferrable = self.two_graphs and self.has_content_graph
+        if not deferrable or (with_function_vectors and not self.has_functions):
+            encodings = self.encode_documents(documents, True, with_function_vectors)
+            rows = [e.embeddings for e in encodings]
+            content = (np.concatenate(rows) if rows else np.zeros((0, self.embedding_dim), dtype=np.float32))
+            return StagedEncoding(encodings, lambda: content)
+        deferred: list[DeferredBatch] = []
+        encodings = self.encode_documents(documents, True, with_function_vectors, _deferred=deferred)
+        n = sum(len(sentences) for sentences, _ in documents)
+        return StagedEncoding(encodings, lambda: self.content_of_deferred(deferred, n))
+
+    def content_of_deferred(self, deferred: Sequence[DeferredBatch], n: int) -> np.ndarray:
+        """The content view (n, d), L2-normalised, of the batches :meth:`run_sentences` deferred."""
+        out = np.zeros((n, self.embedding_dim), dtype=np.float32)
+        for batch in deferred:
+            out[batch.rows] = self.run_content(batch.states, batch.mask)
+        return l2_normalise(out)
+
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
                          with_embeddings: bool = True,
-                         with_function_vectors: bool = False) -> list[DocumentEncoding]:
+                         with_function_vectors: bool = False, *,
+                         _deferred: list[DeferredBatch] | None = None) -> list[DocumentEncoding]:
         """:meth:`encode_document` of several documents ((sentences, section kinds) each).
 
         With two graphs all their sentences go through the sentence graph together, length-sorted
@@ -385,8 +441,8 @@ class EncoderModel:
                   if self.has_functions else ())
         skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
-        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH)
-                   if flat else [])
+        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH,
+                                      deferred=_deferred) if flat else [])
         if skip and outputs:
             outputs.insert(1, np.zeros((len(flat), self.embedding_dim), dtype=np.float32))
         encodings = []

@@ -170,7 +170,7 @@ def _cases() -> list[Case]:
 
     # -- a PDF is wanted
     add("parse", PDF_KINDS, ("parse", "{X}"))
-    add("analyze", PDF_KINDS, ("analyze", "{X}", *M))
+    add("analyze", PDF_KINDS, ("analyze", "{X}", *M), skip=("txt",))  # a .txt is a draft analyze reads
     add("figures-rank", PDF_KINDS, ("figures", "rank", "{X}", *M))
     add("search-like", PDF_KINDS, ("search", "--like", "{X}", *LIB, *M), setup="lib", skip=("txt",))
     add("align-pdf", PDF_KINDS, ("align", "{X}", "{w}/in/draft.txt", *M), skip=("txt",))

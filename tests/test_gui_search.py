@@ -59,15 +59,25 @@ def relabel(monkeypatch: pytest.MonkeyPatch, query_roles: Callable[[Paper], list
 
     real = core.analysis.analyze_paper
 
-    def fixed(paper, model, ctx=None, **kwargs):  # type: ignore[no-untyped-def]
-        analysis = real(paper, model, ctx, **kwargs)
+    real_label = core.analysis.label_paper
+
+    def roles_of(paper, analysis):  # type: ignore[no-untyped-def]
         texts = [s.text for s in paper.sentences]
         labels = [ROLE_OF[t] for t in texts] if all(t in ROLE_OF for t in texts) else query_roles(paper)
-        roles = [RolePrediction(label, r.probabilities)
-                 for label, r in zip(labels, analysis.roles, strict=True)]
-        return dataclasses.replace(analysis, roles=roles)
+        return [RolePrediction(label, r.probabilities)
+                for label, r in zip(labels, analysis.roles, strict=True)]
+
+    def fixed(paper, model, ctx=None, **kwargs):  # type: ignore[no-untyped-def]
+        analysis = real(paper, model, ctx, **kwargs)
+        return dataclasses.replace(analysis, roles=roles_of(paper, analysis))
+
+    def fixed_labels(paper, model, ctx=None):  # type: ignore[no-untyped-def]
+        labelled = real_label(paper, model, ctx)  # the session's embedded analysis of the open paper
+        labelled.analysis.roles = roles_of(paper, labelled.analysis)
+        return labelled
 
     monkeypatch.setattr(core.analysis, "analyze_paper", fixed)
+    monkeypatch.setattr(core.analysis, "label_paper", fixed_labels)
 
 
 @pytest.fixture(scope="module")
@@ -163,23 +173,26 @@ def test_a_facet_change_searches_again_and_drops_the_stale_result(qtbot, bundle,
         assert shown == ["background"]  # the result facet's answer (stale) was never shown
         background = panel.outcome
         assert background is not None and background.result.query.facet == "background"
-        assert {h.paper_id for h in background.result.results} == {LIBRARY[0][0], LIBRARY[1][0]}
+        # every other paper is ranked (issue 26.5), "Only a method" (no background sentence) too
+        assert {h.paper_id for h in background.result.results} == {sha for sha, _t, _r in LIBRARY}
         assert background.query is method.query  # the open paper was analysed once
         # Another paper opened: the results go.
         panel.session.documentOpened.emit(object())
         assert panel.outcome is None and panel.list.count() == 0 and not panel.busy
 
 
-def test_the_open_paper_without_sentences_of_the_facet_is_explained(
+def test_the_open_paper_without_sentences_of_the_facet_falls_back_to_all(
         qtbot, bundle, library, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     relabel(monkeypatch, lambda paper: ["background"] * len(paper.sentences))
     for panel in make_panel(qtbot, bundle, make_paper("ef" * 32)):
-        run_search(qtbot, panel, "method")
-        assert panel.outcome is None and panel.stack.currentWidget() is panel.message
-        text = panel.message.text()
-        assert text.startswith("The open paper has no method sentences") and "another facet" in text
+        run_search(qtbot, panel, "method")  # no method sentence: searched with all of them, and said so
+        assert panel.outcome is not None and panel.outcome.result.query.fallback
+        assert len(panel.outcome.result.query.facet_sentences) == len(panel.session.paper.sentences)
+        assert "It has no method sentences: all its sentences were used." in panel.heading.text()
+        # the library's QUERY_SHA paper has the same sentences under another sha256: the same paper, left out
+        assert {h.paper_id for h in panel.outcome.result.results} == {sha for sha, _t, _r in LIBRARY}
         run_search(qtbot, panel, "all")  # the whole paper: every sentence counts
-        assert panel.outcome is not None and len(panel.rows()) == 4  # not in the library: all four listed
+        assert panel.outcome is not None and len(panel.rows()) == 3
 
 
 def test_empty_library_and_no_paper_states(qtbot, bundle, folder) -> None:  # type: ignore[no-untyped-def]
@@ -207,7 +220,7 @@ def test_export_writes_the_issue_json_and_double_click_opens_a_pdf(
         data = json.loads(target.read_text(encoding="utf-8"))
         assert data == panel.outcome.result.to_dict()  # type: ignore[union-attr]
         assert set(data) == {"query", "results"}
-        assert set(data["query"]) == {"paper_id", "title", "facet", "facet_sentences"}
+        assert set(data["query"]) == {"paper_id", "title", "facet", "facet_sentences", "fallback"}
         assert data["query"]["facet"] == "method" and data["query"]["paper_id"] == QUERY_SHA
         first = data["results"][0]
         assert set(first) == {"paper_id", "title", "score", "evidence"}

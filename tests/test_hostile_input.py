@@ -400,7 +400,7 @@ def test_analysis_markdown_export_is_inert(tmp_path: Path) -> None:
 def test_align_markdown_export_is_inert(
     world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    draft = tmp_path / "draft.md"
+    draft = tmp_path / "draft.txt"  # plain text keeps the markup as words (a .md draft drops inline HTML)
     draft.write_text(
         "# "
         + HOSTILE[0]

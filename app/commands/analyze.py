@@ -7,6 +7,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands._options import (
     add_model_options,
@@ -16,6 +17,11 @@ from app.commands._options import (
     progress_line,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from core.cache import AnalysisCache
+    from core.document import Paper
+    from core.jobs import JobContext
+
 EXAMPLES_PER_ROLE = 1
 
 
@@ -23,26 +29,49 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "analyze",
         help="Label every sentence of a paper with its rhetorical role.",
-        description="Parse a PDF (or load a paper JSON written by `rhetorica parse --json` / this command), "
+        description="Parse a PDF (or load a paper JSON written by `rhetorica parse --json` / this command, "
+        "or read a draft: .tex with its \\input files, .md, .docx, .txt), "
         "label every sentence section by section with the model bundle, print the role mix per "
-        "section and example sentences, and optionally write paper + analysis as JSON.",
+        "section and example sentences, and optionally write paper + analysis as JSON. A PDF's parsed "
+        "paper and analysis are kept in the analysis cache the app uses (keyed by the PDF's sha256, the "
+        "parser version and the model), so analysing or opening the same PDF again is instant.",
     )
-    parser.add_argument("pdf", type=path_arg, metavar="PDF", help="a PDF file, or a paper .json")
+    parser.add_argument("pdf", type=path_arg, metavar="PDF",
+                        help="a PDF file, a paper .json, or a draft (.tex .md .markdown .docx .txt)")
     parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
                         help="write {paper, analysis} JSON here")
     add_model_options(parser, default_threads=None)
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the analysis cache (parse and label afresh)")
     parser.set_defaults(func=run)
 
 
 PAPER_JSON_LIMIT = 500_000_000  # bytes: a paper JSON is a few MB
 
 
+def _load_draft(path: Path):  # type: ignore[no-untyped-def]
+    """A draft (.tex .md .docx .txt) as a paper; what its parser skipped goes to stderr, one line each."""
+    from core.draft_formats import read_draft
+    from core.draft_formats.paper import paper_from_draft
+    from core.errors import DraftError
+
+    draft = read_draft(path)
+    for warning in draft.warnings:
+        print(f"rhetorica: note: {warning}", file=sys.stderr)
+    if not draft.sentences:
+        raise DraftError(f"{path}: the draft has no sentences")
+    return paper_from_draft(draft, title=path.stem, source=str(path))
+
+
 def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
     from core.document import Paper
+    from core.draft_formats import draft_format
     from core.errors import NotAPdfError
     from core.fileio import read_text_input
 
+    if draft_format(path) is not None:
+        return _load_draft(path)
     if path.suffix.lower() == ".json":
         text = read_text_input(path, "a paper JSON", max_bytes=PAPER_JSON_LIMIT)
         try:
@@ -56,42 +85,73 @@ def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
     return parse_pdf(path, ctx)
 
 
+def _cached_paper(path: Path, cache: AnalysisCache | None, ctx: JobContext) -> tuple[Paper, str]:
+    """A PDF's paper and sha256 from ``cache`` when it holds it, else parsed (cached by ``run`` once the
+    model is there: a refusal leaves no file behind); any other input (a paper JSON, a draft) is read
+    as it is, with no key ("")."""
+    from core.embedded_analysis import cached_pdf_paper
+
+    if cache is None or path.suffix.lower() != ".pdf":
+        paper: Paper = _load_paper(path, ctx)
+        return paper, ""
+    return cached_pdf_paper(path, cache, ctx, parse=_load_paper, save=False)
+
+
 def run(args: argparse.Namespace) -> int:
+    import contextlib
     import time
     from concurrent.futures import ThreadPoolExecutor
 
     from core.analysis import analyze_paper, role_mix
+    from core.cache import AnalysisCache
+    from core.embedded_analysis import cached_analysis, store_analysis
     from core.jobs import JobContext
     from models.encoder import load_model
 
     check_input_file(args.pdf, "a PDF or a paper JSON")
     check_output_file(args.json, "--json", inputs=[args.pdf])
     ctx = JobContext(progress_line(args.quiet))
+    cache = None if args.no_cache else AnalysisCache()
     started = time.perf_counter()
     # The model loads (onnxruntime import, sha256 of the bundle, sessions) while the PDF parses.
     with ThreadPoolExecutor(max_workers=1) as pool:
         loading = pool.submit(load_model, args.model, device=args.device, threads=args.threads)
-        paper = _load_paper(args.pdf, ctx)
+        paper, sha = _cached_paper(args.pdf, cache, ctx)
         parse_seconds = time.perf_counter() - started
         model = loading.result()
-    analysis = analyze_paper(paper, model, ctx)
+    cache = cache if sha else None
+    if cache is not None and not cache.paper_path(sha, paper.parser_version).is_file():
+        with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next run slower
+            cache.save_paper(paper, sha)
+    # The labels of the PDF's analysis by this model (the app's embedded analysis when it made it first).
+    analysis, note = cached_analysis(paper, model.model_id, cache, sha, need_vectors=False)
+    if note:
+        print(f"rhetorica: note: {note}", file=sys.stderr)
+    cached = analysis is not None
+    if analysis is None:
+        analysis = analyze_paper(paper, model, ctx)
+        store_analysis(paper, analysis, cache, sha)
     analysis.timings["parse"] = parse_seconds
     analysis.timings["model_load"] = model.load_seconds
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
 
     print(f"{paper.title or args.pdf.name}")
-    print(f"{paper.page_count} pages, {len(paper.sections)} sections, {len(paper.sentences)} sentences; "
+    pages = f"{paper.page_count} pages" if paper.page_sizes else "a draft"
+    print(f"{pages}, {len(paper.sections)} sections, {len(paper.sentences)} sentences; "
           f"model {model.model_id} on {model.provider}; parse {parse_seconds:.2f} s, "
-          f"labelling {analysis.timings['roles']:.2f} s")
+          + ("labels from the cache" if cached else f"labelling {analysis.timings['roles']:.2f} s"))
     labels = list(model.labels)
     short = [x[:5] for x in labels]
     print()
     print(f"{'section':34}{'n':>5} " + "".join(f"{x:>7}" for x in short))
     for index, counts in role_mix(paper, analysis):
-        section = paper.sections[index]
-        name = f"{section.number} {section.heading}".strip() or section.kind.value
-        name = f"{name[:24]} [{section.kind.value[:6]}]"
+        if index < 0:  # a draft's text before its first heading
+            name = "(before any heading)"
+        else:
+            section = paper.sections[index]
+            name = f"{section.number} {section.heading}".strip() or section.kind.value
+            name = f"{name[:24]} [{section.kind.value[:6]}]"
         n = sum(counts.values())
         print(f"{name:34}{n:5d} " + "".join(f"{counts.get(x, 0):7d}" for x in labels))
     total = {x: sum(1 for r in analysis.roles if r.label == x) for x in labels}

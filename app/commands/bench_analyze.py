@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     walls: list[float] = []
     with tempfile.TemporaryDirectory(prefix="rhetorica-bench-") as tmp:
         out = Path(tmp) / "analysis.json"
-        command = [sys.executable, "-m", "app", "analyze", str(pdf), "--json", str(out), "--quiet"]
+        command = [sys.executable, "-m", "app", "analyze", str(pdf), "--json", str(out), "--quiet",
+                   "--no-cache"]  # every run parses and labels: the cache would answer runs 2..N
         if args.model is not None:
             command += ["--model", str(args.model)]
         if args.threads is not None:

@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         r = results[key]
         lat = r["latency"]
         print(f"{title}: {r['pages']} pages, {r['sentences']} sentences, {r['overlay_items']} overlays; "
-              f"first page {r['first_page_s'] * 1000:.0f} ms, analysis shown {r['analysis_shown_s']:.2f} s; "
+              f"first page {r['first_page_s'] * 1000:.0f} ms, analysis shown {r['analysis_shown_s']:.2f} s, "
+              f"embedded analysis (both views) {r['embedded_s']:.2f} s; "
               f"UI latency max {lat['max_ms']:.0f} ms, p99 {lat['p99_ms']:.0f} ms, "
               f"{lat['over_100ms']} gaps > 100 ms of {lat['samples']}")
     if args.json:

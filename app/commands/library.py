@@ -1,5 +1,9 @@
 """``rhetorica library add|import-jsonl|remove|list|stats|rebuild|doctor``: the user's library of papers.
 
+``library add --zotero [DIR]`` adds the PDFs of a Zotero library (default data folder ``~/Zotero``) with
+each item's key, title, authors, year and DOI; run again, it adds only new and changed items, and reports
+(never removes) the papers whose items are gone from Zotero (``core.library.zotero_sync``).
+
 What a library repaired by itself (an index file that failed its integrity check, rebuilt) is printed
 as ``rhetorica: note: …`` on stderr, by these commands and, through the ``rhetorica.library`` logger
 this module sets up when the parser is built, by every other command that opens a library.
@@ -50,8 +54,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         sub.set_defaults(func=func)
         return sub
 
-    add = child("add", "add PDFs (files or folders of PDFs); duplicates are skipped", _add, model=True)
-    add.add_argument("paths", type=Path, nargs="+", metavar="PATH")
+    add = child("add", "add PDFs (files or folders of PDFs), or the PDFs of a Zotero library (--zotero); "
+                "duplicates are skipped", _add, model=True)
+    add.add_argument("paths", type=Path, nargs="*", metavar="PATH")
+    add.add_argument("--zotero", nargs="?", const=ZOTERO_DEFAULT, default=None, metavar="PROFILE_DIR",
+                     help="add the PDFs of the Zotero library in this data folder (default: ~/Zotero), with "
+                          "their titles, authors, years and DOIs; again later, only new and changed items")
+    add.add_argument("--zotero-base", type=Path, default=None, metavar="DIR",
+                     help="Zotero's base folder for linked attachments (Settings › Advanced › Files and "
+                          "Folders), for linked files stored relative to it")
     add.add_argument("--workers", type=bounded_int(0, 256), default=None,
                      help="processes that parse PDFs while this one labels them (default: cores - 1, at "
                           "least 1; 0: parse here)")
@@ -109,10 +120,23 @@ def _print_report(report: Any, quiet: bool) -> None:
     print(f"added {len(report.added)} paper(s), {report.sentences} sentences")
 
 
+ZOTERO_DEFAULT = "~/Zotero"
+
+
 def _add(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
+    from core.library.store import LibraryError
     from models.encoder import load_model
 
+    if args.zotero is not None and args.paths:
+        raise LibraryError("give PDF files or folders, or --zotero, not both")
+    if args.zotero is not None:
+        return _add_zotero(args)
+    if args.zotero_base is not None:
+        raise LibraryError("--zotero-base goes with --zotero")
+    if not args.paths:
+        raise LibraryError("nothing to add: give PDF files or folders, or --zotero [PROFILE_DIR] for the "
+                           "PDFs of a Zotero library")
     pdfs, skipped = _pdfs(args.paths)
     model = load_model(args.model, device=args.device, threads=args.threads)
     started = time.perf_counter()
@@ -128,6 +152,37 @@ def _add(args: argparse.Namespace) -> int:
         print(f"rhetorica: error: nothing was added: {len(report.failed)} file(s) could not be added "
               "(the notes above say why)", file=sys.stderr)
         return 1
+    return 0
+
+
+def _add_zotero(args: argparse.Namespace) -> int:
+    """Sync a Zotero library: read a copy of its database, compare with the last sync, add what is
+    new or changed (the model is loaded only when there is something to label)."""
+    from core.jobs import JobContext
+    from core.library.zotero import read_zotero
+    from core.library.zotero_sync import apply_sync, plan_sync
+
+    started = time.perf_counter()
+    ctx = JobContext(progress_line(args.quiet))
+    snapshot = read_zotero(Path(args.zotero).expanduser(), ctx.child(0.0, 0.05), base_dir=args.zotero_base)
+    with _open(args) as library:
+        plan = plan_sync(library.store, snapshot, ctx.child(0.05, 0.15))
+        model = None
+        if plan.add:
+            from models.encoder import load_model
+
+            model = load_model(args.model, device=args.device, threads=args.threads)
+        workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 2) - 1)
+        report = apply_sync(library, plan, model, ctx.child(0.15, 1.0), workers=workers)
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    for line in report.lines():
+        note(line)
+    if report.gone:
+        note("the papers of items gone from Zotero stay in your library: 'rhetorica library remove ID' "
+             "removes one")
+    print(report.summary())
+    print(f"{time.perf_counter() - started:.1f} s")
     return 0
 
 
@@ -153,15 +208,26 @@ def _remove(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     with _open(args) as library:
         papers = library.store.papers()
+        metadata = library.store.metadata()
     if args.json:
         print(json.dumps([{"paper_id": p.paper_id, "title": p.title, "kind": p.kind, "source": p.source,
-                           "sentences": p.sentence_count, "model_id": p.model_id} for p in papers], indent=2))
+                           "sentences": p.sentence_count, "model_id": p.model_id,
+                           **_metadata(metadata, p.paper_id)} for p in papers], indent=2, ensure_ascii=False))
         return 0
     if not papers:
         print("the library is empty: add papers with 'rhetorica library add PDF…'")
     for p in papers:
         print(f"{p.paper_id[:16]:16}  {p.sentence_count:5d}  {p.kind:5}  {p.title[:70]}")
     return 0
+
+
+def _metadata(metadata: dict[str, Any], paper_id: str) -> dict[str, Any]:
+    """A paper's bibliographic fields for ``list --json`` (none when it has no metadata)."""
+    found = metadata.get(paper_id)
+    if found is None:
+        return {}
+    return {"authors": list(found.authors), "year": found.year, "doi": found.doi,
+            "source_key": found.source_key}
 
 
 def _stats(args: argparse.Namespace) -> int:

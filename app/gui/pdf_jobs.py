@@ -7,10 +7,14 @@ figure crops run here, in a child, so no two threads ever use MuPDF at once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.jobs import JobContext, ensure_context
 from core.procjobs import BackgroundProcessError, iter_in_process
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.cache import AnalysisCache
+    from core.document import Paper
 
 CHUNK = 100  # sentences per message: small pickles keep the GUI's receiving thread off the GIL
 
@@ -71,3 +75,21 @@ def figure_pngs_isolated(ctx: JobContext | None, path: str, figures: list[Any], 
     for kind, value in iter_in_process(ensure_context(ctx), target, path, dicts, zoom):
         if kind == "item":
             yield value
+
+
+def parse_cached(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple[Paper, str, bool]:
+    """The parsed paper of ``path`` from the cache (keyed by its sha256 and the parser version) or
+    parsed in a child process (pymupdf is not thread-safe) and cached: ``(paper, sha256, from the cache)``."""
+    from core.embedded_analysis import cached_pdf_paper
+
+    parsed: list[bool] = []
+
+    def parse(pdf: object, job: JobContext | None) -> Paper:
+        parsed.append(True)
+        paper: Paper = parse_isolated(job, str(pdf))
+        return paper
+
+    paper, sha = cached_pdf_paper(path, cache, ctx, parse=parse)
+    ctx.check()
+    paper.source_path = path
+    return paper, sha, not parsed

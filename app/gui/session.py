@@ -6,7 +6,12 @@ Opening a PDF goes in stages so the window never waits:
    ``documentOpened`` — the page view shows the first page at once;
 2. a worker parses it (or loads the parsed paper from the cache) → ``paperReady``;
 3. once the model is loaded (once, in the background, shared) a worker labels every sentence
-   (or loads the analysis from the cache) → ``analysisReady``.
+   (or loads the analysis from the cache) → ``analysisReady`` (the overlays need nothing more);
+4. the same worker then finishes the paper's ONE embedded analysis (``core.embedded_analysis``: both
+   views of every sentence and of the title and caption sentences, from the runs that labelled it)
+   and caches it with its vectors → ``analysisEmbedded``. The Search, Alignment and Graphical-abstract
+   panels and "Add this paper to my library" read :attr:`Session.embedded`; none runs the model on
+   the open paper again. A damaged cache entry is computed again and ``noted`` says so in one line.
 
 Errors at any stage come out of ``failed(stage, error)``; the window shows them inline.
 Panels observe these signals; they ask for navigation with ``jump_to_*``/``select_sentence``.
@@ -15,10 +20,13 @@ Panels observe these signals; they ask for navigation with ``jump_to_*``/``selec
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import logging
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -39,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from core.analysis import PaperAnalysis
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class OpenDocument:
@@ -49,45 +59,43 @@ class OpenDocument:
 
 
 def _parse_job(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple[Paper, str, bool]:
-    from app.gui.pdf_jobs import parse_isolated
-    from core.fileio import file_sha256
-    from core.pdf import PARSER_VERSION
+    from app.gui.pdf_jobs import parse_cached
 
-    sha = file_sha256(path)
-    ctx.check()
-    if cache is not None:
-        paper = cache.load_paper(sha, PARSER_VERSION)
-        if paper is not None:
-            paper.source_path = path
-            return paper, sha, True
-    paper = parse_isolated(ctx, path)  # a child process: pymupdf is not thread-safe
-    if cache is not None:
-        with contextlib.suppress(OSError):
-            cache.save_paper(paper, sha)
-    return paper, sha, False
+    return parse_cached(ctx, path, cache)
 
 
 def _analysis_job(ctx: JobContext, paper: Paper, model: RoleModel, sha: str,
-                  cache: AnalysisCache | None) -> tuple[PaperAnalysis, bool]:
-    from core.analysis import analyze_paper
+                  cache: AnalysisCache | None) -> Iterator[tuple[str, object, bool]]:
+    """Yield ``("labelled", PaperAnalysis, from cache)`` as soon as the roles are known, then
+    ``("embedded", PaperAnalysis, from cache)`` with both views (and ``("note", text, False)`` for a
+    damaged cache entry). A whole cached entry gives ``embedded`` alone."""
+    from core.embedded_analysis import cached_analysis, start_embedded_analysis, store_analysis
 
-    if cache is not None:
-        analysis = cache.load_analysis(paper, model.model_id, sha)
-        if analysis is not None:
-            return analysis, True
-    analysis = analyze_paper(paper, model, ctx)
-    if cache is not None:
-        with contextlib.suppress(OSError):
-            cache.save_analysis(paper, analysis, sha)
-            cache.prune(sha, paper.parser_version, model.model_id)  # entries of older parsers/models
-    return analysis, False
+    found, note = cached_analysis(paper, model.model_id, cache, sha, need_vectors=False)
+    if note:
+        yield "note", note, False
+    if found is not None and found.embedded:
+        yield "embedded", found, True
+        return
+    if found is not None:  # labels cached without vectors (e.g. by `rhetorica analyze`): show them now
+        yield "labelled", found, True
+    labelled = start_embedded_analysis(paper, model, ctx)
+    if found is None:
+        labels = dataclasses.replace(labelled.analysis, function_vectors=None)  # embed() fills the original
+        store_analysis(paper, labels, cache, sha)  # the labels are kept even if the paper closes now
+        yield "labelled", labels, False
+    analysis = labelled.embed(ctx)
+    store_analysis(paper, analysis, cache, sha)
+    yield "embedded", analysis, False
 
 
 class Session(QObject):
     documentOpened = Signal(object)  # OpenDocument
     documentClosed = Signal()
     paperReady = Signal(object)  # Paper
-    analysisReady = Signal(object)  # PaperAnalysis
+    analysisReady = Signal(object)  # PaperAnalysis (the roles: what the overlays need)
+    analysisEmbedded = Signal(object)  # PaperAnalysis with both views: what the panels and the library read
+    noted = Signal(str)  # one line worth telling the user (a damaged cache entry computed again)
     failed = Signal(str, object)  # stage ("open" | "parse" | "model" | "analysis"), exception
     sentenceSelected = Signal(int)  # -1: none
     jumpRequested = Signal(int, object)  # page, (x0, y0, x1, y1) in points or None
@@ -105,6 +113,8 @@ class Session(QObject):
         self.analysis: PaperAnalysis | None = None
         self.selected = -1
         self.from_cache: dict[str, bool] = {}
+        self.notes: list[str] = []  # what ``noted`` said, newest last
+        self.vectors_from_cache: bool | None = None  # where the embedded analysis came from (None: not yet)
         self._generation = 0
         self._jobs: list[Worker] = []
         self._analysis_worker: Worker | None = None
@@ -156,6 +166,7 @@ class Session(QObject):
         self.analysis = None
         self.selected = -1
         self.from_cache = {}
+        self.vectors_from_cache = None
         if had:
             self.documentClosed.emit()
 
@@ -182,14 +193,29 @@ class Session(QObject):
             self.failed.emit("model", self.models.error)
         self._maybe_analyze()
 
-    def _maybe_analyze(self) -> None:
+    def request_embedded(self) -> PaperAnalysis | None:
+        """The open paper's embedded analysis, or None after making sure it is under way (labels
+        already shown without vectors, or a stopped analysis, are made again; ``analysisEmbedded``
+        follows). A paper handed to the session without a document (``session.paper = paper``) is
+        analysed too, uncached."""
+        if self.embedded is not None:
+            return self.embedded
+        if self.paper is not None and self._analysis_worker is None and self.models.request() is not None:
+            self.analysis = None
+            self._maybe_analyze(without_document=self.document is None)
+        return None
+
+    def _maybe_analyze(self, without_document: bool = False) -> None:
         model = self.models.model
-        if (self.paper is None or self.document is None or model is None or self.analysis is not None
-                or self._analysis_worker is not None):
+        if (self.paper is None or (self.document is None and not without_document) or model is None
+                or self.analysis is not None or self._analysis_worker is not None):
             return
+        self.vectors_from_cache = None
         generation = self._generation
-        worker = Worker(_analysis_job, self.paper, model, self.document.sha256, self.cache, name="analyse")
-        worker.result.connect(lambda r, g=generation: self._on_analyzed(g, r))
+        document = self.document
+        sha, cache = (document.sha256, self.cache) if document is not None else (self.paper.sha256, None)
+        worker = Worker(_analysis_job, self.paper, model, sha, cache, name="analyse")
+        worker.yielded.connect(lambda r, g=generation: self._on_analyzed(g, r))
         worker.error.connect(lambda e, g=generation: self._on_failed(g, "analysis", e))
         worker.cancelled.connect(lambda g=generation: self._on_cancelled(g, "analysis"))
         ref = weakref.ref(worker)  # not the worker itself: Qt holds this slot as long as the worker lives
@@ -202,13 +228,37 @@ class Session(QObject):
         if worker is not None and self._analysis_worker is worker:
             self._analysis_worker = None
 
-    def _on_analyzed(self, generation: int, result: tuple[PaperAnalysis, bool]) -> None:
+    def _on_analyzed(self, generation: int, result: tuple[str, object, bool]) -> None:
         if generation != self._generation:
             return
-        analysis, cached = result
+        stage, value, cached = result
+        if stage == "note":
+            log.warning("%s", value)
+            self.notes.append(str(value))
+            self.noted.emit(str(value))
+            return
+        analysis = cast("PaperAnalysis", value)
+        labelled_now = self.analysis is None
         self.analysis = analysis
-        self.from_cache["analysis"] = cached
-        self.analysisReady.emit(analysis)
+        if labelled_now:
+            self.from_cache["analysis"] = cached
+            self.analysisReady.emit(analysis)
+        if stage == "embedded":
+            self.vectors_from_cache = cached
+            self.analysisEmbedded.emit(analysis)
+
+    @property
+    def embedded(self) -> PaperAnalysis | None:
+        """The open paper's embedded analysis (roles, functions, both views of every sentence, the
+        title and caption sentences' content view), or None until it is ready: what the panels and
+        the library read instead of running the model on the paper again."""
+        analysis = self.analysis
+        return analysis if analysis is not None and analysis.embedded else None
+
+    @property
+    def embedding(self) -> bool:
+        """True while the open paper's analysis is being made (labels or vectors still to come)."""
+        return self._analysis_worker is not None
 
     def _on_failed(self, generation: int, stage: str, error: Exception) -> None:
         if generation == self._generation:
@@ -222,7 +272,7 @@ class Session(QObject):
         """Start again what the user cancelled (parsing: reopen; labelling: label again)."""
         if self.document is not None and self.paper is None:
             self.open(self.document.path)
-        elif self.paper is not None and self.analysis is None:
+        elif self.paper is not None and self.embedded is None:
             self.reanalyze()
 
     def _on_model_failed(self, error: Exception) -> None:

@@ -42,6 +42,7 @@ from core.library.store import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
     from core.document import Paper
     from core.model_api import RoleModel
 
@@ -442,13 +443,17 @@ class Library:
         return ids
 
     def add_paper(self, paper: Paper, model: RoleModel, *, note: str = "",
-                  ctx: JobContext | None = None) -> list[int] | None:
-        """Label, embed and store a parsed paper (None: already in the library)."""
+                  ctx: JobContext | None = None, analysis: PaperAnalysis | None = None) -> list[int] | None:
+        """Label, embed and store a parsed paper (None: already in the library). ``analysis``: the
+        paper's embedded analysis by ``model`` (``core.embedded_analysis``), stored as it is instead
+        of running the model again."""
         from core.analysis import analyze_paper
 
         if self.store.has_sha256(paper.sha256):
             return None
-        analysis = analyze_paper(paper, model, ctx, with_embeddings=True, with_function_vectors=True)
+        if analysis is None or not analysis.embedded or analysis.model_id != model.model_id \
+                or len(analysis.roles) != len(paper.sentences):
+            analysis = analyze_paper(paper, model, ctx, with_embeddings=True, with_function_vectors=True)
         functions = analysis.functions or []
         sentences = []
         for sentence in paper.sentences:

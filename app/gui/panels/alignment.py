@@ -4,10 +4,12 @@
 "Compare with PDF…" asks for a second PDF; "Compare with draft" takes the draft pane's text (the
 window hands the panel a way to read it, :meth:`AlignmentPanel.set_draft_provider`; no panel names
 another). The work runs in one background :class:`~app.gui.workers.Worker` started through the
-session's job tracker (progress and Cancel in the status bar, and a Cancel button here): the open paper
-is analysed again with both embedding views, the second PDF is parsed in a child process
-(``parse_isolated``: pymupdf never runs in a thread of this process) and analysed, and the two sides
-are aligned (``core.align.align``, which also attaches the gap report).
+session's job tracker (progress and Cancel in the status bar, and a Cancel button here): the open paper's
+side comes from the session's embedded analysis (``Session.embedded``: the model does not run on it
+again; a comparison asked for before it is ready waits for it), the second PDF is read from the analysis
+cache or parsed in a child process (``parse_cached``: pymupdf never runs in a thread of this process) and
+given its own embedded analysis (cached too, ``core.embedded_analysis``), and the two sides are aligned
+(``core.align.align``, which also attaches the gap report).
 
 The panel shows a summary line, the gap list (clicking a gap jumps to the first sentence of the open
 paper it concerns) and the aligned pairs (A sentence | score | B sentence, tinted by the pair's role),
@@ -48,6 +50,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.analysis_wait import WAITING, AnalysisWait
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import MUTED, panel_layout, status_label
@@ -61,6 +64,8 @@ from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.align import AlignedPair, Alignment, AlignSide, GapItem
+    from core.analysis import PaperAnalysis
+    from core.cache import AnalysisCache
 
 NO_PAPER = "Open a paper first: the Alignment view lines it up with a second paper or with your draft."
 NO_MODEL = "No model: the alignment needs a model bundle (choose one in File › Settings)."
@@ -75,50 +80,63 @@ CELL_CHARS = 260  # longer sentences are cut in the table (the tooltip has all o
 SIDE_BY_SIDE_SHORTCUT = "Ctrl+Shift+B"
 
 
-def _side(ctx: JobContext, paper: Paper, model: RoleModel, kind: str,
-          keep: dict[str, Any] | None = None) -> Any:
+def _side(ctx: JobContext, paper: Paper, model: RoleModel, kind: str) -> Any:
+    """A side analysed here (the draft; the open paper when no embedded analysis is handed in)."""
     from core.align import side_from_paper
     from core.analysis import analyze_paper
 
     analysis = analyze_paper(paper, model, ctx, with_embeddings=True, with_function_vectors=True)
-    if keep is not None:
-        keep["analysis"] = analysis
     return side_from_paper(paper, analysis, kind=kind)
+
+
+def _pdf_side(ctx: JobContext, path: str, model: RoleModel, cache: AnalysisCache | None,
+              keep: dict[str, Any]) -> Any:
+    """The side of a second PDF: its paper and embedded analysis from the cache, or made (and cached)."""
+    from app.gui.pdf_jobs import parse_cached
+    from core.align import side_from_paper
+    from core.embedded_analysis import embedded_analysis
+
+    ctx.progress(0, 1, f"reading {Path(path).name}")
+    second, sha, _cached = parse_cached(ctx, path, cache)
+    if not second.sentences:
+        raise RhetoricaError(f"{Path(path).name}: no text found in the PDF (a scanned paper?)")
+    second.source_path = path
+    ctx.progress(0, 1, "analysing the second text")
+    analysis = embedded_analysis(second, model, cache=cache, sha256=sha, ctx=ctx).analysis
+    keep.update(paper=second, analysis=analysis)
+    return side_from_paper(second, analysis, kind="pdf")
 
 
 def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: RoleModel,
               function_weight: float = 0.7, side_a: AlignSide | None = None,
-              side_b: AlignSide | None = None, keep: dict[str, Any] | None = None) -> Alignment:
+              side_b: AlignSide | None = None, keep: dict[str, Any] | None = None,
+              analysis_a: PaperAnalysis | None = None, cache: AnalysisCache | None = None) -> Alignment:
     """The worker's job: both sides (``other`` is ("pdf", path) or ("draft", text)) and their alignment;
-    ``side_a``/``side_b``: sides from an earlier comparison (not read or analysed again). ``keep``, when
-    given, receives the second PDF's parsed paper ("paper") and its analysis ("analysis") for display."""
-    from app.gui.pdf_jobs import parse_isolated
-    from core.align import align, paper_from_text
+    ``side_a``/``side_b``: sides from an earlier comparison (not read or analysed again); ``analysis_a``:
+    the open paper's embedded analysis (else it is analysed here); ``cache``: where the second PDF's
+    paper and analysis are looked up and kept. ``keep``, when given, receives the second PDF's parsed
+    paper ("paper") and its analysis ("analysis") for display."""
+    from core.align import align, paper_from_text, side_from_paper
 
     kind, value = other
-    if side_a is None:
+    if side_a is None and analysis_a is not None and analysis_a.embedded:
+        side_a = side_from_paper(paper, analysis_a, kind="pdf")
+    elif side_a is None:
         ctx.progress(0, 1, "analysing the open paper")
         side_a = _side(ctx, paper, model, "pdf")
     a = side_a
     ctx.check()
-    if side_b is not None:
-        second = None
-    elif kind == "pdf":
-        ctx.progress(0, 1, f"reading {Path(value).name}")
-        second = parse_isolated(ctx, value)  # a child process: pymupdf is not thread-safe
-        if not second.sentences:
-            raise RhetoricaError(f"{Path(value).name}: no text found in the PDF (a scanned paper?)")
-        second.source_path = value
-    else:
+    if side_b is None and kind == "pdf":
+        kept: dict[str, Any] = {}
+        side_b = _pdf_side(ctx, value, model, cache, kept)
+        if keep is not None:
+            keep.update(kept)
+    elif side_b is None:
         second = paper_from_text(value, title="Draft", source="draft")
         if not second.sentences:
             raise RhetoricaError("the draft has no sentences")
-    if second is not None:
         ctx.progress(0, 1, "analysing the second text")
-        kept: dict[str, Any] = {}
-        side_b = _side(ctx, second, model, kind, kept)
-        if keep is not None and kind == "pdf":
-            keep.update(kept, paper=second)
+        side_b = _side(ctx, second, model, kind)
     b = side_b
     assert b is not None  # given, or made from the second text just above
     ctx.check()
@@ -305,6 +323,8 @@ class AlignmentPanel(QWidget):
         session.sentenceSelected.connect(self._on_sentence_selected)
         session.models.ready.connect(self._on_model_ready)
         session.models.failed.connect(self._on_model_failed)
+        self._analysis = AnalysisWait(session, self._on_analysis_ready, self._on_analysis_failed)
+        self._after_analysis: tuple[str, str] | None = None  # a comparison waiting for the paper's analysis
 
     # -- inputs ---------------------------------------------------------------------------
     def set_draft_provider(self, provider: Callable[[], str]) -> None:
@@ -347,14 +367,20 @@ class AlignmentPanel(QWidget):
             self.cancel_button.show()
             return True
         self._waiting = None
-        self._last = other
-        generation = self._generation
         kept, kept_b = self._side_a, self._side_b
         side_a = kept[2] if kept is not None and kept[0] is paper and kept[1] == model.model_id else None
+        analysis_a = self._analysis.request() if side_a is None else None
+        if side_a is None and analysis_a is None:  # compare() again when the session's analysis arrives
+            self._after_analysis = other
+            self.status.setText(WAITING)
+            self.cancel_button.show()
+            return True
+        self._last = other
+        generation = self._generation
         side_b = kept_b[2] if kept_b is not None and kept_b[:2] == (other, model.model_id) else None
         keep: dict[str, Any] = {}
         worker = Worker(align_job, paper, other, model, self.function_weight, side_a, side_b, keep,
-                        name="align")
+                        analysis_a, self.session.cache, name="align")
         worker.progress.connect(self._on_progress)
         worker.result.connect(lambda r, g=generation, p=paper, o=other, m=model.model_id, k=keep:
                               self._on_result(g, r, p, o, m, k))
@@ -381,8 +407,9 @@ class AlignmentPanel(QWidget):
 
     def cancel(self) -> None:
         """Stop a running alignment (its result, if any, is dropped)."""
-        if self._waiting is not None:
-            self._waiting = None
+        if self._waiting is not None or self._after_analysis is not None:
+            self._waiting = self._after_analysis = None
+            self._analysis.cancel()
             self.cancel_button.hide()
             self.status.setText("Cancelled.")
         if self._worker is not None:
@@ -390,8 +417,8 @@ class AlignmentPanel(QWidget):
 
     @property
     def busy(self) -> bool:
-        """An alignment runs or waits for the model."""
-        return self._worker is not None or self._waiting is not None
+        """An alignment runs or waits for the model or the paper's analysis."""
+        return self._worker is not None or self._waiting is not None or self._after_analysis is not None
 
     # -- worker callbacks -----------------------------------------------------------------
     def _on_progress(self, done: int, total: int, message: str) -> None:
@@ -435,6 +462,17 @@ class AlignmentPanel(QWidget):
             self._waiting = None
             self.cancel_button.hide()
             self._no_model(error)
+
+    def _on_analysis_ready(self) -> None:
+        if self._after_analysis is not None:
+            other, self._after_analysis = self._after_analysis, None
+            self.compare(other)
+
+    def _on_analysis_failed(self, message: str) -> None:
+        if self._after_analysis is not None:
+            self._after_analysis = None
+            self.cancel_button.hide()
+            self.status.setText(_one_line(message))
 
     def _no_model(self, error: object) -> None:
         self._message(NO_MODEL)

@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.analysis_wait import WAITING, AnalysisWait
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.settings import AppSettings
@@ -64,6 +65,7 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
     from core.figure_rank import FigureRanking, RankedFigure
 
 CHOICE = "#b8860b"
@@ -103,14 +105,20 @@ def bundle_weights(model: Any) -> dict[str, float] | None:
 
 
 def suggest_job(ctx: JobContext, paper: Paper, model: RoleModel, include_tables: bool,
-                thumbnails: bool = True) -> Iterator[tuple[str, Any]]:
+                thumbnails: bool = True, analysis: PaperAnalysis | None = None) -> Iterator[tuple[str, Any]]:
     """Yield ``("ranking", FigureRanking)`` and then ``("thumbnail", (figure id, PNG bytes or None))``
-    for each candidate, best first."""
+    for each candidate, best first. ``analysis``: the paper's embedded analysis (the session's): the
+    scorer reads its texts' vectors from it (``core.analysis_vectors``) instead of running the model."""
     from core.figure_rank import rank_figures
-    from models.figure_scorer import load_figure_scorer
+    from models.figure_scorer import FigureScorer, load_figure_scorer
 
     ctx.progress(0, 1, "loading the figure scorer")
     scorer = load_figure_scorer(model)  # type: ignore[arg-type]
+    if analysis is not None and analysis.embedded:
+        from core.analysis_vectors import AnalysisVectors
+
+        vectors = AnalysisVectors(model, paper, analysis)
+        scorer = FigureScorer(vectors, scorer.session, scorer.lexical_weight)  # type: ignore[arg-type]
     ctx.check()
     ctx.progress(0, 1, "ranking the figures")
     weights = bundle_weights(model)
@@ -441,6 +449,7 @@ class GraphicalAbstractPanel(QWidget):
         session.documentOpened.connect(lambda _d: self.clear())
         session.documentClosed.connect(self.clear)
         session.paperReady.connect(lambda _p: self._on_paper_ready())
+        self._analysis = AnalysisWait(session, self.suggest, self._on_analysis_failed)
         session.models.ready.connect(self._on_model_ready)
         session.models.failed.connect(self._on_model_failed)
         self._show_start()
@@ -469,7 +478,7 @@ class GraphicalAbstractPanel(QWidget):
 
     @property
     def busy(self) -> bool:
-        return self._worker is not None or self._waiting
+        return self._worker is not None or self._waiting or self._analysis.waiting
 
     @property
     def ranking(self) -> FigureRanking | None:
@@ -548,8 +557,12 @@ class GraphicalAbstractPanel(QWidget):
             self._show_busy("Loading the model…")
             return True
         self._waiting = False
+        analysis = self._analysis.request()
+        if analysis is None:  # suggest() again when the session's embedded analysis arrives
+            self._show_busy(WAITING)
+            return True
         generation = self._generation
-        worker = Worker(suggest_job, paper, model, include, name="graphical-abstract")
+        worker = Worker(suggest_job, paper, model, include, True, analysis, name="graphical-abstract")
         worker.progress.connect(lambda d, t, m, g=generation: self._on_progress(g, d, t, m))
         worker.yielded.connect(lambda v, g=generation, p=paper, i=include: self._on_yielded(g, p, i, v))
         worker.error.connect(lambda e, g=generation: self._on_error(g, e))
@@ -564,8 +577,9 @@ class GraphicalAbstractPanel(QWidget):
     def cancel(self) -> None:
         """Stop a running suggestion (its result, if any, is dropped)."""
         self._pending = False
-        if self._waiting:
+        if self._waiting or self._analysis.waiting:
             self._waiting = False
+            self._analysis.cancel()
             self.cancel_button.hide()
             self.status.setText("Cancelled.")
             self._show_start()
@@ -667,6 +681,10 @@ class GraphicalAbstractPanel(QWidget):
             self._waiting = False
             self.cancel_button.hide()
             self._no_model(error)
+
+    def _on_analysis_failed(self, message: str) -> None:
+        self.cancel_button.hide()
+        self._show_message(html.escape(_clip(message, 200)))
 
     def _no_model(self, error: object) -> None:
         self._show_message(NO_MODEL)

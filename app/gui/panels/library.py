@@ -53,15 +53,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.analysis_wait import AnalysisWait
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import MUTED
 from app.gui.workers import Worker
+from app.gui.zotero_import import zotero_action
 from core.errors import Cancelled, RhetoricaError
 from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
     from core.document import Paper
     from core.library.doctor import RepairReport
     from core.library.library import AddReport
@@ -188,15 +191,17 @@ def add_pdfs_job(ctx: JobContext, folder: Path, paths: list[Path], model: RoleMo
     return report
 
 
-def add_paper_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel) -> int | None:
-    """Add an already parsed paper: its sentence count, or None when it was in the library."""
+def add_paper_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel,
+                  analysis: PaperAnalysis | None = None) -> int | None:
+    """Add an already parsed paper: its sentence count, or None when it was in the library.
+    ``analysis``: its embedded analysis (the session's), stored as it is (no model run)."""
     from core.library.library import Library
 
     with Library(folder) as library:
         if library.store.has_sha256(paper.sha256):
             return None
         ctx.progress(0, 1, f"adding {paper.title or Path(paper.source_path).name}")
-        ids = library.add_paper(paper, model, ctx=ctx)
+        ids = library.add_paper(paper, model, ctx=ctx, analysis=analysis)
         ctx.progress(1, 1, "added")
     return None if ids is None else len(ids)
 
@@ -314,6 +319,7 @@ class LibraryPanel(QWidget):
                                           "Add PDF files of papers to your library")
         self.act_add_folder = self._action("Add folder…", self.add_folder_dialog,
                                            "Add every PDF in a folder (and its subfolders)")
+        self.act_add_zotero = zotero_action(self)  # app/gui/zotero_import.py: Zotero's PDFs, incrementally
         self.act_add_current = self._action("Add this paper", self.add_current_paper,
                                             "Add the open paper to your library")
         self.act_remove = self._action("Remove", self.remove_selected,
@@ -329,7 +335,8 @@ class LibraryPanel(QWidget):
         toolbar = QToolBar()
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         toolbar.setStyleSheet("QToolBar { border: none; spacing: 2px; padding: 1px 2px; }")
-        toolbar.addActions([self.act_add_files, self.act_add_folder, self.act_add_current])
+        toolbar.addActions([self.act_add_files, self.act_add_folder, self.act_add_zotero,
+                            self.act_add_current])
         toolbar.addSeparator()
         toolbar.addAction(self.act_remove)
         self.toolbar = toolbar
@@ -468,6 +475,7 @@ class LibraryPanel(QWidget):
         session.documentClosed.connect(self._update_actions)
         session.models.ready.connect(self._on_model_ready)
         session.models.failed.connect(self._on_model_failed)
+        self._analysis = AnalysisWait(session, self._on_analysis_ready, self._on_analysis_failed)
         self._update_actions()
 
     def _action(self, text: str, slot: Callable[[], object], tip: str) -> QAction:
@@ -479,7 +487,7 @@ class LibraryPanel(QWidget):
 
     def file_menu_actions(self) -> list[QAction]:
         """What the window puts in its File menu."""
-        return [self.act_add_current_menu]
+        return [self.act_add_current_menu, self.act_add_zotero]
 
     @property
     def folder(self) -> Path:
@@ -630,7 +638,7 @@ class LibraryPanel(QWidget):
     # -- actions ------------------------------------------------------------------------------
     def _update_actions(self) -> None:
         idle = not self.busy
-        for action in (self.act_add_files, self.act_add_folder):
+        for action in (self.act_add_files, self.act_add_folder, self.act_add_zotero):
             action.setEnabled(idle)
         for button in (*self.empty_buttons, self.repair_button, self.summary_repair):
             button.setEnabled(idle)
@@ -687,15 +695,36 @@ class LibraryPanel(QWidget):
             self._on_added), f"Adding {what}…")
 
     def add_current_paper(self) -> None:
-        """Add the open paper (already parsed) in the background; a duplicate is only reported."""
+        """Add the open paper (already parsed) in the background with the session's embedded analysis
+        (waited for when it is not ready yet: the model never runs on the open paper again); a
+        duplicate is only reported."""
         paper = self.session.paper
         if self.busy or paper is None:
             return
         folder = self.folder
-        self._with_model(lambda model: self._start(
-            Worker(add_paper_job, folder, paper, model, name="library add paper"),
-            "Adding the paper to the library", lambda count: self._on_paper_added(paper, count)),
-            "Adding the paper…")
+        self._with_model(lambda model: self._add_with_analysis(folder, paper, model), "Adding the paper…")
+
+    def _add_with_analysis(self, folder: Path, paper: Paper, model: RoleModel) -> None:
+        analysis = self._analysis.request()
+        if analysis is None:
+            self._waiting = lambda model, f=folder, p=paper: self._add_with_analysis(f, p, model)
+            self._show_progress("Adding the paper… (waiting for the paper's analysis)")
+            self._update_actions()
+            return
+        self._start(Worker(add_paper_job, folder, paper, model, analysis, name="library add paper"),
+                    "Adding the paper to the library", lambda count: self._on_paper_added(paper, count))
+
+    def _on_analysis_ready(self) -> None:
+        model = self.session.models.model
+        if self._waiting is not None and model is not None:
+            start, self._waiting = self._waiting, None
+            start(model)
+
+    def _on_analysis_failed(self, message: str) -> None:
+        if self._waiting is not None:
+            self._waiting = None
+            self._job_done()
+            self._show_summary(_one_line(message))
 
     def remove_selected(self) -> None:
         """Remove the selected papers after asking."""

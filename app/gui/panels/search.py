@@ -3,9 +3,9 @@
 
 The query is the open paper. "Search" runs one background :class:`~app.gui.workers.Worker` started
 through the session's job tracker (progress and Cancel in the status bar, and a Cancel button here):
-the open paper is analysed again with embeddings (``analyze_paper(..., with_embeddings=True)``, kept
-for the next search of the same paper with the same model), then the job opens its OWN
-:class:`~core.library.library.Library` (SQLite connections belong to their thread), ranks with
+the open paper's query comes from the session's embedded analysis (``Session.embedded``: the model
+does not run on the paper again; a search asked for before it is ready waits for it), then the job
+opens its OWN :class:`~core.library.library.Library` (SQLite connections belong to their thread), ranks with
 ``core.search.search_like`` and closes it. The facet selector (Background / Method / Result / Whole
 paper) and k choose what is ranked; changing the facet searches again, and a result that no longer
 matches (another facet, another paper, a changed library) is dropped, never shown.
@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.analysis_wait import WAITING, AnalysisWait
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import ACCENT, MUTED, panel_layout, status_label
@@ -53,13 +54,12 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
     from core.search import QueryPaper, SearchHit, SearchResult
 
 DEFAULT_K = 20
 FACET_CHOICES = (("Background", "background"), ("Method", "method"), ("Result", "result"),
                  ("Whole paper", "all"))
-FACET_ROLES_TEXT = {"background": "background or objective", "method": "method",
-                    "result": "result or conclusion", "all": "any"}
 NO_PAPER = "Open a paper first: the Search panel finds the papers of your library most like it."
 EMPTY_LIBRARY = ("Your library is empty: add papers in the Library panel or with <code>rhetorica library "
                  "add PDF…</code>, then search again.")
@@ -79,14 +79,6 @@ def library_folder() -> Path:
 
 class EmptyLibrary(RhetoricaError):
     """The library has no papers (or does not exist yet)."""
-
-
-class NoFacetSentences(RhetoricaError):
-    """The open paper has no sentences of the chosen facet."""
-
-    def __init__(self, facet: str) -> None:
-        super().__init__(f"the open paper has no {facet} sentences")
-        self.facet = facet
 
 
 @dataclass(frozen=True)
@@ -111,12 +103,13 @@ def _has_papers(folder: Path) -> bool:
 
 
 def search_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel, facet: str, k: int,
-               query: QueryPaper | None = None) -> SearchOutcome:
+               query: QueryPaper | None = None, analysis: PaperAnalysis | None = None) -> SearchOutcome:
     """Rank the library in ``folder`` against ``paper`` on ``facet``; ``query``: the paper already
-    analysed by an earlier search (not analysed again). The library is opened and closed here."""
+    made a query by an earlier search; ``analysis``: the paper's embedded analysis (the session's),
+    else the paper is analysed here. The library is opened and closed here."""
     from core.analysis import analyze_paper
     from core.library.library import Library
-    from core.search import facet_mask, query_from_analysis, search_like
+    from core.search import query_from_analysis, search_like
 
     ctx.progress(0, 1, "opening the library")
     if not _has_papers(folder):
@@ -124,15 +117,15 @@ def search_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel, fa
     with Library(folder) as library:  # the open paper is in the library: its id, so it is never listed
         paper_id = paper.sha256 if paper.sha256 and library.store.has_sha256(paper.sha256) else ""
     if query is None:
-        ctx.progress(0, 1, "analysing the open paper")
-        analysis = analyze_paper(paper, model, ctx, with_embeddings=True)
+        if analysis is None or analysis.embeddings is None:
+            ctx.progress(0, 1, "analysing the open paper")
+            analysis = analyze_paper(paper, model, ctx, with_embeddings=True)
         ctx.check()
         query = query_from_analysis(paper, analysis, paper_id=paper_id)
     elif query.paper_id != (paper_id or paper.source_path):
         # kept from an earlier search, and the paper was added to (or removed from) the library since
         query = dataclasses.replace(query, paper_id=paper_id or paper.source_path)
-    if not facet_mask(query.roles, facet).any():
-        raise NoFacetSentences(facet)
+    # a paper with no sentence of the facet's roles is searched with all its sentences (core says so)
     ctx.check()
     ctx.progress(0, 1, "ranking the library's papers")
     with Library(folder) as library:
@@ -276,6 +269,7 @@ class SearchPanel(QWidget):
         session.paperReady.connect(lambda _p: self._show_start())
         session.models.ready.connect(self._on_model_ready)
         session.models.failed.connect(self._on_model_failed)
+        self._analysis = AnalysisWait(session, self.search, self._on_analysis_failed)
         self._show_start()
 
     # -- state ----------------------------------------------------------------------------
@@ -289,8 +283,8 @@ class SearchPanel(QWidget):
 
     @property
     def busy(self) -> bool:
-        """A search runs or waits for the model."""
-        return self._worker is not None or self._waiting
+        """A search runs or waits for the model or the paper's analysis."""
+        return self._worker is not None or self._waiting or self._analysis.waiting
 
     def set_facet(self, facet: str) -> None:
         """Choose the facet ("background", "method", "result" or "all"); a shown result is searched again."""
@@ -318,11 +312,15 @@ class SearchPanel(QWidget):
             self._show_busy("Loading the model…")
             return True
         self._waiting = False
+        analysis = self._analysis.request()
+        if analysis is None:  # search() again when the session's embedded analysis arrives
+            self._show_busy(WAITING)
+            return True
         facet, k, folder = self.facet_value, self.k.value(), self.folder
         kept = self._query
         query = kept[2] if kept is not None and kept[0] is paper and kept[1] == model.model_id else None
         generation = self._generation
-        worker = Worker(search_job, folder, paper, model, facet, k, query, name="search")
+        worker = Worker(search_job, folder, paper, model, facet, k, query, analysis, name="search")
         worker.progress.connect(lambda d, t, m, g=generation: self._on_progress(g, d, t, m))
         worker.result.connect(lambda r, g=generation, p=paper, m=model.model_id: self._on_result(g, r, p, m))
         worker.error.connect(lambda e, g=generation: self._on_error(g, e))
@@ -337,8 +335,9 @@ class SearchPanel(QWidget):
     def cancel(self) -> None:
         """Stop a running search (its result, if any, is dropped)."""
         self._pending = False
-        if self._waiting:
+        if self._waiting or self._analysis.waiting:
             self._waiting = False
+            self._analysis.cancel()
             self.cancel_button.hide()
             self.status.setText("Cancelled.")
         if self._worker is not None:
@@ -400,11 +399,6 @@ class SearchPanel(QWidget):
             return
         if isinstance(error, EmptyLibrary):
             self._show_message(EMPTY_LIBRARY)
-        elif isinstance(error, NoFacetSentences):
-            name = facet_name(error.facet).lower()
-            self._show_message(f"The open paper has no {html.escape(name)} sentences (role "
-                               f"{FACET_ROLES_TEXT.get(error.facet, error.facet)}) to search with: choose "
-                               "another facet.")
         else:
             self._show_message(html.escape(_one_line(f"Search failed: {error}")))
         self.status.setText("")
@@ -434,6 +428,10 @@ class SearchPanel(QWidget):
             self._waiting = False
             self.cancel_button.hide()
             self._no_model(error)
+
+    def _on_analysis_failed(self, message: str) -> None:
+        self.cancel_button.hide()
+        self._show_message(html.escape(_one_line(message)))
 
     def _no_model(self, error: object) -> None:
         self._show_message(NO_MODEL)
@@ -473,7 +471,9 @@ class SearchPanel(QWidget):
         title = html.escape(query.title)
         self.heading.setText(f"<span style='color:{MUTED}'>Papers like</span> <b>{title}</b> "
                              f"<span style='color:{MUTED}'>for its {facet}"
-                             f" ({len(query.facet_sentences)} sentences)</span>")
+                             f" ({len(query.facet_sentences)} sentences)</span>"
+                             + (f"<br><span style='color:{MUTED}'>It has no {facet} sentences: all its "
+                                "sentences were used.</span>" if query.fallback else ""))
         self.heading.show()
         self.list.clear()
         for rank, hit in enumerate(result.results, 1):
@@ -494,7 +494,7 @@ class SearchPanel(QWidget):
             self.list.fit_rows()
             self.list.scrollToTop()
         else:
-            self._show_message(f"No other paper of your library has {facet} sentences.")
+            self._show_message("No other paper in your library.")
         self.resultsShown.emit(result)
 
     def rows(self) -> list[tuple[int, float, str]]:
