@@ -548,7 +548,10 @@ class AlignedPagesView(QWidget):
         doing = f" · {pair.function}" if pair.function and pair.function != NO_FUNCTION else ""
         a = ", ".join(str(i + 1) for i in pair.a_indices)
         b = ", ".join(str(j + 1) for j in pair.b_indices)
-        return f"A {a} ↔ B {b} · {pair.role or 'mixed roles'}{doing} · score {pair.score:.2f} · {pair.method}"
+        from core.align import method_text
+
+        return (f"A {a} ↔ B {b} · {pair.role or 'mixed roles'}{doing} · similarity {pair.shown_score:.2f}"
+                f" · {method_text(pair.method)}")
 
     # -- scrolling in step --------------------------------------------------------------
     def _bring_level(self, side: str, index: int, partner: int) -> None:

@@ -63,7 +63,8 @@ from core.labels import NO_FUNCTION, ROLES
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.align import AlignedPair, Alignment, AlignSide, GapItem
+    from core.align import AlignedPair, Alignment, AlignSide
+    from core.align_gaps import GapItem
     from core.analysis import PaperAnalysis
     from core.cache import AnalysisCache
 
@@ -290,7 +291,7 @@ class AlignmentPanel(QWidget):
         filters.addWidget(self.function, 2)
 
         self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["A: this paper", "score", "B"])
+        self.table.setHorizontalHeaderLabels(["A: this paper", "similarity", "B"])
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -512,17 +513,7 @@ class AlignmentPanel(QWidget):
         self.summary.setText(f"<span style='color:{MUTED}'>A: this paper · B: {html.escape(b_title)}</span>"
                              f"<br><b>{html.escape(summary_line(alignment))}</b>")
         self.gap_list.clear()
-        for item in alignment.gaps.items:
-            row = QListWidgetItem(item.text)
-            row.setData(Qt.ItemDataRole.UserRole, item)
-            target = gap_target(alignment, item)
-            row.setToolTip(f"Go to sentence {target + 1} of the open paper" if target >= 0
-                           else "No sentence of the open paper to go to")
-            self.gap_list.addItem(row)
-        if not alignment.gaps.items:
-            self.gap_list.addItem("No gaps: both do the same things per section.")
-        self.gaps_title.setText(f"<b>Gaps</b> ({len(alignment.gaps.items)}){gaps_basis(alignment)}")
-        self.gaps_title.setToolTip(alignment.gaps.note)
+        self._fill_gaps(alignment)
         self._fill_functions(alignment)
         self._fill_table(alignment)
         self._show_results(True)
@@ -530,6 +521,27 @@ class AlignmentPanel(QWidget):
         if self.pages_window is not None:  # an open side-by-side window follows the new alignment
             self.open_side_by_side()
         self.alignmentShown.emit(alignment)
+
+    def _fill_gaps(self, alignment: Alignment) -> None:
+        """The most important gaps first (``GapReport.top``), the rest after a "more" row; what was
+        not judged (a side whose headings were not recognised) in the title's tooltip."""
+        report = alignment.gaps
+        rest = report.more()
+        for item in [*report.top(), *rest]:
+            if rest and item is rest[0]:
+                divider = QListWidgetItem(f"{len(rest)} more, less important:")
+                divider.setFlags(Qt.ItemFlag.NoItemFlags)
+                self.gap_list.addItem(divider)
+            row = QListWidgetItem(item.text)
+            row.setData(Qt.ItemDataRole.UserRole, item)
+            target = gap_target(alignment, item)
+            row.setToolTip(f"Go to sentence {target + 1} of the open paper" if target >= 0
+                           else "No sentence of the open paper to go to")
+            self.gap_list.addItem(row)
+        if not report.items:
+            self.gap_list.addItem("No gaps: both do the same things per section.")
+        self.gaps_title.setText(f"<b>Gaps</b> ({len(report.items)}){gaps_basis(alignment)}")
+        self.gaps_title.setToolTip("\n".join([report.note, *(f"Not judged: {c}" for c in report.caveats)]))
 
     def _fill_functions(self, alignment: Alignment) -> None:
         kept = self.function.currentData()
@@ -548,6 +560,8 @@ class AlignmentPanel(QWidget):
         self.function.blockSignals(False)
 
     def _fill_table(self, alignment: Alignment) -> None:
+        from core.align import method_text
+
         palette = self.session.palette
         self.table.setRowCount(0)
         self.table.setRowCount(len(alignment.pairs))
@@ -555,9 +569,10 @@ class AlignmentPanel(QWidget):
             a_text = " ".join(alignment.a.sentences[i].text for i in pair.a_indices)
             b_text = " ".join(alignment.b.sentences[j].text for j in pair.b_indices)
             doing = pair.function if pair.function and pair.function != NO_FUNCTION else ""
-            tip = f"{pair.role or 'mixed roles'}" + (f" · {doing}" if doing else "") + f" · {pair.method}"
+            tip = (f"{pair.role or 'mixed roles'}" + (f" · {doing}" if doing else "")
+                   + f" · {method_text(pair.method, explained=True)}")
             fill = QBrush(palette.fill(pair.role, 0.28)) if pair.role else QBrush()
-            for column, text in enumerate((_clip(a_text), f"{pair.score:.2f}", _clip(b_text))):
+            for column, text in enumerate((_clip(a_text), f"{pair.shown_score:.2f}", _clip(b_text))):
                 cell = QTableWidgetItem(text)
                 cell.setData(Qt.ItemDataRole.UserRole, pair)
                 full = a_text if column == 0 else b_text if column == 2 else ""
