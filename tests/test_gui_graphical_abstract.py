@@ -290,6 +290,7 @@ def test_the_dock_opens_tall_enough_for_the_first_three_cards(qtbot, bundle: Pat
     from tests.gui_helpers import open_window
 
     for window in open_window(qtbot, bundle):
+        window.resize(1500, 900)  # three cards across under the page (the right column runs full height)
         with qtbot.waitSignal(window.analysisShown, timeout=TIMEOUT_MS):
             assert window.open_path(paper.source_path)
         dock = window.docks["graphical_abstract"]

@@ -5,14 +5,17 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from app.gui.main_window import MainWindow
+from app.gui.screenshot import Screenshot, ScreenshotPlan
 from app.gui.workers import thread_pool
+from core.errors import RhetoricaError
 
 
 def application() -> QApplication:
@@ -37,55 +40,6 @@ def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
     thread_pool().waitForDone(timeout_ms)
 
 
-def capture(window: MainWindow, out: str | Path, timeout_s: float = 180.0, draft_text: str | None = None,
-            settle_ms: int = 400, select: int | None = None, opening: bool = True,
-            panels: list[str] | None = None) -> None:
-    """Save a screenshot of ``window`` once it has settled (analysis shown, error shown, or timeout)."""
-    app = application()
-    state = {"paper": False, "draft": draft_text is None, "done": False}
-    started = time.monotonic()
-
-    def maybe_shoot() -> None:
-        if state["done"]:
-            return
-        busy = [label for label in window.tracker.labels() if label != "Loading model"]
-        timed_out = time.monotonic() - started > timeout_s
-        if not timed_out and (not (state["paper"] and state["draft"]) or busy):
-            QTimer.singleShot(100, maybe_shoot)
-            return
-        state["done"] = True
-        app.processEvents()
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        window.grab().save(str(out))
-        print(f"screenshot saved: {out}" + ("  (timed out waiting)" if timed_out else ""))
-        QTimer.singleShot(0, window.close)
-
-    def on_settled() -> None:
-        state["paper"] = True
-        for panel in panels or []:  # in front of their tab groups once the paper is shown
-            window.docks[panel].raise_()
-        if select is not None and window.session.paper is not None:
-            window.session.jump_to_sentence(select)
-        QTimer.singleShot(settle_ms, maybe_shoot)
-
-    window.settled.connect(on_settled)
-    if not opening:  # nothing to open: the empty state is the final state
-        QTimer.singleShot(settle_ms, on_settled)
-    if draft_text is not None:
-        draft = window.panels["draft"]
-        window.docks["draft"].show()
-        dock = window.docks["draft"]
-        QTimer.singleShot(50, lambda: window.resizeDocks([dock], [230], Qt.Orientation.Vertical))
-
-        def on_labelled(_n: int) -> None:
-            state["draft"] = True
-            QTimer.singleShot(settle_ms, maybe_shoot)
-
-        draft.labelled.connect(on_labelled)
-        draft.set_text(draft_text)
-    QTimer.singleShot(int(timeout_s * 1000) + 1000, maybe_shoot)
-
-
 class _FirstPaint(QObject):
     def __init__(self, callback: Callable[[], None]) -> None:
         super().__init__()
@@ -101,52 +55,114 @@ class _FirstPaint(QObject):
 def _on_first_paint(window: MainWindow, callback: Callable[[], None]) -> None:
     probe = _FirstPaint(callback)
     window._first_paint_probe = probe  # type: ignore[attr-defined]
-    window.centralWidget().installEventFilter(probe)
+    central = window.centralWidget()
+    if central is not None:
+        central.installEventFilter(probe)
 
 
-def run(pdf: str | None = None, model: str | None = None, screenshot: str | None = None,
-        draft_file: str | None = None, select: int | None = None, panels: list[str] | None = None,
-        size: tuple[int, int] | None = None, shown_probe: bool = False,
-        use_cache: bool = True) -> int:
-    app = application()
-    window = MainWindow(model_path=model, use_cache=use_cache)
-    if size is not None:
-        window.resize(*size)
-    elif screenshot:
-        window.resize(1500, 950)
-    for panel in panels or []:
-        dock = window.docks.get(panel)
-        if dock is None:
-            from core.errors import RhetoricaError
+@dataclass
+class GuiRequest:
+    """What ``rhetorica gui`` asked for (checked by the command before Qt starts)."""
 
-            raise RhetoricaError(f"no panel {panel!r}; panels: {', '.join(window.docks)}")
-        dock.show()
-        dock.raise_()
-    window.show()
-    if shown_probe:
-        # bench: report when the window is first painted (and the PDF's first page, if any), then quit
-        def report_shown() -> None:
-            print(f"RHETORICA_SHOWN {time.time():.6f}", flush=True)
-            if not pdf:
-                window.close()
+    pdf: str | None = None
+    model: str | None = None
+    screenshot: str | None = None  # save the settled window here and quit (on a throwaway profile)
+    draft_file: str | None = None  # with ``screenshot``: typed into the draft pane
+    select_number: int | None = None  # the sentence to select, counted from 1 as the window shows it
+    panels: list[str] = field(default_factory=list)  # shown and raised
+    size: tuple[int, int] | None = None
+    compare: str | None = None  # a second PDF: the alignment of ``pdf`` with it opens
+    side_by_side: bool = False  # ... and its side-by-side window
+    shown_probe: bool = False  # ``bench gui``: report the first paint and the first page, then quit
+    use_cache: bool = True
 
-        def report_first_page() -> None:
-            print(f"RHETORICA_FIRST_PAGE {time.time():.6f}", flush=True)
+
+def _probe_cold_start(window: MainWindow, pdf: str | None) -> None:
+    """bench: report when the window is first painted (and the PDF's first page, if any), then quit."""
+    def report_shown() -> None:
+        print(f"RHETORICA_SHOWN {time.time():.6f}", flush=True)
+        if not pdf:
             window.close()
 
-        _on_first_paint(window, report_shown)
-        window.firstPageShown.connect(report_first_page)
-        def report_error(stage: str, error: Exception) -> None:
-            if stage in ("open", "parse"):  # a missing model does not stop the pages from showing
-                print(f"RHETORICA_ERROR {error}", flush=True)
-                window.close()
+    def report_first_page() -> None:
+        print(f"RHETORICA_FIRST_PAGE {time.time():.6f}", flush=True)
+        window.close()
 
-        window.session.failed.connect(report_error)
-    if screenshot:
-        draft_text = Path(draft_file).read_text(encoding="utf-8") if draft_file else None
-        capture(window, screenshot, draft_text=draft_text, select=select, opening=bool(pdf), panels=panels)
-    if pdf:
-        window.open_path(pdf)
+    def report_error(stage: str, error: Exception) -> None:
+        if stage in ("open", "parse"):  # a missing model does not stop the pages from showing
+            print(f"RHETORICA_ERROR {error}", flush=True)
+            window.close()
+
+    _on_first_paint(window, report_shown)
+    window.firstPageShown.connect(report_first_page)
+    window.session.failed.connect(report_error)
+
+
+def _compare_when_shown(window: MainWindow, other: str, side_by_side: bool) -> None:
+    """Once the open paper has settled, line it up with ``other`` (the interactive ``--compare``)."""
+    def start() -> None:
+        window.settled.disconnect(start)
+        if window.session.paper is not None:
+            window.compare_with(other, side_by_side=side_by_side)
+
+    window.settled.connect(start)
+
+
+def run(request: GuiRequest) -> int:
+    """Open the window as ``request`` asks; with a screenshot, on a throwaway profile (the user's saved
+    draft and window layout are never read or written)."""
+    if request.screenshot:
+        from app.gui.throwaway_profile import throwaway_profile
+
+        with throwaway_profile():
+            return _run(request)
+    return _run(request)
+
+
+def _run(request: GuiRequest) -> int:
+    app = application()
+    window = MainWindow(model_path=request.model, use_cache=request.use_cache)
+    if request.size is not None:
+        window.resize(*request.size)
+    elif request.screenshot:
+        window.resize(1500, 950)
+    for panel in request.panels:
+        if panel not in window.docks:
+            window.close()
+            raise RhetoricaError(f"no panel {panel!r}; panels: {', '.join(window.docks)}")
+        window.dock_panels.show_panel(panel)
+    window.show()
+    if request.shown_probe:
+        _probe_cold_start(window, request.pdf)
+    shot = None
+    if request.screenshot:
+        draft_text = Path(request.draft_file).read_text(encoding="utf-8") if request.draft_file else None
+        shot = Screenshot(window, ScreenshotPlan(
+            Path(request.screenshot), panels=list(request.panels), draft_text=draft_text,
+            select_number=request.select_number, compare=request.compare,
+            side_by_side=request.side_by_side, opening=bool(request.pdf)))
+        shot.start()
+    elif request.compare and request.pdf:
+        _compare_when_shown(window, request.compare, request.side_by_side)
+    if request.select_number is not None and shot is None:
+        _select_when_shown(window, request.select_number)
+    if request.pdf:
+        window.open_path(request.pdf)
     code = app.exec()
     shutdown(window)
+    if shot is not None and shot.error:
+        return 2
     return int(code)
+
+
+def _select_when_shown(window: MainWindow, number: int) -> None:
+    """Select sentence ``number`` (counted from 1) once the open paper has settled."""
+    def select() -> None:
+        window.settled.disconnect(select)
+        paper = window.session.paper
+        if paper is not None and 1 <= number <= len(paper.sentences):
+            window.session.jump_to_sentence(number - 1)
+        elif paper is not None:
+            window.statusBar().showMessage(f"No sentence {number}: this paper has {len(paper.sentences)}")
+
+    window.settled.connect(select)

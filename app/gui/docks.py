@@ -5,37 +5,68 @@ shortcut, whether it starts in front of its tab group, remembers its visibility,
 when a sentence is selected all come from the spec, so adding a panel is one module with one
 ``register_panel`` call (plus its name in ``BUILTIN_PANEL_MODULES``): no change here or in the
 window, and no panel knows about another.
+
+The docks also keep the window usable: a panel shown opens tall enough to show its content (the
+spec's ``min_height`` or the panel's :class:`NeedsHeight`), a panel beside the page never makes its
+column wide because of a long combo-box entry, and a remembered layout is
+sanitised on start (:meth:`PanelDocks.sanitise`): panels remembered from several sessions do not pile
+up, and a floating dock left off screen or at an absurd size comes back to its place.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from functools import partial
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QComboBox, QDockWidget, QMainWindow, QWidget
 
 from app.gui.panels import PanelSpec, load_builtin_panels
+from app.gui.panels.registry import Flushable, NeedsHeight
 from app.gui.session import Session
 from app.gui.settings import AppSettings
 
+__all__ = ["Flushable", "NeedsHeight", "PanelDocks"]
 
-@runtime_checkable
-class NeedsHeight(Protocol):
-    """A panel that needs a least height to be of use (the graphical abstract's thumbnails and reasons)."""
-
-    def wanted_height(self) -> int: ...
-
-
-@runtime_checkable
-class Flushable(Protocol):
-    """A panel holding user text that must be saved before the window closes (the draft)."""
-
-    def flush(self) -> None: ...
+SIDE_AREAS = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
+COMBO_MIN_WIDTH = 80  # a combo box in a panel beside the page: at least this wide, its entries elided
+MAX_SIDE_SHARE = 2 / 3  # a dock beside the page grown to show its content: at most this share of the height
+MAX_UNDER_SHARE = 0.45  # one under (or over) the page: at most this share, the page keeps the rest
+DEFAULT_UNDER_HEIGHT = 260  # a panel under the page whose spec gives no height opens this tall
+MIN_FLOAT_SIDE = 120  # a floating dock smaller than this (or larger than its screen) is re-docked
 
 
 def _visible_flag(spec: PanelSpec) -> str:
     return f"{spec.id}_visible"
+
+
+def _relax_width(widget: QWidget) -> None:
+    """Let a side panel be narrower than its combo boxes' longest entries: each keeps at least
+    ``COMBO_MIN_WIDTH`` and elides the rest (the popup still shows every entry in full)."""
+    for combo in widget.findChildren(QComboBox):
+        if combo.minimumSizeHint().width() > COMBO_MIN_WIDTH and combo.minimumWidth() == 0:
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumWidth(COMBO_MIN_WIDTH)
+    widget.updateGeometry()
+
+
+def _title_height(dock: QDockWidget) -> int:
+    """The height of a laid-out dock above its panel (its title bar)."""
+    widget = dock.widget()
+    return max(0, dock.height() - widget.height()) if widget is not None else 0
+
+
+def on_some_screen(rect: QRect, least: int = MIN_FLOAT_SIDE) -> bool:
+    """True when ``rect`` (global coordinates) is of a sane size and its title bar is on a screen."""
+    if rect.width() < least or rect.height() < least:
+        return False
+    title = QRect(rect.left(), rect.top(), rect.width(), min(rect.height(), 30))
+    for screen in QGuiApplication.screens():
+        area = screen.availableGeometry()
+        if rect.width() <= area.width() * 1.05 and rect.height() <= area.height() * 1.05 \
+                and area.intersects(title):
+            return True
+    return False
 
 
 class PanelDocks:
@@ -48,17 +79,23 @@ class PanelDocks:
         self.specs: list[PanelSpec] = []
         self.panels: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self._shown_order: list[str] = settings.panels_shown_order  # least recently shown first
 
     def build(self) -> None:
         """Create, place, tabify and size the docks of every registered panel."""
         window = self._window
         window.setDockNestingEnabled(True)
+        # the right column runs the window's full height: a panel under the page (the draft, the
+        # graphical abstract) never squeezes the inspector and the suggestions beside it
+        window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.specs = load_builtin_panels()
         for spec in self.specs:
             widget = spec.factory(self._session)
             dock = QDockWidget(spec.title, window)
             dock.setObjectName(f"dock-{spec.id}")
             dock.setWidget(widget)
+            if spec.area in SIDE_AREAS:
+                _relax_width(widget)
             window.addDockWidget(spec.area, dock)
             if spec.tab_with and spec.tab_with in self.docks:
                 window.tabifyDockWidget(self.docks[spec.tab_with], dock)
@@ -71,42 +108,133 @@ class PanelDocks:
                             else spec.visible)
             self.panels[spec.id] = widget
             self.docks[spec.id] = dock
-            if isinstance(widget, NeedsHeight):
-                dock.visibilityChanged.connect(lambda shown, d=dock: shown and QTimer.singleShot(
-                    0, lambda: self.grow(d)))
+            dock.visibilityChanged.connect(partial(self._on_visibility, spec))
         for spec in self.specs:
             if spec.in_front:
                 self.docks[spec.id].raise_()
-        self._size()
 
-    def _size(self) -> None:
-        """Initial sizes: each width on its own, the heights of one area shared out together."""
+    def spec(self, panel_id: str) -> PanelSpec:
+        return next(s for s in self.specs if s.id == panel_id)
+
+    def apply_initial_sizes(self) -> None:
+        """The specs' sizes (for a window with no remembered layout; call it once the window is laid
+        out: sizes given before are lost to the docks' size hints): each width on its own, the heights
+        of one area shared out together, then each shown dock grown to show its content."""
         for spec in self.specs:
             if spec.width:
                 self._window.resizeDocks([self.docks[spec.id]], [spec.width], Qt.Orientation.Horizontal)
         areas: dict[Qt.DockWidgetArea, list[PanelSpec]] = {}
-        for spec in self.specs:
-            if spec.height:
+        for spec in self.specs:  # of a tab group, only the tab in front has a say
+            if spec.height and self._in_front(self.docks[spec.id]):
                 areas.setdefault(spec.area, []).append(spec)
-        for specs in areas.values():
-            self._window.resizeDocks([self.docks[s.id] for s in specs], [s.height for s in specs],
-                                     Qt.Orientation.Vertical)
+        for area, specs in areas.items():
+            docks = [self.docks[s.id] for s in specs]
+            heights = [self.wanted_height(d) for d in docks]
+            if area in SIDE_AREAS and len(docks) > 1:  # the column's height is fixed: the last gives way
+                column = sum(d.height() for d in docks)
+                heights[-1] = max(docks[-1].minimumSizeHint().height(), column - sum(heights[:-1]))
+            self._window.resizeDocks(docks, heights, Qt.Orientation.Vertical)
+        for dock in self.docks.values():
+            self.grow(dock)
+
+    def _in_front(self, dock: QDockWidget) -> bool:
+        """Shown, and not a tab behind another (a hidden window counts its docks by "not hidden")."""
+        if dock.isHidden():
+            return False
+        if not self._window.isVisible():
+            return True
+        return not dock.visibleRegion().isEmpty()
+
+    def _on_visibility(self, spec: PanelSpec, shown: bool) -> None:
+        if shown:
+            self._on_shown(spec)
+
+    def _on_shown(self, spec: PanelSpec) -> None:
+        if spec.id in self._shown_order:
+            self._shown_order.remove(spec.id)
+        self._shown_order.append(spec.id)
+        if spec.height or spec.min_height or isinstance(self.panels[spec.id], NeedsHeight):
+            QTimer.singleShot(0, partial(self.grow, self.docks[spec.id]))
+
+    def wanted_height(self, dock: QDockWidget) -> int:
+        """The height that shows ``dock``'s content, whichever is most of: the spec's ``height`` (the
+        panel's, under the dock's title bar; beside the page at least the panel's size hint, under it
+        ``DEFAULT_UNDER_HEIGHT`` when the spec says nothing), its ``min_height``, and what the panel
+        asks for (:class:`NeedsHeight`)."""
+        widget = dock.widget()
+        spec = next((s for s in self.specs if self.docks.get(s.id) is dock), None)
+        asked = widget.wanted_height() if isinstance(widget, NeedsHeight) else 0
+        if spec is None or widget is None:
+            return asked
+        height = spec.height
+        if self._window.dockWidgetArea(dock) in SIDE_AREAS:  # at least what its layout needs at once
+            height = max(height, widget.sizeHint().height())
+        elif not (height or spec.min_height or asked):  # under the page, a panel that says nothing
+            height = DEFAULT_UNDER_HEIGHT
+        return max(height + _title_height(dock) if height else 0, spec.min_height, asked)
 
     def grow(self, dock: QDockWidget) -> bool:
-        """Give a shown dock whose panel wants a least height (:class:`NeedsHeight`) that height when it is
-        lower, bounded by two thirds of the window; a dock the user made taller keeps its height (and
-        the window's saved state remembers it)."""
-        widget = dock.widget()
-        if not isinstance(widget, NeedsHeight) or not dock.isVisible() or dock.isFloating():
+        """Give a shown dock the height that shows its content (:meth:`wanted_height`) when it is lower,
+        bounded by two thirds of the window's height beside the page and by ``MAX_UNDER_SHARE`` under
+        it (the page keeps a readable height); a dock the user made taller keeps its height (and the
+        window's saved state remembers it). Beside the page the dock takes the height from the docks
+        above and below it in its column; under the page, from the page."""
+        if not dock.isVisible() or dock.isFloating():
             return False
-        area = self._window.dockWidgetArea(dock)
-        if area not in (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea):
+        beside = self._window.dockWidgetArea(dock) in SIDE_AREAS
+        share = MAX_SIDE_SHARE if beside else MAX_UNDER_SHARE
+        wanted = min(self.wanted_height(dock), int(self._window.height() * share))
+        if wanted <= 0 or dock.height() >= wanted:
             return False
-        wanted = min(widget.wanted_height(), self._window.height() * 2 // 3)
-        if dock.height() >= wanted:
-            return False
-        self._window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
+        self._resize_in_column(dock, wanted, beside)
+        # a tabbed dock's size includes its tab bar: top it up once the layout has applied the size
+        QTimer.singleShot(0, partial(self._top_up, dock, wanted, beside))
         return True
+
+    def _top_up(self, dock: QDockWidget, wanted: int, beside: bool) -> None:
+        if dock.isVisible() and dock.height() < wanted - 2:
+            self._resize_in_column(dock, 2 * wanted - dock.height(), beside)
+
+    def _resize_in_column(self, dock: QDockWidget, height: int, beside: bool) -> None:
+        mates = self._column_mates(dock) if beside else []
+        if not mates:
+            self._window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+            return
+        # the column's height is fixed: the docks above and below give up the difference, in proportion,
+        # but none below the height that shows its own content (nor below its least height)
+        floors = [max(m.minimumSizeHint().height(), min(m.height(), self.wanted_height(m))) for m in mates]
+        height = min(height, dock.height() + sum(m.height() - f for m, f in zip(mates, floors, strict=True)))
+        if height <= dock.height():
+            return
+        spare = sum(m.height() for m in mates) - (height - dock.height())
+        total = sum(m.height() for m in mates) or 1
+        sizes = [max(f, m.height() * spare // total) for m, f in zip(mates, floors, strict=True)]
+        self._window.resizeDocks([dock, *mates], [height, *sizes], Qt.Orientation.Vertical)
+
+    def _column_mates(self, dock: QDockWidget) -> list[QDockWidget]:
+        """The other docks on screen in ``dock``'s column (same area, overlapping it across; not the
+        tabs behind it)."""
+        area = self._window.dockWidgetArea(dock)
+        behind = set(self._window.tabifiedDockWidgets(dock))
+        span = dock.geometry()
+        return [d for d in self.docks.values() if d is not dock and d not in behind and d.isVisible()
+                and not d.isFloating() and self._window.dockWidgetArea(d) == area
+                and not d.visibleRegion().isEmpty()
+                and d.geometry().left() < span.right() and span.left() < d.geometry().right()]
+
+    def show_panel(self, panel_id: str) -> QDockWidget:
+        """Show ``panel_id``'s dock, then (on the next turn of the event loop, once the window is shown
+        and its tab bars laid out: a tab raised before that stays behind) put it in front of its tab
+        group at a height that shows its content."""
+        dock = self.docks[panel_id]
+        dock.show()
+
+        def to_front() -> None:
+            dock.raise_()
+            self.grow(dock)
+
+        QTimer.singleShot(0, to_front)
+        return dock
 
     def toggle_actions(self) -> list[QAction]:
         """Each dock's show/hide action, in registry order (for the View › Panels menu)."""
@@ -119,11 +247,50 @@ class PanelDocks:
             if spec.show_on_selection and not dock.isVisible():
                 dock.show()
 
+    # -- a remembered layout -----------------------------------------------------------------
+    def sanitise(self) -> list[str]:
+        """Make a restored layout usable; returns the ids of the panels it hid or re-docked.
+
+        - A floating dock whose title bar is on no screen, or whose size is absurd (under
+          ``MIN_FLOAT_SIDE`` or over its screen), goes back to its area.
+        - Of the panels remembered as shown (``remember_visible``), at most one per dock area comes
+          back: the one shown last; the others stay in View › Panels. Panels the spec shows anyway
+          (``visible``) are not counted.
+        """
+        changed = [spec.id for spec in self.specs if self._redock_if_lost(spec)]
+        remembered: dict[Qt.DockWidgetArea, list[PanelSpec]] = {}
+        for spec in self.specs:
+            dock = self.docks[spec.id]  # before the window is shown: "not hidden", not "visible"
+            if spec.remember_visible and not spec.visible and not dock.isHidden() and not dock.isFloating():
+                remembered.setdefault(self._window.dockWidgetArea(dock), []).append(spec)
+        for specs in remembered.values():
+            if len(specs) < 2:
+                continue
+            latest = max(specs, key=lambda s: self._recency(s.id))
+            for spec in specs:
+                if spec is not latest:
+                    self.docks[spec.id].hide()
+                    changed.append(spec.id)
+        return changed
+
+    def _recency(self, panel_id: str) -> int:
+        return self._shown_order.index(panel_id) if panel_id in self._shown_order else -1
+
+    def _redock_if_lost(self, spec: PanelSpec) -> bool:
+        dock = self.docks[spec.id]
+        if not dock.isFloating() or on_some_screen(dock.frameGeometry()):
+            return False
+        dock.setFloating(False)
+        self._window.addDockWidget(spec.area, dock)
+        return True
+
     def save(self) -> None:
-        """Remember the visibility the specs asked for and flush panels that hold user text."""
+        """Remember the visibility the specs asked for, which panels were shown last, and flush panels
+        that hold user text."""
         for spec in self.specs:
             if spec.remember_visible:
                 self._settings.set_flag(_visible_flag(spec), self.docks[spec.id].isVisible())
+        self._settings.panels_shown_order = self._shown_order
         for widget in self.panels.values():
             if isinstance(widget, Flushable):
                 widget.flush()

@@ -7,8 +7,16 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPoint, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QMimeData, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -26,8 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.banner import Banner
-from app.gui.corrections import CorrectionController
-from app.gui.docks import PanelDocks
+from app.gui.corrections import CorrectionController, SentenceTarget
+from app.gui.docks import PanelDocks, on_some_screen
 from app.gui.empty_state import EmptyState
 from app.gui.export_actions import EXPORT_FILTERS, AnalysisExporter
 from app.gui.help import ShortcutsDialog
@@ -37,6 +45,23 @@ from app.gui.model_holder import ModelHolder, ModelOptions
 from app.gui.navigation import SentenceNavigator
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
+from app.gui.panels.registry import (
+    AsksToInsert,
+    ChangesLibrary,
+    ComparesPapers,
+    CopiesItem,
+    DraftSource,
+    FollowsDraftSentence,
+    FollowsLibrary,
+    OffersFileActions,
+    OffersToolbarActions,
+    OpensPapers,
+    SaysStatus,
+    TakesCorrections,
+    TakesDraftContext,
+    TakesDraftText,
+    TakesText,
+)
 from app.gui.render_client import RenderClient
 from app.gui.session import OpenDocument, Session
 from app.gui.settings import AppSettings
@@ -52,14 +77,13 @@ from core.model_api import RoleModel
 from core.paths import sample_paper_path
 
 MODEL_LOAD_DELAY_MS = 150
+MIN_WINDOW_SIDE = 400  # a remembered window smaller than this (or off every screen) opens at the default
 STATUS_MS = 5000
 TEXT_WIDGETS = (QPlainTextEdit, QTextEdit, QLineEdit)  # Ctrl+C copies their selection, not a sentence
 
 
-def _text_of(panel: object) -> str:
-    """A panel's ``text`` now (a property or a method)."""
-    value = getattr(panel, "text", "")
-    return str(value() if callable(value) else value)
+def _draft_text(draft: DraftSource) -> str:
+    return draft.text
 
 
 class MainWindow(QMainWindow):
@@ -81,6 +105,7 @@ class MainWindow(QMainWindow):
         self.corrections = CorrectionController(self.session, parent=self)
         self.model_switch = ModelSwitch(self.settings, self.use_model_path, self._model_in_use, self)
         self.train_window: TrainDialog | None = None
+        self.side_by_side_window: object | None = None  # opened by compare_with(..., side_by_side=True)
         self.setWindowTitle("Rhetorica")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
@@ -182,60 +207,76 @@ class MainWindow(QMainWindow):
                               "Use the model in use before the last trained one again")
 
     def _link_panels(self) -> None:
-        """Besides the session, links between panels by what they offer (no panel is named): a panel
-        that publishes the sentence being written (``currentSentenceChanged``, the draft) feeds every
-        panel that takes one (``set_draft_sentence``, the suggestions); text a panel asks to insert
-        (``textInsertRequested``, a suggestion's template) goes to the panel that takes it
-        (``insert_text``, the draft), shown and in front; a changed library (``libraryChanged``)
-        reaches every ``library_changed``. A panel's ``openRequested(path)`` opens a PDF as File ›
-        Open does and its ``statusMessage(text)`` shows in the status bar. The panel that publishes the
-        sentence being written also lends its ``text`` (read when asked) to every ``set_draft_provider``
-        (the alignment) and its ``current_context`` (the sentence's heading kind and neighbours) to
-        every ``set_draft_context_provider`` (the suggestions)."""
-        for source in self.panels.values():
-            sentence = getattr(source, "currentSentenceChanged", None)
-            if sentence is not None and hasattr(source, "text"):
-                for target in self.panels.values():
-                    provide = getattr(target, "set_draft_provider", None)
-                    if target is not source and provide is not None:
-                        provide(partial(_text_of, source))
-            context = getattr(source, "current_context", None)
-            if sentence is not None and callable(context):
-                for target in self.panels.values():
-                    take_context = getattr(target, "set_draft_context_provider", None)
-                    if target is not source and take_context is not None:
-                        take_context(context)
-            insert = getattr(source, "textInsertRequested", None)
-            changed = getattr(source, "libraryChanged", None)
-            for target_id, target in self.panels.items():
-                if target is source:
-                    continue
-                take = getattr(target, "set_draft_sentence", None)
-                if sentence is not None and take is not None:
-                    sentence.connect(take)
-                if insert is not None and callable(getattr(target, "insert_text", None)):
-                    insert.connect(partial(self._insert_into, target_id))
-                forget = getattr(target, "library_changed", None)
-                if changed is not None and forget is not None:
-                    changed.connect(forget)
-            opener = getattr(source, "openRequested", None)
-            if opener is not None:
-                opener.connect(self.open_path)
-            message = getattr(source, "statusMessage", None)
-            if message is not None:
-                message.connect(self._notify)
-        for panel in self.panels.values():  # the inspector and the draft offer "Correct role/function"
-            take_corrections = getattr(panel, "set_corrections", None)
-            if take_corrections is not None:
-                take_corrections(self.corrections)
+        """Besides the session, links between panels by the capabilities they declare (the protocols
+        of :mod:`app.gui.panels.registry`; no panel is named): the sentence being written (a
+        :class:`DraftSource`, the draft) feeds every :class:`FollowsDraftSentence` (the suggestions),
+        its text every :class:`TakesDraftText` (the alignment) and its context every
+        :class:`TakesDraftContext`; text a panel asks to insert (:class:`AsksToInsert`) goes to the
+        :class:`TakesText` panel, shown and in front; a changed library (:class:`ChangesLibrary`)
+        reaches every :class:`FollowsLibrary`. :class:`OpensPapers` open a PDF as File › Open does,
+        :class:`SaysStatus` messages show in the status bar, and :class:`TakesCorrections` get the
+        correction controller."""
+        panels = list(self.panels.items())
+        for source_id, source in panels:
+            others = [(i, p) for i, p in panels if i != source_id]
+            if isinstance(source, DraftSource):
+                self._link_draft(source, [p for _i, p in others])
+            if isinstance(source, AsksToInsert):
+                for target_id, target in others:
+                    if isinstance(target, TakesText):
+                        source.textInsertRequested.connect(partial(self._insert_into, target_id))
+            if isinstance(source, ChangesLibrary):
+                for _i, target in others:
+                    if isinstance(target, FollowsLibrary):
+                        source.libraryChanged.connect(target.library_changed)
+            if isinstance(source, OpensPapers):
+                source.openRequested.connect(self.open_path)
+            if isinstance(source, SaysStatus):
+                source.statusMessage.connect(self._notify)
+            if isinstance(source, TakesCorrections):  # the inspector and the draft: "Correct role/function"
+                source.set_corrections(self.corrections)
         for dock in self.docks.values():  # a panel the user turns on comes to the front of its tabs
             dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and d.raise_())
 
+    @staticmethod
+    def _link_draft(draft: DraftSource, targets: list[QWidget]) -> None:
+        for target in targets:
+            if isinstance(target, FollowsDraftSentence):
+                draft.currentSentenceChanged.connect(target.set_draft_sentence)
+            if isinstance(target, TakesDraftText):
+                target.set_draft_provider(partial(_draft_text, draft))
+            if isinstance(target, TakesDraftContext):
+                target.set_draft_context_provider(draft.current_context)
+
     def _insert_into(self, panel_id: str, text: str) -> None:
-        dock = self.docks[panel_id]
-        dock.show()
-        dock.raise_()
-        self.panels[panel_id].insert_text(text)  # type: ignore[attr-defined]
+        panel = self.panels[panel_id]
+        if isinstance(panel, TakesText):
+            self.dock_panels.show_panel(panel_id)
+            panel.insert_text(text)
+
+    def _comparer(self) -> tuple[str, ComparesPapers] | None:
+        for panel_id, panel in self.panels.items():
+            if isinstance(panel, ComparesPapers):
+                return panel_id, panel
+        return None
+
+    def compare_with(self, path: str, side_by_side: bool = False) -> bool:
+        """Open the panel that compares papers (:class:`ComparesPapers`, the alignment) on the open paper
+        and the PDF ``path``; with ``side_by_side``, its side-by-side window opens once the alignment is
+        listed. False (and a banner) when no panel compares papers or nothing could start."""
+        found = self._comparer()
+        if found is None:
+            self.banner.show_message("error", "No panel here compares two papers.")
+            return False
+        panel_id, panel = found
+        self.dock_panels.show_panel(panel_id)
+        if side_by_side:
+            def open_pages(_alignment: object) -> None:
+                panel.alignmentShown.disconnect(open_pages)
+                self.side_by_side_window = panel.open_side_by_side()
+
+            panel.alignmentShown.connect(open_pages)
+        return panel.compare_with_pdf(str(path))
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -246,7 +287,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_close)
         file_menu.addSeparator()
         panel_actions = [action for panel in self.panels.values()  # e.g. "Add this paper to my library"
-                         for action in getattr(panel, "file_menu_actions", list)()]
+                         if isinstance(panel, OffersFileActions) for action in panel.file_menu_actions()]
         if panel_actions:
             file_menu.addActions(panel_actions)
             file_menu.addSeparator()
@@ -319,7 +360,8 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.act_next_page)
         toolbar.addSeparator()
         for panel in self.panels.values():  # panels that offer a one-click action (graphical abstract)
-            toolbar.addActions(getattr(panel, "toolbar_actions", list)())
+            if isinstance(panel, OffersToolbarActions):
+                toolbar.addActions(panel.toolbar_actions())
         self.legend = Legend(self.palette_)
         toolbar.addWidget(self.legend)
 
@@ -352,12 +394,31 @@ class MainWindow(QMainWindow):
         self.model_switch.switched.connect(lambda _p: self._update_actions())
 
     def _restore(self) -> None:
+        """The window's remembered size, place and docks, sanitised: a window that would open off
+        every screen or at an absurd size opens at the default size instead, and the docks are
+        checked by :meth:`PanelDocks.sanitise` (no pile of remembered panels, no lost floating dock)."""
+        default_size = self.size()
         geometry = self.settings.geometry
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        if geometry is not None and self.restoreGeometry(geometry) \
+                and not on_some_screen(self.frameGeometry(), least=MIN_WINDOW_SIDE):
+            self._open_at_default_place(default_size)
         state = self.settings.window_state
-        if state is not None:
-            self.restoreState(state)
+        if state is None or not self.restoreState(state):
+            QTimer.singleShot(0, self.dock_panels.apply_initial_sizes)  # once the window is laid out
+        self.dock_panels.sanitise()
+
+    def _open_at_default_place(self, size: QSize) -> None:
+        """The default size (no larger than the primary screen's free area), centred on that screen."""
+        self.setWindowState(Qt.WindowState.WindowNoState)
+        screen = QGuiApplication.primaryScreen()
+        if screen is None:
+            self.resize(size)
+            return
+        area = screen.availableGeometry()
+        frame = QRect(QPoint(0, 0), size.boundedTo(area.size()))
+        frame.moveCenter(area.center())
+        self.resize(frame.size())
+        self.move(frame.topLeft())
 
     # -- opening ------------------------------------------------------------------------
     def open_path(self, path: str | os.PathLike[str]) -> bool:
@@ -540,7 +601,7 @@ class MainWindow(QMainWindow):
 
     def _on_zoom_changed(self, zoom: float) -> None:
         self.zoom_box.setEditText(f"{zoom * 100:.0f}%")
-        self.settings.zoom = zoom
+        self.settings.zoom = self.page_view.preferred_zoom  # 0.0: the next paper fits the width too
 
     def _zoom_from_text(self, text: str) -> None:
         try:
@@ -590,9 +651,8 @@ class MainWindow(QMainWindow):
         if isinstance(focus, TEXT_WIDGETS):  # a panel's text box (or its subclass) copies its own selection
             focus.copy()
             return ""
-        own = getattr(focus, "copy_selected_item", None)  # a panel's list that copies its selected row
-        if callable(own):
-            return str(own())
+        if isinstance(focus, CopiesItem):  # a panel's list that copies its selected row
+            return str(focus.copy_selected_item())
         fallback = ""
         paper = self.session.paper
         if paper is not None and 0 <= self.session.selected < len(paper.sentences):
@@ -628,11 +688,13 @@ class MainWindow(QMainWindow):
 
     # -- corrections and the models trained on them (issue 15) ----------------------------
     def _on_corrected(self, target: object, field: str, label: str) -> None:
-        position = getattr(target, "position", -1)
-        if field == "role" and self.corrections.is_open_paper(target):  # type: ignore[arg-type]
-            items = self.page_view.overlay_items
-            if 0 <= position < len(items):
-                self.corrections.apply_to_overlays([items[position]])
+        if field != "role" or not isinstance(target, SentenceTarget):
+            return
+        if not self.corrections.is_open_paper(target):
+            return
+        items = self.page_view.overlay_items
+        if 0 <= target.position < len(items):
+            self.corrections.apply_to_overlays([items[target.position]])
 
     def export_corrections(self, path: str | Path) -> int:
         return self.corrections.export_to(path)

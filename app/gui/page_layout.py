@@ -5,6 +5,11 @@ Scene coordinates are PDF points: pages stand in a vertical strip, centred on th
 transform is the zoom.  This unit owns the page items (:class:`PageItem`), the zoom (fixed or "fit
 width"), which pages are on screen, the current page and scrolling to a page or a rectangle.  It
 says ``viewportChanged`` whenever what is on screen may have changed (zoom, scroll, resize).
+
+When the view changes width (a dock opens or closes beside it) the page is fitted again: in "fit
+width" mode always; at a fixed zoom chosen while the whole page width showed, the page shrinks to
+stay whole (never above the chosen zoom), so no horizontal scroll bar hides the right column.  Only a
+zoom the user set past the width (to read closer) keeps its horizontal scroll bar.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ class PageLayout(QObject):
         self._pages: list[PageItem] = []
         self._zoom = 1.0
         self._fit_width = True
+        self._chosen_zoom = 1.0  # the fixed zoom the user chose (the shown one may be lower)
+        self._keep_whole = False  # that zoom showed the whole width: shrink to keep it whole
         self._current_page = -1
         view.verticalScrollBar().valueChanged.connect(self._on_scrolled)
 
@@ -102,7 +109,9 @@ class PageLayout(QObject):
     def show_from_top(self, zoom: float) -> None:
         """Apply ``zoom`` (0 or less: fit width) and scroll to the top of the first page."""
         self._fit_width = zoom <= 0
-        self.apply_zoom(self.fit_zoom() if zoom <= 0 else zoom, keep_center=False)
+        self._chosen_zoom = max(MIN_ZOOM, min(MAX_ZOOM, zoom))
+        self._keep_whole = self._chosen_zoom <= self.fit_zoom() + 1e-4
+        self.apply_zoom(self.fit_zoom() if self._fit_width else self._chosen_zoom, keep_center=False)
         bar = self._view.verticalScrollBar()
         bar.setValue(bar.minimum())
         self._current_page = -1
@@ -132,9 +141,22 @@ class PageLayout(QObject):
         available = max(100, self._view.viewport().width() - 4)
         return max(MIN_ZOOM, min(MAX_ZOOM, available / width))
 
+    @property
+    def fits_width(self) -> bool:
+        """True in "fit width" mode (the zoom follows the view's width)."""
+        return self._fit_width
+
+    @property
+    def preferred_zoom(self) -> float:
+        """The zoom to remember: 0.0 in "fit width" mode, else the zoom the user chose."""
+        return 0.0 if self._fit_width else self._chosen_zoom
+
     def set_zoom(self, zoom: float) -> None:
+        """A fixed zoom; it keeps the page whole as the view narrows if it shows the whole width now."""
         self._fit_width = False
-        self.apply_zoom(zoom)
+        self._chosen_zoom = max(MIN_ZOOM, min(MAX_ZOOM, zoom))
+        self._keep_whole = bool(self._pages) and self._chosen_zoom <= self.fit_zoom() + 1e-4
+        self.apply_zoom(self._chosen_zoom)
 
     def zoom_in(self) -> None:
         self.set_zoom(next((z for z in ZOOM_STEPS if z > self._zoom * 1.01), MAX_ZOOM))
@@ -161,10 +183,16 @@ class PageLayout(QObject):
             self.zoomChanged.emit(zoom)
         self.viewportChanged.emit()
 
+    def _refit_zoom(self) -> float:
+        if self._fit_width:
+            return self.fit_zoom()
+        return min(self._chosen_zoom, self.fit_zoom()) if self._keep_whole else self._chosen_zoom
+
     def on_resized(self) -> None:
-        """The view changed size: refit in "fit width" mode."""
-        if self._fit_width and self._pages:
-            self.apply_zoom(self.fit_zoom())
+        """The view changed size (a dock opened or closed beside it, the window was resized): fit the
+        page again in "fit width" mode, and keep a whole-width fixed zoom whole."""
+        if self._pages and (self._fit_width or self._keep_whole):
+            self.apply_zoom(self._refit_zoom())
         else:
             self.viewportChanged.emit()
 

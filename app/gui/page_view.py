@@ -27,6 +27,9 @@ from app.gui.text_selection import TextSelection
 from core.analysis import PaperAnalysis
 from core.document import Paper
 
+PAGE_MIN_WIDTH = 560  # pixels: a letter-size page at ~0.9x, small print still readable
+PAGE_MIN_HEIGHT = 240
+
 
 class PageView(QGraphicsView):
     """Pages of one PDF in a vertical strip, with role overlays."""
@@ -52,6 +55,8 @@ class PageView(QGraphicsView):
         # a vertical bar that comes and goes would change the width "fit width" was computed for
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setMouseTracking(True)
+        # the docks give way before the page does: they shrink, the page keeps a readable width
+        self.setMinimumSize(PAGE_MIN_WIDTH, PAGE_MIN_HEIGHT)
         self._layout = PageLayout(self)
         self._rendering = PageRendering(self._layout, renderer, self.devicePixelRatioF, self)
         self._overlays = SentenceOverlays(self.scene(), self._layout, palette, self)
@@ -107,6 +112,16 @@ class PageView(QGraphicsView):
 
     def fit_width(self) -> None:
         self._layout.fit_width()
+
+    @property
+    def fits_width(self) -> bool:
+        """True in "fit width" mode."""
+        return self._layout.fits_width
+
+    @property
+    def preferred_zoom(self) -> float:
+        """The zoom to remember for the next paper: 0.0 for "fit width", else the one chosen."""
+        return self._layout.preferred_zoom
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

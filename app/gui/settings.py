@@ -15,6 +15,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from app.gui.palette import DEFAULT_OPACITY
 
 MAX_RECENT = 10
+MAX_PANELS = 64
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -84,7 +85,7 @@ class AppSettings:
     @property
     def threads(self) -> int:
         try:
-            return max(0, int(self._get("model/threads", 0) or 0))
+            return max(0, int(str(self._get("model/threads", 0) or 0)))
         except (TypeError, ValueError):
             return 0
 
@@ -109,7 +110,7 @@ class AppSettings:
     @property
     def opacity(self) -> float:
         try:
-            return min(1.0, max(0.0, float(self._get("overlay/opacity", DEFAULT_OPACITY))))
+            return min(1.0, max(0.0, float(str(self._get("overlay/opacity", DEFAULT_OPACITY)))))
         except (TypeError, ValueError):
             return DEFAULT_OPACITY
 
@@ -122,7 +123,7 @@ class AppSettings:
     def zoom(self) -> float:
         """The last zoom factor, or 0.0 when none was saved (then the view fits the width)."""
         try:
-            zoom = float(self._get("view/zoom", 0.0) or 0.0)
+            zoom = float(str(self._get("view/zoom", 0.0) or 0.0))
         except (TypeError, ValueError):
             zoom = 0.0
         return min(6.0, max(0.2, zoom)) if zoom > 0 else 0.0
@@ -148,6 +149,20 @@ class AppSettings:
     @window_state.setter
     def window_state(self, value: QByteArray) -> None:
         self.q.setValue("window/state", value)
+
+    @property
+    def panels_shown_order(self) -> list[str]:
+        """Panel ids, the one shown longest ago first (which remembered panel comes back on start)."""
+        raw = self._get("window/panels_shown", "")
+        try:
+            data = json.loads(str(raw)) if raw else []
+        except ValueError:
+            data = []
+        return [str(p) for p in data if isinstance(p, str)][:MAX_PANELS] if isinstance(data, list) else []
+
+    @panels_shown_order.setter
+    def panels_shown_order(self, value: list[str]) -> None:
+        self.q.setValue("window/panels_shown", json.dumps([str(p) for p in value][-MAX_PANELS:]))
 
     # recent files ----------------------------------------------------------------------
     @property

@@ -27,4 +27,10 @@ def load_builtin_panels() -> list[PanelSpec]:
     return panel_specs()
 
 
-__all__ = ["PanelSpec", "load_builtin_panels", "panel_specs", "register_panel", "unregister_panel"]
+def builtin_panel_ids() -> list[str]:
+    """The id of every registered panel, in menu order (for ``rhetorica gui --show-panel``)."""
+    return [spec.id for spec in load_builtin_panels()]
+
+
+__all__ = ["PanelSpec", "builtin_panel_ids", "load_builtin_panels", "panel_specs", "register_panel",
+           "unregister_panel"]

@@ -1,0 +1,260 @@
+"""A window that fits (issue 26.4): the page keeps a readable width and re-fits when docks change,
+panels open at a height that shows their content, remembered layouts are sanitised, and panels are
+linked by the capabilities the registry declares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QPoint, QRect, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel
+
+from app.gui.docks import on_some_screen
+from app.gui.page_view import PAGE_MIN_WIDTH
+from app.gui.panels import PanelSpec, register_panel, unregister_panel
+from app.gui.panels import registry as caps
+from app.gui.settings import AppSettings
+from core.paths import sample_paper_path
+from tests.gui_helpers import open_window
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _window(qtbot):  # type: ignore[no-untyped-def]
+    return open_window(qtbot, None, load_model_at_start=False, use_cache=False)
+
+
+def _open_pages(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.firstPageShown, timeout=60_000):
+        window.open_path(sample_paper_path())
+
+
+def _page_is_whole(window) -> bool:  # type: ignore[no-untyped-def]
+    view = window.page_view
+    return view.sceneRect().width() * view.zoom <= view.viewport().width() + 1
+
+
+def _widen_right_column(qtbot, window, width: int) -> None:  # type: ignore[no-untyped-def]
+    inspector = window.docks["inspector"]
+    window.resizeDocks([inspector], [width], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: inspector.width() > 420, timeout=5_000)
+
+
+# -- the page ------------------------------------------------------------------------------------
+def test_the_page_keeps_a_readable_width_and_refits_when_docks_change(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        _open_pages(qtbot, window)
+        view = window.page_view
+        assert view.fits_width and _page_is_whole(window)
+        before = view.zoom
+        _widen_right_column(qtbot, window, 1200)  # a dock asks for far more than there is
+        assert view.width() >= PAGE_MIN_WIDTH  # the docks gave way, not the page
+        qtbot.waitUntil(lambda v=view, z=before: v.zoom < z - 0.01, timeout=5_000)  # fitted again
+        assert _page_is_whole(window) and not view.horizontalScrollBar().isVisible()
+        assert AppSettings().zoom == 0.0  # "fit width" is what the next paper gets, not a number
+
+
+def test_a_whole_page_zoom_stays_whole_and_a_closer_one_keeps_its_scroll_bar(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        _open_pages(qtbot, window)
+        view = window.page_view
+        chosen = view.zoom * 0.99
+        view.set_zoom(chosen)  # a fixed zoom with the whole width on screen
+        assert AppSettings().zoom == pytest.approx(chosen, abs=1e-3)
+        _widen_right_column(qtbot, window, 1200)
+        qtbot.waitUntil(lambda v=view, z=chosen: v.zoom < z - 0.01, timeout=5_000)
+        assert _page_is_whole(window) and not view.horizontalScrollBar().isVisible()
+        view.set_zoom(3.0)  # closer than the width: the user wants to pan
+        window.resizeDocks([window.docks["inspector"]], [300], Qt.Orientation.Horizontal)
+        qtbot.waitUntil(lambda d=window.docks["inspector"]: d.width() < 420, timeout=5_000)
+        assert view.zoom == pytest.approx(3.0) and view.horizontalScrollBar().isVisible()
+
+
+# -- panels open at a size that shows their content ---------------------------------------------------
+def test_a_panel_shown_grows_to_the_height_that_shows_its_content(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        docks = window.dock_panels
+        wanted = docks.spec("suggestions").min_height
+        assert wanted > 0  # several suggestion cards
+        window.resize(1300, 1000)  # room for it beside the inspector's least height
+        dock = docks.show_panel("suggestions")
+        qtbot.waitUntil(lambda d=dock: not d.visibleRegion().isEmpty(), timeout=5_000)  # in front of its tabs
+        window.resizeDocks([dock], [140], Qt.Orientation.Vertical)  # left low, as a layout once was
+        qtbot.waitUntil(lambda d=dock, h=wanted: d.height() < h - 100, timeout=5_000)
+        dock.hide()
+        docks.show_panel("suggestions")
+        least = min(wanted, window.height() * 2 // 3) - 5
+        qtbot.waitUntil(lambda d=dock, h=least: d.height() >= h, timeout=5_000)
+
+
+def test_a_side_panel_does_not_widen_its_column_for_a_long_combo_entry(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        dock = window.dock_panels.show_panel("suggestions")  # its function filter has long entries
+        qtbot.waitUntil(lambda d=dock: not d.visibleRegion().isEmpty(), timeout=5_000)
+        window.resizeDocks([dock], [380], Qt.Orientation.Horizontal)
+        qtbot.waitUntil(lambda d=dock: d.width() <= 400, timeout=5_000)
+        assert window.page_view.width() >= PAGE_MIN_WIDTH
+
+
+# -- remembered layouts --------------------------------------------------------------------------------
+def _remember_all_shown(order: list[str]) -> None:
+    settings = AppSettings()
+    for spec_id in ("draft", "alignment", "library", "search", "graphical_abstract", "suggestions"):
+        settings.set_flag(f"{spec_id}_visible", True)
+    settings.panels_shown_order = order
+    settings.sync()
+
+
+def test_panels_remembered_from_earlier_sessions_do_not_pile_up(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    _remember_all_shown(["draft", "search", "alignment", "graphical_abstract", "library", "suggestions"])
+    for window in _window(qtbot):
+        bottom = [pid for pid, dock in window.docks.items() if dock.isVisible()
+                  and window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea]
+        assert bottom == ["library"]  # the one shown last; the rest wait in View › Panels
+        assert window.docks["suggestions"].isVisible()  # the only remembered one beside the page
+        assert all(window.docks[p].toggleViewAction().isChecked() is False
+                   for p in ("draft", "alignment", "search", "graphical_abstract"))
+
+
+def test_floating_docks_come_back_on_screen_and_a_speck_is_docked_again(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    screen = QGuiApplication.primaryScreen().availableGeometry()
+    for window in _window(qtbot):
+        speck, lost, kept = window.docks["figures"], window.docks["profile"], window.docks["outline"]
+        for dock, rect in ((speck, QRect(screen.left() + 30, screen.top() + 30, 40, 40)),
+                           (lost, QRect(-20_000, -20_000, 300, 300)),
+                           (kept, QRect(screen.left() + 20, screen.top() + 20, 250, 250))):
+            dock.setFloating(True)
+            dock.setGeometry(rect)
+        qtbot.waitUntil(lambda a=speck, b=lost, c=kept: a.isFloating() and b.isFloating() and c.isFloating(),
+                        timeout=5_000)
+    for window in _window(qtbot):
+        figures = window.docks["figures"]
+        assert not figures.isFloating()  # too small to use: back in its place
+        assert window.dockWidgetArea(figures) == Qt.DockWidgetArea.RightDockWidgetArea
+        for panel in ("profile", "outline"):  # still floating, and on a screen
+            dock = window.docks[panel]
+            assert dock.isFloating() and on_some_screen(dock.frameGeometry()), panel
+
+
+def test_a_window_remembered_off_every_screen_opens_on_one(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        window.move(-50_000, -50_000)
+        window.resize(300, 200)  # off screen and too small to use
+    from app.gui.main_window import MainWindow
+
+    window = MainWindow(load_model_at_start=False, use_cache=False)
+    qtbot.addWidget(window)
+    try:
+        area = QGuiApplication.primaryScreen().availableGeometry()
+        frame = window.frameGeometry()
+        assert area.contains(frame.topLeft())
+        assert frame.width() >= 400 and frame.height() >= 400
+        least = window.minimumSizeHint()  # the offscreen screen may be narrower than the window can be
+        assert frame.width() <= max(area.width(), least.width()) + 10
+    finally:
+        window.close()
+
+
+def test_on_some_screen_refuses_absurd_rectangles(qtbot) -> None:  # type: ignore[no-untyped-def]
+    area = QGuiApplication.primaryScreen().availableGeometry()
+    assert on_some_screen(QRect(area.topLeft() + QPoint(10, 10), area.size() / 2))
+    assert not on_some_screen(QRect(area.topLeft(), area.size() * 3))  # larger than any screen
+    assert not on_some_screen(QRect(area.right() + 5_000, area.top(), 300, 300))  # nowhere
+    assert not on_some_screen(QRect(area.left() + 10, area.top() + 10, 20, 20))  # a speck
+
+
+# -- declared capabilities -------------------------------------------------------------------------------
+def test_the_built_in_panels_have_the_capabilities_the_window_links(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        p = window.panels
+        assert isinstance(p["draft"], caps.DraftSource) and isinstance(p["draft"], caps.TakesText)
+        assert isinstance(p["suggestions"], caps.FollowsDraftSentence)
+        assert isinstance(p["suggestions"], caps.TakesDraftContext)
+        assert isinstance(p["suggestions"], caps.AsksToInsert)
+        assert isinstance(p["alignment"], caps.ComparesPapers)
+        assert isinstance(p["alignment"], caps.TakesDraftText)
+        assert isinstance(p["library"], caps.ChangesLibrary)
+        assert isinstance(p["library"], caps.OffersFileActions)
+        assert isinstance(p["search"], caps.FollowsLibrary) and isinstance(p["search"], caps.OpensPapers)
+        assert isinstance(p["search"], caps.Searches)
+        assert isinstance(p["graphical_abstract"], caps.NeedsHeight)
+        assert isinstance(p["graphical_abstract"], caps.OffersToolbarActions)
+        assert not isinstance(p["outline"], caps.DraftSource)
+
+
+class _Listener(QLabel):
+    """A panel of the test's own that only declares what it takes: the library's changes."""
+
+    def __init__(self, _session: object) -> None:
+        super().__init__("listener")
+        self.changes = 0
+
+    def library_changed(self) -> None:
+        self.changes += 1
+
+
+class _Announcer(QLabel):
+    statusMessage = Signal(str)
+
+    def __init__(self, _session: object) -> None:
+        super().__init__("announcer")
+
+
+@pytest.fixture
+def own_panels():  # type: ignore[no-untyped-def]
+    register_panel(PanelSpec(id="listener", title="Listener", factory=_Listener, order=998, visible=False))
+    register_panel(PanelSpec(id="announcer", title="Announcer", factory=_Announcer, order=999, visible=False,
+                             area=Qt.DockWidgetArea.BottomDockWidgetArea, min_height=333))
+    yield
+    unregister_panel("listener")
+    unregister_panel("announcer")
+
+
+def test_a_new_panel_is_linked_by_what_it_declares(qtbot, home, own_panels) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        listener, announcer = window.panels["listener"], window.panels["announcer"]
+        assert isinstance(listener, caps.FollowsLibrary) and isinstance(announcer, caps.SaysStatus)
+        window.panels["library"].libraryChanged.emit()
+        assert listener.changes == 1
+        announcer.statusMessage.emit("hello from a panel")
+        assert window.statusBar().currentMessage() == "hello from a panel"
+        dock = window.dock_panels.show_panel("announcer")  # its spec's min_height is honoured
+        least = min(333, int(window.height() * 0.45)) - 5
+        qtbot.waitUntil(lambda d=dock, h=least: d.height() >= h, timeout=5_000)
+
+
+def test_the_window_links_panels_without_probing_attribute_names() -> None:
+    for name in ("main_window.py", "docks.py", "app.py", "screenshot.py"):
+        source = (ROOT / "app" / "gui" / name).read_text(encoding="utf-8")
+        assert "getattr(" not in source and "hasattr(" not in source, name
+
+
+# -- sentence numbers count from 1 everywhere ------------------------------------------------------------
+def test_select_counts_sentences_from_one_as_the_window_does(qtbot, home, tmp_path_factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from app.gui.screenshot import Screenshot, ScreenshotPlan
+    from tests.gui_helpers import model_bundle
+
+    bundle = model_bundle(tmp_path_factory)
+    for window in open_window(qtbot, bundle, use_cache=False):
+        messages: list[str] = []
+        window.statusBar().messageChanged.connect(messages.append)
+        shot = Screenshot(window, ScreenshotPlan(tmp_path / "shot.png", select_number=3))
+        shot.start()
+        with qtbot.waitSignal(window.analysisShown, timeout=240_000):
+            window.open_path(sample_paper_path())
+        qtbot.waitUntil(lambda s=window.session: s.selected == 2, timeout=10_000)  # the third sentence
+        total = len(window.session.paper.sentences)
+        assert any(m.startswith(f"Sentence 3 of {total}") for m in messages)
+        qtbot.waitUntil((tmp_path / "shot.png").is_file, timeout=240_000)  # after the jobs it started
+        assert not shot.error
