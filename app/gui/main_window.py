@@ -55,6 +55,7 @@ from app.gui.panels.registry import (
     FollowsLibrary,
     OffersFileActions,
     OffersToolbarActions,
+    OpensDrafts,
     OpensPapers,
     SaysStatus,
     TakesCorrections,
@@ -125,6 +126,8 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
+        # a damaged analysis-cache entry was computed again: one line, not silence
+        self.session.noted.connect(lambda line: self.banner.show_message("warning", line))
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
@@ -452,7 +455,21 @@ class MainWindow(QMainWindow):
         path = self._dropped_path(event)
         if path is not None:
             event.acceptProposedAction()
-            self.open_path(path)
+            if not self._open_dropped_draft(path):
+                self.open_path(path)
+
+    def _open_dropped_draft(self, path: str) -> bool:
+        """A draft file (.tex, .md, .docx, .txt) dropped anywhere goes to the draft pane, not the page."""
+        from core.draft_formats import DRAFT_SUFFIXES
+
+        if Path(path).suffix.lower() not in DRAFT_SUFFIXES:
+            return False
+        for panel_id, panel in self.panels.items():
+            if isinstance(panel, OpensDrafts):
+                self.dock_panels.show_panel(panel_id)
+                panel.open_draft(path)
+                return True
+        return False
 
     @staticmethod
     def _dropped_path(event: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> str | None:

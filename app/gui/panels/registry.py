@@ -82,6 +82,13 @@ class DraftSource(Protocol):
 
 
 @runtime_checkable
+class OpensDrafts(Protocol):
+    """Opens a draft file (.tex, .md, .docx, .txt): one dropped on the window."""
+
+    def open_draft(self, path: str) -> bool: ...
+
+
+@runtime_checkable
 class TakesDraftText(Protocol):
     """Reads the draft's whole text when it needs it (the alignment's "compare with my draft")."""
 
