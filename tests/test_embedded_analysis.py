@@ -221,3 +221,24 @@ def test_rhetorica_analyze_shares_the_cache(tmp_path, monkeypatch, capsys, paper
     assert main([*args, "--json", str(tmp_path / "out.json")]) == 0
     assert "labels from the cache" in capsys.readouterr().out
     assert cache.load_analysis(paper, model.model_id, need_vectors=True) is not None  # not overwritten
+
+
+def test_align_of_a_pdf_shares_the_cached_analysis(tmp_path, monkeypatch, capsys,  # type: ignore[no-untyped-def]
+                                                   paper, encoded) -> None:
+    """`rhetorica align PDF ...` embeds the PDF once; a second run encodes none of its sentences (the
+    embedded analysis is read from the cache the app shares; `search --like` reads it the same way)."""
+    from app.cli import main
+
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    draft = tmp_path / "draft.txt"
+    draft.write_text("We propose a method for labelling sentences. It works well.", encoding="utf-8")
+    pdf = str(sample_paper_path())
+    common = ["--model", str(SHIPPED), "--device", "cpu", "--quiet"]
+    assert main(["align", pdf, str(draft), *common]) == 0
+    encoded_texts = [t for call in encoded for t in call]
+    assert paper.sentences[0].text in encoded_texts
+    encoded.clear()
+    assert main(["align", pdf, str(draft), *common]) == 0
+    again = {t for call in encoded for t in call}
+    assert not again & {s.text for s in paper.sentences}  # the PDF's sentences were not encoded again
+    capsys.readouterr()

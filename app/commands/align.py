@@ -97,12 +97,12 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             raise LibraryError(f"{spec}: no such file, and {error}") from None
     ctx = JobContext(progress_line(args.quiet))
     if kind == "pdf":
-        from core.pdf import parse_pdf
+        from app.commands.search import cached_pdf, embedded_pdf_analysis
 
-        paper = parse_pdf(path, ctx)
+        paper, sha256, cache = cached_pdf(path, ctx)
         if not paper.sentences:
             raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
-        analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
+        analysis = embedded_pdf_analysis(paper, sha256, cache, get_model(), ctx)
         return side_from_paper(paper, analysis, kind="pdf")
     paper = _draft_paper(path)
     if not paper.sentences:
