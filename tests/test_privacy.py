@@ -316,7 +316,7 @@ def test_importing_the_models_package_turns_runtime_telemetry_off() -> None:
 # -- static: no network code in the application -----------------------------------------------
 
 NETWORK_IMPORT = re.compile(
-    r"^\s*(?:import|from)\s+(socket|socketserver|ssl|urllib(?:\.request)?|urllib3|http(?:\.client|\.server)?"
+    r"^\s*(?:import|from)\s+(socket|socketserver|ssl|urllib(?!\.parse\b)(?:\.request)?|urllib3|http(?:\.client|\.server)?"
     r"|requests|httpx|aiohttp|websockets?|ftplib|smtplib|poplib|imaplib|telnetlib|xmlrpc|webbrowser"
     r"|huggingface_hub|PySide6\.QtNetwork|PySide6\.QtWebEngine\w*)\b", re.MULTILINE)
 NETWORK_CALL = re.compile(r"\b(snapshot_download|hf_hub_download|torch\.hub\.|urlopen|QDesktopServices"
@@ -359,7 +359,7 @@ def test_no_network_code_in_the_application() -> None:
 
 
 def test_the_static_scan_sees_what_it_looks_for() -> None:
-    source = ("import urllib.request\nm = AutoModel.from_pretrained(name)\n"
+    source = ("import urllib.request\nfrom urllib.parse import unquote\nm = AutoModel.from_pretrained(name)\n"
               "ok = X.from_pretrained(p, local_files_only=True)\n")
     assert {m.group(1) for m in NETWORK_IMPORT.finditer(source)} == {"urllib.request"}
     calls = [_call_text(source, m.end()) for m in FROM_PRETRAINED.finditer(source)]
