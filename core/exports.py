@@ -1,4 +1,4 @@
-"""Export a paper's role analysis as JSON, CSV or Markdown (no Qt).
+"""Export a paper's (or a draft's) role analysis as JSON, CSV, Markdown or HTML (no Qt).
 
 All three carry the same facts: per sentence its id, section, page, role, confidence and every
 class probability; JSON and Markdown also summarise the role mix per section.
@@ -7,6 +7,7 @@ class probability; JSON and Markdown also summarise the role mix per section.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -14,9 +15,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.document import Paper
+from core.document import Paper, Sentence
 from core.fileio import atomic_write_text
 from core.labels import ROLES
+from core.role_colors import DEFAULT_ROLE_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.analysis import PaperAnalysis
@@ -163,10 +165,9 @@ def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
         title = " ".join(p for p in (entry["number"], entry["heading"]) if p)
         lines.append(f"| {markdown_text(title)} | {n} | " + " | ".join(shares) + " |")
     lines.append("")
-    for section in paper.sections:
-        title = " ".join(p for p in (section.number, section.heading) if p)
+    for title, sentences in labelled_groups(paper):
         lines += [f"## {markdown_text(title) or '(untitled section)'}", ""]
-        for sentence in paper.sentences_in(section):
+        for sentence in sentences:
             prediction = analysis.roles[sentence.index]
             text = markdown_text(sentence.text)
             function = analysis.functions[sentence.index].label if analysis.functions is not None else ""
@@ -181,4 +182,63 @@ def export_markdown(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> 
     return Path(path)
 
 
-EXPORTERS = {"json": export_json, "csv": export_csv, "md": export_markdown}
+def labelled_groups(paper: Paper) -> list[tuple[str, list[Sentence]]]:
+    """The sentences under their headings, in reading order: a draft's text before its first heading
+    (``section_index`` -1) first, as "(before any heading)"; then each section ("number heading")."""
+    groups: list[tuple[str, list[Sentence]]] = []
+    before = [s for s in paper.sentences if s.section_index < 0]
+    if before:
+        groups.append(("(before any heading)", before))
+    for section in paper.sections:
+        title = " ".join(p for p in (section.number, section.heading) if p)
+        groups.append((title, paper.sentences_in(section)))
+    return groups
+
+
+def to_html(paper: Paper, analysis: PaperAnalysis, colors: dict[str, str] | None = None) -> str:
+    """One standalone HTML page (inline CSS, no script, nothing fetched): each sentence on its role's
+    colour (``core.role_colors``, or ``colors``), its role, confidence and function in its tooltip and
+    after it; a legend; every text escaped."""
+    _check(paper, analysis)
+    esc = html.escape
+    palette = {**DEFAULT_ROLE_COLORS, **(colors or {})}
+    css = "\n".join(f".r-{role} {{ background: {palette[role]}59; }}" for role in ROLES
+                     if re.fullmatch(r"#[0-9A-Fa-f]{6}", palette[role]))
+    title = esc(paper.title or Path(paper.source_path).name)
+    legend = " ".join(f'<span class="r-{role}">{role}</span>' for role in ROLES)
+    body = []
+    for heading, sentences in labelled_groups(paper):
+        body.append(f"<h2>{esc(heading) or '(untitled section)'}</h2>\n<p>")
+        for sentence in sentences:
+            role = analysis.roles[sentence.index]
+            function = analysis.functions[sentence.index] if analysis.functions is not None else None
+            note = f"{role.label} ({role.confidence:.2f})"
+            if function is not None and function.label not in ("", "none"):
+                note += f" · {function.label} ({function.confidence:.2f})"
+            body.append(f'<span class="s r-{esc(role.label)}" id="{esc(sentence.id)}" title="{esc(note)}">'
+                        f"{esc(sentence.text)}</span> <small>[{esc(note)}]</small>")
+        body.append("</p>")
+    model_id = esc(analysis.model_id)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>{title}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 50em; margin: 2em auto; line-height: 1.6; }}
+.s {{ border-radius: 3px; padding: 1px 0; }}
+small {{ color: #555; }}
+{css}
+</style></head><body>
+<h1>{title}</h1>
+<p>Rhetorical roles by model <code>{model_id}</code>; {len(paper.sentences)} sentences. Roles: {legend}</p>
+{chr(10).join(body)}
+</body></html>
+"""
+
+
+def export_html(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
+    atomic_write_text(path, to_html(paper, analysis))
+    return Path(path)
+
+
+EXPORTERS = {"json": export_json, "csv": export_csv, "md": export_markdown, "html": export_html}

@@ -18,6 +18,7 @@ from app.commands._options import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
     from core.cache import AnalysisCache
     from core.document import Paper
     from core.jobs import JobContext
@@ -40,6 +41,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="a PDF file, a paper .json, or a draft (.tex .md .markdown .docx .txt)")
     parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
                         help="write {paper, analysis} JSON here")
+    parser.add_argument("--export", type=path_arg, default=None, metavar="OUT",
+                        help="write the labelled paper or draft as Markdown, HTML, CSV or JSON (by the "
+                        "suffix: .md .html .csv .json)")
+    parser.add_argument("--annotated-pdf", type=path_arg, default=None, metavar="OUT",
+                        help="write a copy of the PDF with each sentence's role as a highlight annotation "
+                        "(its note: role, function, confidence); the PDF itself is not changed")
     add_model_options(parser, default_threads=None)
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--no-cache", action="store_true",
@@ -50,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 PAPER_JSON_LIMIT = 500_000_000  # bytes: a paper JSON is a few MB
 
 
-def _load_draft(path: Path):  # type: ignore[no-untyped-def]
+def _load_draft(path: Path) -> Paper:
     """A draft (.tex .md .docx .txt) as a paper; what its parser skipped goes to stderr, one line each."""
     from core.draft_formats import read_draft
     from core.draft_formats.paper import paper_from_draft
@@ -64,7 +71,7 @@ def _load_draft(path: Path):  # type: ignore[no-untyped-def]
     return paper_from_draft(draft, title=path.stem, source=str(path))
 
 
-def _load_paper(path: Path, ctx):  # type: ignore[no-untyped-def]
+def _load_paper(path: Path, ctx: JobContext | None) -> Paper:
     from core.document import Paper
     from core.draft_formats import draft_format
     from core.errors import NotAPdfError
@@ -110,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_input_file(args.pdf, "a PDF or a paper JSON")
     check_output_file(args.json, "--json", inputs=[args.pdf])
+    check_annotated_pdf_option(args)
+    check_export_option(args)
     ctx = JobContext(progress_line(args.quiet))
     cache = None if args.no_cache else AnalysisCache()
     started = time.perf_counter()
@@ -158,11 +167,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'all':34}{len(analysis.roles):5d} " + "".join(f"{total[x]:7d}" for x in labels))
 
     if analysis.functions is not None:
-        counts: dict[str, int] = {}
+        function_counts: dict[str, int] = {}
         for function in analysis.functions:
-            counts[function.label] = counts.get(function.label, 0) + 1
-        shown = ", ".join(f"{f} {n}" for f, n in sorted(counts.items(), key=lambda x: -x[1]) if f != "none")
-        print(f"\ncommunicative functions ({counts.get('none', 0)} sentences none): {shown[:400]}")
+            function_counts[function.label] = function_counts.get(function.label, 0) + 1
+        shown = ", ".join(f"{f} {n}" for f, n in sorted(function_counts.items(), key=lambda x: -x[1])
+                          if f != "none")
+        print(f"\ncommunicative functions ({function_counts.get('none', 0)} sentences none): {shown[:400]}")
 
     print("\nmost confident sentence per role:")
     for label in labels:
@@ -179,4 +189,56 @@ def run(args: argparse.Namespace) -> int:
         payload = {"paper": paper.to_dict(), "analysis": analysis.to_dict()}
         atomic_write_text(args.json, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
         print(f"\nwrote {args.json}")
+    if args.annotated_pdf is not None:
+        write_annotated_pdf(args, paper, analysis, ctx)
+    if args.export is not None:
+        from core.exports import EXPORTERS
+
+        EXPORTERS[_export_format(args.export)](paper, analysis, args.export)
+        print(f"wrote {args.export}")
     return 0
+
+
+_EXPORT_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv",
+                    ".json": "json"}
+
+
+def _export_format(path: Path) -> str:
+    return _EXPORT_SUFFIXES.get(path.suffix.lower(), "")
+
+
+def check_export_option(args: argparse.Namespace) -> None:
+    """``--export``: a known suffix, a writable file, not the input nor another output."""
+    from core.errors import RhetoricaError
+
+    if args.export is None:
+        return
+    if not _export_format(args.export):
+        raise RhetoricaError(f"--export {args.export.name}: give it a .md, .html, .csv or .json file name")
+    check_output_file(args.export, "--export", inputs=[args.pdf])
+    for other in (args.json, args.annotated_pdf):
+        if other is not None and Path(other).absolute() == Path(args.export).absolute():
+            raise RhetoricaError(f"{args.export}: given to --export and to another output")
+
+
+def check_annotated_pdf_option(args: argparse.Namespace) -> None:
+    """``--annotated-pdf`` needs a PDF input and a writable file that is not the input."""
+    from core.errors import RhetoricaError
+
+    if args.annotated_pdf is None:
+        return
+    if args.pdf.suffix.lower() != ".pdf":
+        raise RhetoricaError(f"--annotated-pdf needs a PDF input, not {args.pdf.name}")
+    check_output_file(args.annotated_pdf, "--annotated-pdf", inputs=[args.pdf, args.json])
+    if args.json is not None and Path(args.json).absolute() == Path(args.annotated_pdf).absolute():
+        raise RhetoricaError(f"{args.annotated_pdf}: given to both --json and --annotated-pdf")
+
+
+def write_annotated_pdf(args: argparse.Namespace, paper: Paper, analysis: PaperAnalysis,
+                        ctx: JobContext) -> None:
+    from core.pdf.annotate import annotate_pdf
+
+    written = annotate_pdf(args.pdf, paper, analysis, args.annotated_pdf, ctx=ctx)
+    skipped = f" ({written.skipped} sentence(s) without a place on the page)" if written.skipped else ""
+    print(f"wrote {written.path}: {written.highlights} highlight(s) for {written.sentences} sentence(s)"
+          f"{skipped}")

@@ -12,6 +12,7 @@ from app.commands._options import (
     add_model_options,
     bounded_int,
     check_input_file,
+    check_output_file,
     check_text,
     nonblank,
     path_arg,
@@ -34,6 +35,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--library", type=path_arg, default=None, metavar="DIR",
                         help="library folder (default: the user data folder's library/)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--bibtex", type=path_arg, default=None, metavar="OUT",
+                        help="also write the papers found as BibTeX (authors, year, DOI where the library "
+                        "keeps them)")
+    parser.add_argument("--ris", type=path_arg, default=None, metavar="OUT",
+                        help="also write the papers found as RIS (for Zotero, EndNote, Mendeley)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         check_input_file(args.like, "a PDF")
     else:
         check_text(args.like, "paper id")
+    check_bibliography_options(args)
     folder = args.library if args.library is not None else library_dir()
     if folder.exists() and not folder.is_dir():
         raise RhetoricaError(f"{folder}: is a file, not a library folder")
@@ -103,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     query = _pdf_query(args.like, args) if _is_pdf(args.like) else args.like
     with Library(folder) as library:
         result = search_like(library, query, args.facet, k=args.k)
+        written = write_bibliographies(args, library, result)
     timing = (f"ranked {result.candidates} paper(s) in {1000 * result.rank_seconds:.1f} ms"
               f" (loading the library's vectors: {1000 * result.load_seconds:.0f} ms)")
     note = result.query.fallback_note  # one line when the facet fell back to every sentence
@@ -111,10 +119,45 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"rhetorica: note: {note}", file=sys.stderr)
         print(timing, file=sys.stderr)
+        for line in written:
+            print(line, file=sys.stderr)
         return 0
     print(_text(result))
     print(timing)
+    for line in written:
+        print(line)
     return 0
+
+
+def check_bibliography_options(args: argparse.Namespace) -> None:
+    """``--bibtex``/``--ris``: writable files, not the query PDF, not one file for both."""
+    from core.errors import RhetoricaError
+
+    inputs = [args.like] if _is_pdf(args.like) else []
+    for option, path in (("--bibtex", args.bibtex), ("--ris", args.ris)):
+        check_output_file(path, option, inputs=inputs)
+    if args.bibtex is not None and args.ris is not None and \
+            Path(args.bibtex).absolute() == Path(args.ris).absolute():
+        raise RhetoricaError(f"{args.ris}: given to both --bibtex and --ris")
+
+
+def write_bibliographies(args: argparse.Namespace, library: Any, result: Any) -> list[str]:
+    """The papers found as BibTeX/RIS (best first); one line per file written."""
+    from core.bibliography import library_entries, to_bibtex, to_ris
+    from core.fileio import atomic_write_text
+
+    targets = [(path, write) for path, write in ((args.bibtex, to_bibtex), (args.ris, to_ris)) if path]
+    if not targets:
+        return []
+    query = result.query
+    notes = [f"Rhetorica search: like {_clip(query.title or query.paper_id, 80)} for its {query.facet}, "
+             f"rank {rank}, score {hit.score:.3f}" for rank, hit in enumerate(result.results, 1)]
+    entries = library_entries(library.store, [hit.paper_id for hit in result.results], notes)
+    lines = []
+    for path, write in targets:
+        atomic_write_text(path, write(entries))
+        lines.append(f"wrote {len(entries)} paper(s) to {path}")
+    return lines
 
 
 def _clip(text: str, width: int = 100) -> str:

@@ -1,7 +1,8 @@
 """Exporting the open paper's analysis from the GUI: the save dialog and writing the file.
 
-The formats themselves are ``core.exports`` (JSON, CSV, Markdown); this module picks the file
-name (beside the last opened paper), reads the format from the dialog's filter or the file's
+The formats themselves are ``core.exports`` (JSON, CSV, Markdown, HTML) and ``core.pdf.annotate`` (the PDF
+with its role colours as highlight annotations, written by a background job); this module picks the
+file name (beside the last opened paper), reads the format from the dialog's filter or the file's
 suffix, and reports the outcome in the banner or the status bar.
 """
 
@@ -10,15 +11,34 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.gui.banner import Banner
 from app.gui.session import Session
 from app.gui.settings import AppSettings
+from app.gui.workers import Worker
 
-EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
-_FORMAT_ALIASES = {"markdown": "md", "jsn": "json"}
+if TYPE_CHECKING:  # pragma: no cover
+    from core.analysis import PaperAnalysis
+    from core.document import Paper
+    from core.jobs import JobContext
+    from core.pdf.annotate import AnnotatedPdf
+
+EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)",
+                  "html": "HTML (*.html)"}
+_FORMAT_ALIASES = {"markdown": "md", "jsn": "json", "htm": "html"}
+ANNOTATED_PDF_FILTER = "PDF with role highlights (*.pdf)"
+
+
+def annotate_job(ctx: JobContext, source: str, paper: Paper, analysis: PaperAnalysis, out: str,
+                 colors: dict[str, str]) -> AnnotatedPdf:
+    """The background job of "Export annotated PDF…" (``core.pdf.annotate``)."""
+    from core.pdf.annotate import annotate_pdf
+
+    return annotate_pdf(source, paper, analysis, out, colors=colors, ctx=ctx)
 
 
 class AnalysisExporter:
@@ -31,6 +51,7 @@ class AnalysisExporter:
         self._settings = settings
         self._banner = banner
         self._notify = notify
+        self.annotating: Worker | None = None  # the running "Export annotated PDF…" job
 
     def suggested_path(self, fmt: str | None) -> str:
         """``<paper>-roles.<fmt>`` in the folder of the most recently opened paper."""
@@ -65,7 +86,8 @@ class AnalysisExporter:
         fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
         fmt = _FORMAT_ALIASES.get(fmt, fmt)
         if fmt not in EXPORTERS:
-            self._banner.show_message("error", f"Unknown export format {fmt!r}: use .json, .csv or .md")
+            self._banner.show_message("error",
+                                      f"Unknown export format {fmt!r}: use .json, .csv, .md or .html")
             return None
         try:
             written = EXPORTERS[fmt](paper, analysis, Path(path))
@@ -74,3 +96,55 @@ class AnalysisExporter:
             return None
         self._notify(f"Exported {len(paper.sentences)} sentences to {written}")
         return written
+
+    # -- the PDF with its role highlights ------------------------------------------------------
+    def annotated_pdf_action(self) -> QAction:
+        """File › "Export annotated PDF…" (its owner adds it to a menu)."""
+        action = QAction("Export annotated &PDF…", self._parent)
+        action.setStatusTip("Save a copy of the PDF with each sentence's role as a highlight annotation")
+        action.triggered.connect(lambda: self.annotated_pdf_dialog())
+        return action
+
+    def annotated_pdf_dialog(self) -> None:
+        if self._session.paper is None or self._session.analysis is None or not self._session.path:
+            self._banner.show_message("info", "Nothing to export yet: open a PDF and wait for its roles.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self._parent, "Export the PDF with role highlights",
+                                              self.suggested_annotated_path(), ANNOTATED_PDF_FILTER)
+        if path:
+            self.export_annotated_pdf(path)
+
+    def suggested_annotated_path(self) -> str:
+        """``<paper>-roles.pdf`` beside the open PDF."""
+        source = Path(self._session.path or "paper.pdf")
+        return str(source.with_name(f"{source.stem}-roles.pdf"))
+
+    def export_annotated_pdf(self, path: str | os.PathLike[str]) -> Worker | None:
+        """Write the open PDF with its role highlights to ``path`` in the background (the palette's
+        colours); the worker, or None when there is nothing to export or an export is running."""
+        paper, analysis, source = self._session.paper, self._session.analysis, self._session.path
+        if paper is None or analysis is None or not source:
+            return None
+        if self.annotating is not None:
+            self._banner.show_message("info", "An annotated PDF is being written already.")
+            return None
+        target = str(path)
+        if Path(target).suffix.lower() != ".pdf":
+            target += ".pdf"
+        worker = Worker(annotate_job, source, paper, analysis, target, self._session.palette.colors(),
+                        name="annotated-pdf-export")
+        worker.result.connect(self._on_annotated)
+        worker.error.connect(lambda error, t=target: self._banner.show_message(
+            "error", f"Could not write {t}: {' '.join(str(error).split())[:200]}"))
+        worker.finished.connect(self._annotating_finished)
+        self.annotating = worker
+        self._session.tracker.start(worker, "Exporting the annotated PDF")
+        return worker
+
+    def _on_annotated(self, written: AnnotatedPdf) -> None:
+        skipped = f"; {written.skipped} sentence(s) have no place on the page" if written.skipped else ""
+        self._notify(f"Exported {written.highlights} highlight(s) for {written.sentences} sentence(s) "
+                     f"to {written.path}{skipped}")
+
+    def _annotating_finished(self) -> None:
+        self.annotating = None

@@ -297,6 +297,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_export)
         export_menu = file_menu.addMenu("Export &as")
         export_menu.addActions(list(self.act_export_fmt.values()))
+        export_menu.addAction(self.exporter.annotated_pdf_action())  # issue 27.4
         file_menu.addSeparator()
         file_menu.addAction(self.act_settings)
         file_menu.addSeparator()

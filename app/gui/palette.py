@@ -7,18 +7,9 @@ from PySide6.QtGui import QColor
 
 import app.gui.qtfix  # noqa: F401  (refcount guard for PySide6 6.12 / pymupdf 1.28 on Python 3.11)
 from core.labels import ROLES
+from core.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR
 
-#: Okabe & Ito (2008) colours, one per role; readable under the multiply-blended highlight.
-DEFAULT_ROLE_COLORS: dict[str, str] = {
-    "background": "#56B4E9",  # sky blue
-    "objective": "#CC79A7",   # reddish purple
-    "method": "#F0E442",      # yellow
-    "result": "#D55E00",      # vermillion
-    "conclusion": "#009E73",  # bluish green
-    "other": "#999999",       # grey
-}
 DEFAULT_OPACITY = 0.35
-UNLABELLED_COLOR = "#BBBBBB"
 
 
 class RolePalette(QObject):
