@@ -64,13 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:  # a command not built yet
-            if error.name != name:
-                raise
-            continue
-        module.add_parser(subparsers)
+        importlib.import_module(name).add_parser(subparsers)
     return parser
 
 

@@ -28,7 +28,6 @@ nothing fetched).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,24 +142,6 @@ def side_from_paper(paper: Paper, analysis: PaperAnalysis, *, kind: str = "pdf")
     function_view = analysis.function_vectors if analysis.function_vectors is not None else content
     return AlignSide(paper.title or Path(paper.source_path).name, sentences, _normalised(content),
                      _normalised(function_view), paper.source_path, kind)
-
-
-def side_from_draft(sentences: Sequence[str], analysis: PaperAnalysis,
-                    function_vectors: np.ndarray | None = None, *, title: str = "Draft",
-                    section_kind: str = "", source: str = "") -> AlignSide:
-    """A side from a draft's sentences and ``analyze_texts`` (the draft pane's labelling). The function
-    view comes from ``model.embed(sentences, view="function")``; without it the content view stands in."""
-    if len(analysis.roles) != len(sentences):
-        raise ValueError(f"analysis has {len(analysis.roles)} roles for {len(sentences)} sentences")
-    if analysis.embeddings is None:
-        raise ValueError("the draft analysis has no embeddings")
-    functions = analysis.functions
-    rows = [AlignSentence(text, "", section_kind, analysis.roles[i].label,
-                          functions[i].label if functions is not None else "", analysis.roles[i].confidence)
-            for i, text in enumerate(sentences)]
-    content = analysis.embeddings
-    function = function_vectors if function_vectors is not None else content
-    return AlignSide(title, rows, _normalised(content), _normalised(function), source, "draft")
 
 
 def side_from_library(library: Library, paper_id: str) -> AlignSide:

@@ -43,8 +43,8 @@ def _train_paper(prefix: str) -> str:
 
 
 def test_committed_corpus_meets_the_issue_minimums() -> None:
-    rows = [json.loads(line) for line in (ANNOTATED_DIR / "train.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    lines = (ANNOTATED_DIR / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
     papers = {(r["source"], r["paper_id"]) for r in rows}
     fields = Counter(r["field"] for r in rows)
     body = sum(1 for r in rows if r["section_kind"] in BODY_KINDS)
@@ -75,7 +75,8 @@ def test_runs_split_at_gaps_and_sections(tmp_path: Path) -> None:
 def test_dev_and_train_splits_are_disjoint_by_paper(tmp_path: Path) -> None:
     dev_paper = next(f"d{i}" for i in range(200) if is_dev_paper("arxiv-abs", f"d{i}"))
     train_paper = _train_paper("t")
-    path = _write(tmp_path, [_row(dev_paper, 0, 0, "result", "none"), _row(train_paper, 0, 0, "method", "none")])
+    rows = [_row(dev_paper, 0, 0, "result", "none"), _row(train_paper, 0, 0, "method", "none")]
+    path = _write(tmp_path, rows)
     assert {s.paper_id for s in annotated_sentences("dev", path=path)} == {dev_paper}
     assert {s.paper_id for s in annotated_sentences("train", path=path)} == {train_paper}
     with pytest.raises(DatasetError):

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.commands._options import bounded_int, output_file, write_output
+
+if TYPE_CHECKING:  # pragma: no cover
+    from models.datasets.documents import LabelledDocument
+    from models.encoder import EncoderModel
 
 DATASETS = ("csabstruct", "pmc-sents-full", "pubmedqa", "nicta-piboso", "sciarg", "sciarg-fine", "uci-az")
 
@@ -30,7 +35,7 @@ def add_dataset_options(parser: argparse.ArgumentParser, extra: tuple[str, ...] 
                         help="also write the figures here")
 
 
-def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+def load_model_and_documents(args: argparse.Namespace) -> tuple[EncoderModel, list[LabelledDocument]]:
     """The model bundle named by ``--model`` and the split's documents (first ``--limit``)."""
     from models.datasets import load_dataset
     from models.encoder import load_model
@@ -42,7 +47,7 @@ def load_model_and_documents(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     return model, docs
 
 
-def test_dedup_indices(args: argparse.Namespace, doc_of: list[tuple[str, ...]]) -> list[int] | None:
+def test_dedup_indices(args: argparse.Namespace, doc_of: Sequence[tuple[str, ...]]) -> list[int] | None:
     """For CSAbstruct test: indices of the sentences whose abstract is also in ``test-dedup``
     (matched by their sentences: CSAbstruct's abstract_id is 0 on every row); else None."""
     if args.data != "csabstruct" or args.split != "test":
@@ -63,7 +68,7 @@ def command_line(args: argparse.Namespace, what: str, *flags: str) -> str:
     return " ".join([*parts, *flags])
 
 
-def record_figures(model: Any, entries: dict[str, tuple[float, str]], command: str) -> None:
+def record_figures(model: EncoderModel, entries: dict[str, tuple[float, str]], command: str) -> None:
     """Store ``name -> (value, data)`` in the bundle's manifest metrics, with the command."""
     from models.bundle import record_metrics
 

@@ -8,17 +8,11 @@ import importlib
 
 def add_group(subparsers: argparse._SubParsersAction, name: str, help_text: str,
               modules: tuple[str, ...]) -> argparse.ArgumentParser:
-    """Add ``name`` with its own subcommands, one module each (skipping ones not built yet)."""
+    """Add ``name`` with its own subcommands, one module each."""
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
     children = parser.add_subparsers(dest=f"{name}_command", metavar="WHAT")
     for module_name in modules:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue
-        module.add_parser(children)
+        importlib.import_module(module_name).add_parser(children)
     parser.set_defaults(func=lambda args: _missing(parser))
     return parser
 

@@ -16,7 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from app.commands._options import (
     MAX_THREADS,
@@ -27,6 +29,20 @@ from app.commands._options import (
     path_arg,
     write_output,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from models.bundle import Manifest
+    from models.encoder import EncoderModel
+
+T = TypeVar("T")
+
+
+class _ProfilingSession(Protocol):
+    """The part of an ``onnxruntime.InferenceSession`` opened with profiling on that is used here."""
+
+    def end_profiling(self) -> str:
+        """Stop profiling; the path of the JSON trace written."""
+        ...
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -88,7 +104,7 @@ def _repo_path(value: str | None, bundle: Path) -> Path | None:
     return path
 
 
-def _is_untrained(manifest) -> bool:  # type: ignore[no-untyped-def]
+def _is_untrained(manifest: Manifest) -> bool:
     training = manifest.training or {}
     return bool(training.get("untrained")) or "baseline" in manifest.name.lower()
 
@@ -259,15 +275,17 @@ def _peak_rss_mb() -> float:
     return _status_mb("VmHWM")
 
 
-def _timed(fn, *args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[..., T], *args: object) -> tuple[float, T]:
     started = time.perf_counter()
     value = fn(*args)
     return time.perf_counter() - started, value
 
 
-def _repeat(fn, n_items: int, repeats: int, *args) -> tuple[dict, object]:  # type: ignore[no-untyped-def]
-    """Run ``fn(*args)`` ``repeats`` times: wall and CPU seconds of each, best and median rate."""
-    walls, cpus, value = [], [], None
+def _repeat(fn: Callable[..., T], n_items: int, repeats: int, *args: object) -> tuple[dict[str, object], T]:
+    """Run ``fn(*args)`` ``repeats`` times (at least once): wall and CPU seconds of each, best and
+    median rate, and the last run's value."""
+    walls: list[float] = []
+    cpus: list[float] = []
     for _ in range(max(1, repeats)):
         cpu0 = time.process_time()
         wall, value = _timed(fn, *args)
@@ -308,14 +326,16 @@ def _worker_onnx(spec: dict) -> dict:
     return result
 
 
-def _op_profile(model, sentences: list[str], spec: dict) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def _op_profile(model: EncoderModel, sentences: list[str], spec: dict) -> dict[str, float]:
     """One more ``embed`` pass on a profiling session of the same graph: each operator type's share
     of the summed kernel time, largest first."""
     graph = spec.get("onnx") or str(model.bundle_dir / "model.onnx")
     profiled = model.with_graph(graph, threads=spec["threads"],
                                 profile_prefix=Path(spec["out"]).with_name("ort-profile"))
     profiled.embed(sentences, batch_size=spec["batch_size"])
-    events = json.loads(Path(profiled.session.end_profiling()).read_text(encoding="utf-8"))
+    # EncoderModel types its onnxruntime session as ``object`` (onnxruntime ships no types).
+    session = cast(_ProfilingSession, profiled.session)
+    events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
     totals: dict[str, float] = {}
     for event in events:
         if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):

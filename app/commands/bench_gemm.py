@@ -15,14 +15,20 @@ Needs the ``train`` extra (torch, onnx).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands._options import MAX_THREADS, bounded_int, output_file, write_output
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnx
 
 HIDDEN, FFN = 384, 1536
 LAYER_SHAPES = ((HIDDEN, HIDDEN),) * 4 + ((HIDDEN, FFN), (FFN, HIDDEN))  # (in, out) of each matmul
@@ -62,7 +68,7 @@ def cpu_flags() -> list[str]:
     return []
 
 
-def _time_layer(calls: list, repeats: int) -> float:  # type: ignore[type-arg]
+def _time_layer(calls: Sequence[Callable[[], object]], repeats: int) -> float:
     """Best-of-3 mean seconds for one pass over ``calls`` (each a zero-argument callable)."""
     for call in calls:
         call()
@@ -76,7 +82,7 @@ def _time_layer(calls: list, repeats: int) -> float:  # type: ignore[type-arg]
     return best
 
 
-def _layer_graph(rows: int, integer: bool):  # type: ignore[no-untyped-def]
+def _layer_graph(rows: int, integer: bool) -> onnx.ModelProto:
     """One graph holding the layer's six multiplies side by side (inputs ``x0..x5``): one session,
     so no idle thread pool of another session spins while this one works."""
     import numpy as np
@@ -104,7 +110,7 @@ def _layer_graph(rows: int, integer: bool):  # type: ignore[no-untyped-def]
     return model
 
 
-def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list:  # type: ignore[type-arg]
+def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list[Callable[[], object]]:
     import numpy as np
     import onnx
     import onnxruntime as ort
@@ -133,7 +139,7 @@ def _ort_calls(rows: int, threads: int, kind: str, folder: Path) -> list:  # typ
     return [lambda: session.run(None, feed)]
 
 
-def _torch_calls(rows: int, threads: int) -> list:  # type: ignore[type-arg]
+def _torch_calls(rows: int, threads: int) -> list[Callable[[], None]]:
     from models.training.bench_reference import torch_linear_calls
 
     return torch_linear_calls(rows, threads, LAYER_SHAPES)
@@ -151,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
           f"{args.threads} threads; CPU flags: {', '.join(results['cpu_flags']) or 'unknown'}", flush=True)
     with tempfile.TemporaryDirectory(prefix="rhetorica-gemm-") as tmp:
         # onnxruntime first: torch's OpenMP threads keep spinning for a while after its last call.
-        engines = {kind: (lambda kind=kind: _ort_calls(args.rows, args.threads, kind, Path(tmp)))
-                   for kind in ("onnx-fp32", "int8-dynamic", "int8-arithmetic")}
-        engines["torch-fp32"] = lambda: _torch_calls(args.rows, args.threads)
+        engines: dict[str, Callable[[], Sequence[Callable[[], object]]]] = {
+            kind: functools.partial(_ort_calls, args.rows, args.threads, kind, Path(tmp))
+            for kind in ("onnx-fp32", "int8-dynamic", "int8-arithmetic")}
+        engines["torch-fp32"] = functools.partial(_torch_calls, args.rows, args.threads)
         for name, make in engines.items():
             seconds = _time_layer(make(), args.repeats)
             results["engines"][name] = {"ms_per_layer": round(seconds * 1e3, 3),

@@ -20,8 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.commands._options import (
     MAX_THREADS,
@@ -186,7 +187,10 @@ def _build(engine: str, data: Any, m: int, ef_search: int, threads: int) -> tupl
         import faiss
 
         faiss.omp_set_num_threads(threads)
-        index = faiss.IndexHNSWSQ(d, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT)
+        # faiss's stub types the second argument as a ScalarQuantizer object; the SWIG constructor
+        # takes the quantizer type (ScalarQuantizer::QuantizerType, an int) as the C++ one does.
+        hnsw_sq = cast("Callable[[int, int, int, int], faiss.IndexHNSWSQ]", faiss.IndexHNSWSQ)
+        index = hnsw_sq(d, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = 200
         index.train(data)
         index.add(data)

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise RhetoricaError(f"no PDF files in {folder}")
     if args.tracemalloc:
         tracemalloc.start()
-    rows = []
+    rows: list[dict[str, str | int | float]] = []
     total_pages = 0
     total_time = 0.0
     total_cpu = 0.0

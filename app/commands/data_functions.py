@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from app.commands._options import bounded_float, bounded_int, input_file, output_file, write_output
+
+if TYPE_CHECKING:  # pragma: no cover
+    from models.training.function_corpus import CorpusSentence
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     taxonomy = load_taxonomy(args.taxonomy)
     nlp = load_parser()
     started = time.perf_counter()
-    sentences = []
+    sentences: list[CorpusSentence] = []
     for source in args.source:
         sentences.extend(itertools.islice(corpus_sentences(source), args.limit))
         print(f"{source}: {len(sentences)} sentences so far", file=sys.stderr, flush=True)

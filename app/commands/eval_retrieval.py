@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands._evaluation import (
     add_dataset_options,
@@ -16,6 +17,9 @@ from app.commands._evaluation import (
     write_json,
 )
 from app.commands._options import input_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from models.encoder import EncoderModel
 
 LABELS_LIMIT = 4_000_000_000  # bytes: checked in blocks, never read whole by the check
 
@@ -53,13 +57,14 @@ def run(args: argparse.Namespace) -> int:
         model, sentences, labels = _gold_functions(args) if args.data == "gold" else _labelled_functions(args)
         if args.unseen_of is not None:
             sentences, labels = _unseen_only(args.unseen_of, sentences, labels)
-        doc_of = [(s,) for s in sentences]
-        docs: list[object] = list(sentences)  # each sentence stands alone
+        doc_of: list[tuple[str, ...]] = [(s,) for s in sentences]
+        document_count = len(sentences)  # each sentence stands alone
     else:
         model, docs = load_model_and_documents(args)
         sentences = [s for d in docs for s in d.sentences]
         labels = [x for d in docs for x in d.labels]
         doc_of = [tuple(d.sentences) for d in docs for _ in d.sentences]
+        document_count = len(docs)
 
     view_flag = [] if args.view == "content" else ["--view", args.view]
     view_flag += ["--labels", str(args.labels)] if args.data == "labels" else []
@@ -77,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         "labels": "function" if args.data in ("gold", "labels") else "dataset",
         **({"labels_file": str(args.labels)} if args.data == "labels" else {}),
         **({"unseen_of": str(args.unseen_of)} if args.unseen_of is not None else {}),
-        "documents": len(docs),
+        "documents": document_count,
         "sentences": len(sentences),
         "limit": args.limit,
         "embed_seconds": round(seconds, 3),
@@ -101,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         record_figures(model, entries, results["command"])
     write_json(args, results)
 
-    print(f"{args.data} {args.split}: {len(sentences)} sentences from {len(docs)} documents; "
+    print(f"{args.data} {args.split}: {len(sentences)} sentences from {document_count} documents; "
           f"model {model.model_id} ({model.provider}), {args.view} view; embedded in {seconds:.1f} s")
     print(f"  P@1 {report.precision_at_1:.4f}  MAP@R {report.map_at_r:.4f}  ({report.queries} queries)")
     if sub is not None and keep is not None:
@@ -113,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 
-def _gold_functions(args: argparse.Namespace) -> tuple[object, list[str], list[str]]:
+def _gold_functions(args: argparse.Namespace) -> tuple[EncoderModel, list[str], list[str]]:
     """The bundle, and the gold split's sentences that have a function, with their functions."""
     from core.labels import NO_FUNCTION
     from core.paths import shared_dir
@@ -127,7 +132,7 @@ def _gold_functions(args: argparse.Namespace) -> tuple[object, list[str], list[s
     return model, [g.text for g in items], [g.function for g in items]
 
 
-def _labelled_functions(args: argparse.Namespace) -> tuple[object, list[str], list[str]]:
+def _labelled_functions(args: argparse.Namespace) -> tuple[EncoderModel, list[str], list[str]]:
     """The bundle, and the sentences and functions of a function-label file (``--labels``)."""
     from core.errors import DatasetError
     from core.fileio import check_text_file

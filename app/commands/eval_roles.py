@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from app.commands._evaluation import (
     add_dataset_options,
@@ -13,6 +15,9 @@ from app.commands._evaluation import (
     test_dedup_indices,
     write_json,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from models.metrics import ClassificationReport
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     allowed_hits = 0
     for doc in docs:
         if args.one_by_one:
-            kinds = doc.section_kinds or [None] * len(doc.sentences)
+            kinds: Sequence[str | None] = doc.section_kinds or [None] * len(doc.sentences)
             roles = [model.classify_roles([s], None if k is None else [k])[0]
                      for s, k in zip(doc.sentences, kinds, strict=True)]
         else:
@@ -125,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_report(report, title: str) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: ClassificationReport, title: str) -> None:
     print(f"{title}: F1-micro {100 * report.f1_micro:.2f}  F1-macro {100 * report.f1_macro:.2f}")
     print(f"  {'label':14}{'P':>8}{'R':>8}{'F1':>8}{'n':>8}")
     for label in report.labels:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, TextIO
 
 from app.commands._options import bounded_int, nonblank
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.document import Paper
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(paper, out) -> None:  # type: ignore[no-untyped-def]
+def _summary(paper: Paper, out: TextIO) -> None:
     print(f"title:     {paper.title or '(not found)'}", file=out)
     if paper.authors:
         print(f"authors:   {', '.join(paper.authors)}", file=out)

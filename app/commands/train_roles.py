@@ -8,6 +8,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands._options import (
     MAX_THREADS,
@@ -18,6 +19,9 @@ from app.commands._options import (
     input_folder,
     output_folder,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.jobs import Progress
 
 LABELS_LIMIT = 4_000_000_000  # bytes
 
@@ -172,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     start = time.time()
 
-    def show(p) -> None:  # type: ignore[no-untyped-def]
+    def show(p: Progress) -> None:
         print(f"[{time.strftime('%H:%M:%S')} +{time.time() - start:6.0f}s] {p.message}", flush=True)
 
     result, manifest = train_bundle(cfg, args.out, quantize=not args.no_quantize, name=args.name,

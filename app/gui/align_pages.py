@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QPainter, QPainterPath, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QCloseEvent,
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -191,9 +200,12 @@ class PageSide(SideView):
         return self.view.viewport()
 
     def y_of(self, index: int) -> float | None:
-        if not (0 <= index < len(self._anchors)) or self._anchors[index] is None:
+        if not (0 <= index < len(self._anchors)):
             return None
-        return self.view.viewportTransform().map(self._anchors[index]).y()  # type: ignore[arg-type]
+        anchor = self._anchors[index]
+        if anchor is None:
+            return None
+        return self.view.viewportTransform().map(anchor).y()
 
     def positions(self) -> dict[int, float]:
         transform = self.view.viewportTransform()
@@ -235,8 +247,8 @@ class PageSide(SideView):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if kind == QEvent.Type.MouseMove:
-            index = self.view.sentence_at(event.position().toPoint())  # type: ignore[attr-defined]
+        if kind == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+            index = self.view.sentence_at(event.position().toPoint())
             if index != self._hover:
                 self._hover = index
                 self.hovered.emit(index)

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -30,7 +31,9 @@ def application() -> QApplication:
         from core.paths import resources_dir
 
         app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "rhetorica.svg")))
-    return app  # type: ignore[return-value]
+    # Qt's stubs type instance() as the QCoreApplication it is declared on; in this process it is
+    # the QApplication created here (or by pytest-qt).
+    return cast(QApplication, app)
 
 
 def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
@@ -41,8 +44,8 @@ def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
 
 
 class _FirstPaint(QObject):
-    def __init__(self, callback: Callable[[], None]) -> None:
-        super().__init__()
+    def __init__(self, callback: Callable[[], None], parent: QObject) -> None:
+        super().__init__(parent)
         self.callback: Callable[[], None] | None = callback
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
@@ -53,8 +56,7 @@ class _FirstPaint(QObject):
 
 
 def _on_first_paint(window: MainWindow, callback: Callable[[], None]) -> None:
-    probe = _FirstPaint(callback)
-    window._first_paint_probe = probe  # type: ignore[attr-defined]
+    probe = _FirstPaint(callback, window)  # the window owns it (and keeps it alive)
     central = window.centralWidget()
     if central is not None:
         central.installEventFilter(probe)

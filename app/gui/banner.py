@@ -48,7 +48,10 @@ class Banner(QFrame):
         self.icon.setPixmap(self.style().standardIcon(icon).pixmap(20, 20))
         self.message.setText(text)
         while self.actions_box.count():
-            widget = self.actions_box.takeAt(0).widget()
+            item = self.actions_box.takeAt(0)
+            if item is None:  # not while count() > 0; the stubs allow it
+                break
+            widget = item.widget()
             if widget is not None:
                 widget.deleteLater()
         for label, callback in actions or []:

@@ -131,11 +131,11 @@ def run_bench(pdf: str, model: str | None = None, cold_runs: int = 3) -> dict[st
         start = time.perf_counter()
         window.models.request()
         _wait(window.models.ready, 300, lambda: window.models.model is not None)
-        model = window.models.model
-        if model is None:
+        loaded = window.models.model
+        if loaded is None:
             raise RuntimeError(f"model did not load: {window.models.error}")
         results["model_load_s"] = time.perf_counter() - start
-        results["model_id"] = model.model_id
+        results["model_id"] = loaded.model_id
         results["uncached"] = open_and_measure(window, pdf)
         window.close_paper()
         app.processEvents()

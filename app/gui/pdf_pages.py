@@ -42,7 +42,7 @@ def open_for_view(path: str | Path) -> pymupdf.Document:
 
 def page_sizes(doc: pymupdf.Document) -> list[tuple[float, float]]:
     sizes = []
-    for page in doc:
+    for page in doc.pages():
         rect = page.rect
         sizes.append((float(rect.width), float(rect.height)))
     return sizes

@@ -19,6 +19,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.gui.main_window import MainWindow
+from app.gui.panels.draft import DraftPanel
 from app.gui.panels.registry import Searches
 
 SETTLE_MS = 400  # after the last job: overlays and panels paint
@@ -63,9 +64,11 @@ class Screenshot:
             QTimer.singleShot(SETTLE_MS, self._on_settled)
         if plan.draft_text is not None:
             draft = window.panels["draft"]
+            if not isinstance(draft, DraftPanel):  # the panel registry builds it
+                raise TypeError(f"the draft panel is a {type(draft).__name__}, not a DraftPanel")
             window.dock_panels.show_panel("draft")
-            draft.labelled.connect(self._on_draft_labelled)  # type: ignore[attr-defined]
-            draft.set_text(plan.draft_text)  # type: ignore[attr-defined]
+            draft.labelled.connect(self._on_draft_labelled)
+            draft.set_text(plan.draft_text)
         QTimer.singleShot(int(plan.timeout_s * 1000) + 1000, self._maybe_shoot)
 
     def _on_draft_labelled(self, _count: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.draft_formats.files import DRAFT_SUFFIXES, draft_format, read_draft_file
 from core.draft_formats.types import FORMATS, DraftSentence, ParsedDraft, Span
 from core.errors import DraftError
 
@@ -25,16 +26,6 @@ __all__ = [
     "parse_draft_text",
     "read_draft",
 ]
-
-# File suffix → format.
-DRAFT_SUFFIXES = {".tex": "tex", ".ltx": "tex", ".md": "md", ".markdown": "md", ".txt": "txt",
-                  ".text": "txt", ".docx": "docx"}
-
-
-def draft_format(path: str | Path) -> str | None:
-    """The draft format of a file name ("tex", "md", "txt", "docx"), None for any other suffix."""
-    return DRAFT_SUFFIXES.get(Path(path).suffix.lower())
-
 
 def parse_draft_text(text: str, fmt: str, *, name: str = "the draft") -> ParsedDraft:
     """Parse a draft held in memory. ``fmt`` is "tex", "md" or "txt" (a ``.docx`` is a file: use
@@ -59,6 +50,4 @@ def read_draft(path: Path, project_root: Path | None = None) -> ParsedDraft:
     """Read and parse the draft at ``path`` by its suffix (.tex .ltx .md .markdown .txt .text .docx).
     ``project_root`` (default: the draft's folder) bounds ``\\input``/``\\include``: files outside it,
     or included in a cycle, are refused."""
-    from core.draft_formats.files import read_draft_file
-
     return read_draft_file(Path(path), project_root)

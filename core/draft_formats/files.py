@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.draft_formats.text_file import read_text_draft
 from core.draft_formats.types import ParsedDraft
 from core.errors import DraftError
 
-TEXT_DRAFT_LIMIT = 20_000_000  # bytes: a long thesis in LaTeX is a few MB
 DOCX_LIMIT = 200_000_000  # bytes: a Word file with its images
 
+# File suffix → format.
+DRAFT_SUFFIXES = {".tex": "tex", ".ltx": "tex", ".md": "md", ".markdown": "md", ".txt": "txt",
+                  ".text": "txt", ".docx": "docx"}
 
-def read_text_draft(path: Path, what: str = "a draft") -> str:
-    """The UTF-8 text of a text draft (one-line :class:`core.fileio.TextInputError` for a missing,
-    binary, UTF-16, non-UTF-8 or too large file). Line ends are kept as they are, so offsets into the
-    returned text are offsets into the file's characters."""
-    from core.fileio import read_text_input
 
-    return read_text_input(path, what, max_bytes=TEXT_DRAFT_LIMIT)
+def draft_format(path: str | Path) -> str | None:
+    """The draft format of a file name ("tex", "md", "txt", "docx"), None for any other suffix."""
+    return DRAFT_SUFFIXES.get(Path(path).suffix.lower())
 
 
 def _check_binary_file(path: Path, limit: int) -> None:
@@ -42,8 +42,6 @@ def _check_binary_file(path: Path, limit: int) -> None:
 
 def read_draft_file(path: Path, project_root: Path | None = None) -> ParsedDraft:
     from dataclasses import replace
-
-    from core.draft_formats import DRAFT_SUFFIXES
 
     fmt = DRAFT_SUFFIXES.get(path.suffix.lower())
     if fmt is None:

@@ -23,6 +23,7 @@ from typing import Any
 from core.draft_formats.latex_prepass import Prepared, prepare_latex
 from core.draft_formats.markdown import CitationNumbers, math_as_text
 from core.draft_formats.reading import ReadingBuilder, ReadingHeading, assemble_draft
+from core.draft_formats.text_file import read_text_draft
 from core.draft_formats.types import ParsedDraft
 from core.errors import DraftError
 
@@ -282,8 +283,6 @@ class LatexReader:
         if key_or_main not in self.sources:
             if len(self.sources) >= MAX_INCLUDED_FILES:
                 raise DraftError(f"{where}: more than {MAX_INCLUDED_FILES} included files")
-            from core.draft_formats.files import read_text_draft
-
             text = self.overrides[key] if key in self.overrides else read_text_draft(found, "a LaTeX file")
             self.sources[key_or_main] = _Source.read(text, key, key_or_main, found)
             self.learn_macros(self.sources[key_or_main])

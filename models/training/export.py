@@ -35,6 +35,15 @@ from models.adapters import ADAPTERS_FILE, LabelAdapter, write_adapters
 from models.bundle import Manifest, bundle_size_bytes, read_manifest, write_manifest
 from models.roles import ROLES
 from models.training.base import base_model_name, tokenizer_json
+from models.training.graphs import (
+    CONTENT_GRAPH,
+    CONTENT_INPUTS,
+    ROLE_GRAPH,
+    ROLE_INPUTS,
+    SENTENCE_INPUTS,
+    GraphPair,
+    sentence_graph_outputs,
+)
 from models.training.net import (
     ADAPTER_EMBEDDING_SCALE,
     BODY_SECTION_KINDS,
@@ -44,40 +53,10 @@ from models.training.net import (
     RoleGraph,
     SentenceGraph,
 )
+from models.training.parity import parity_check
 
 OPSET = 17
-OUTPUTS = ("sentence_embedding", "role_logits")
-FUNCTION_OUTPUTS = ("function_embedding", "function_logits")  # after OUTPUTS, for nets with functions
-SENTENCE_INPUTS = ("input_ids", "attention_mask")
-ROLE_INPUTS = ("pooled", "section_kind")
-ROLE_GRAPH = "roles.onnx"  # the bundle's role graph (the sentence graph is models.bundle's model.onnx)
-CONTENT_GRAPH = "content.onnx"  # a content fork's graph: fork_states -> sentence_embedding
-CONTENT_INPUTS = ("fork_states", "attention_mask")
 CONTEXT_WINDOW = 64  # sentences per run of the role head (the runtime windows longer documents)
-
-
-def graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
-    """The bundle's outputs, in the order the net returns them."""
-    return OUTPUTS + FUNCTION_OUTPUTS if net.has_functions else OUTPUTS
-
-
-def sentence_graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
-    """The sentence graph's outputs: ``pooled`` (the role graph's input), then the per-sentence ones
-    (with a content fork ``fork_states``, the content graph's input, in place of the embedding)."""
-    second = "fork_states" if net.content_fork else "sentence_embedding"
-    return ("pooled", second, *(FUNCTION_OUTPUTS if net.has_functions else ()))
-
-
-@dataclass(frozen=True)
-class GraphPair:
-    """The two graphs of a bundle, as files."""
-
-    sentences: Path  # tokens -> pooled + per-sentence outputs (quantised when shipped int8)
-    roles: Path  # pooled + section kinds -> role logits
-    content: Path | None = None  # a content fork's fork_states + mask -> sentence_embedding
-
-    def files(self) -> list[Path]:
-        return [self.sentences, self.roles, *([self.content] if self.content is not None else [])]
 
 
 def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, Any]:
@@ -227,7 +206,6 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
     ``options.parity_sentences`` sentences are used when available.
     Raises :class:`ModelError` when parity fails (nothing is left in ``out_dir`` then).
     """
-    from models.training.parity import parity_check
     from models.training.quantize import quantize_int8
 
     ctx = ensure_context(ctx)

@@ -4,17 +4,15 @@ on real sentences."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from core.errors import DatasetError
 from models.encoder import pad_batch, softmax
+from models.training.graphs import GraphPair, graph_outputs, sentence_graph_outputs
 from models.training.net import SECTION_KINDS, UNKNOWN_SECTION, RhetoricaNet, is_body_section
-
-if TYPE_CHECKING:
-    from models.training.export import GraphPair
 
 
 def _adapter_agreement(adapter: torch.nn.Module, reference: tuple[np.ndarray, np.ndarray],
@@ -101,8 +99,6 @@ def parity_check(net: RhetoricaNet, tokenizer_path: Path, graphs: dict[str, Grap
                        session(pair.content) if pair.content is not None else None)
                 for name, pair in graphs.items()}
     net = net.to("cpu").eval()
-    from models.training.export import graph_outputs, sentence_graph_outputs
-
     names = list(graph_outputs(net))
     sentence_names = list(sentence_graph_outputs(net))
     reference: list[list[np.ndarray]] = [[] for _ in names]

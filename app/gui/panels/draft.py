@@ -41,6 +41,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QHelpEvent,
     QPainter,
     QPaintEvent,
     QPen,
@@ -329,7 +330,7 @@ class DraftEditor(QPlainTextEdit):
         self.refresh()
 
     def viewportEvent(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             text = self.tooltip_at(event.pos())
             if text:
                 QToolTip.showText(event.globalPos(), text, self.viewport())
@@ -551,18 +552,19 @@ class DraftPanel(QWidget):
 
         if self.opened is None or self.opened.path is None:
             return self.save_draft_as()
+        source = self.opened.path
         try:
             written = save_edits(self.opened, self.text)
         except NotLossless as error:
-            self._say(f"{self.opened.path.name}: {error}")
+            self._say(f"{source.name}: {error}")
             return self.save_draft_as()
         except (RhetoricaError, OSError) as error:
             self._say(f"not saved: {' '.join(str(error).split())}")
             return False
         try:
-            self.opened = read_draft(self.opened.path, self.opened.project_root)
+            self.opened = read_draft(source, self.opened.project_root)
         except (RhetoricaError, OSError) as error:
-            self._say(f"saved, but {self.opened.path.name} cannot be read again: {error}")
+            self._say(f"saved, but {source.name} cannot be read again: {error}")
             self.opened = None
             return True
         if self.opened.plain != self.text:  # whitespace the parse does not keep: show what it reads
@@ -641,11 +643,15 @@ class DraftPanel(QWidget):
 
     def set_corrections(self, corrections: CorrectionController) -> None:
         """Offer "Correct role/function" in the editor's context menu (the window calls this)."""
+        self.editor.corrections = corrections
+        corrections.corrected.connect(self._on_corrected)
+
+    def _on_corrected(self, target: SentenceTarget, field: str, label: str) -> None:
+        """A correction of a draft sentence shows on the pane at once."""
         from app.gui.corrections import DRAFT_DOC_ID
 
-        self.editor.corrections = corrections
-        corrections.corrected.connect(lambda target, field, label: target.doc_id == DRAFT_DOC_ID
-                                      and self.editor.show_correction(target.text, field, label))
+        if target.doc_id == DRAFT_DOC_ID:
+            self.editor.show_correction(target.text, field, label)
 
     def _on_text_changed(self) -> None:
         self._version += 1

@@ -60,11 +60,14 @@ class FiguresPanel(QWidget):
         self.worker: Worker | None = None
         self.thumbnails_done = 0
         session.paperReady.connect(self._on_paper)
-        session.failed.connect(
-            lambda stage, _e: stage == "parse" and self._reset("No figures: the paper could not be read."))
+        session.failed.connect(self._on_failed)
         session.documentOpened.connect(lambda _d: self._reset("Looking for figures…"))
         session.documentClosed.connect(
             lambda: self._reset("Figures and tables appear here when a paper is open."))
+
+    def _on_failed(self, stage: str, _error: object) -> None:
+        if stage == "parse":
+            self._reset("No figures: the paper could not be read.")
 
     def _reset(self, message: str) -> None:
         if self.worker is not None:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -188,7 +188,9 @@ def export_figure_png(pdf_path: str | Path, page: int, bbox: Sequence[float], ca
     image.setDotsPerMeterX(dots)
     image.setDotsPerMeterY(dots)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if not image.save(str(out), "PNG"):
+    # PySide6's stub types the format as bytes, but its binding accepts only str here (6.12: bytes
+    # raises "called with wrong argument values").
+    if not image.save(str(out), cast(bytes, "PNG")):
         raise OSError(f"cannot write {out}")
     sidecar_path: Path | None = None
     if sidecar:
@@ -779,7 +781,8 @@ class GraphicalAbstractPanel(QWidget):
         figure = self._figure(figure_id)
         if figure is None:
             return False
-        self.session.jump_to(figure.page, tuple(figure.bbox))
+        x0, y0, x1, y1 = figure.bbox
+        self.session.jump_to(figure.page, (x0, y0, x1, y1))
         return True
 
     # -- the choice -----------------------------------------------------------------------------

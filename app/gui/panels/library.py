@@ -433,7 +433,7 @@ class LibraryPanel(QWidget):
         self.details_button.setCheckable(True)
         self.details_button.setAutoRaise(True)
         self.details_button.setStyleSheet("QToolButton { color: #1f4e8c; }")
-        self.details_button.toggled.connect(lambda on: self.details.setVisible(on))
+        self.details_button.toggled.connect(self._set_details_visible)
         dismiss = QToolButton()
         dismiss.setText("✕")
         dismiss.setAutoRaise(True)
@@ -880,6 +880,9 @@ class LibraryPanel(QWidget):
         self.details_button.setChecked(False)
         self.details.hide()
         self.summary_row.show()
+
+    def _set_details_visible(self, on: bool) -> None:
+        self.details.setVisible(on)
 
     def dismiss_summary(self) -> None:
         self.summary_row.hide()

@@ -5,8 +5,9 @@ section's move checklist)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
-from PySide6.QtCore import QModelIndex, QRectF, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
@@ -36,7 +37,8 @@ class _MixDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._session = session
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
         style = option.widget.style() if option.widget else QApplication.style()
         style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, option.widget)
         counts = index.data(COUNTS_ROLE)
@@ -45,6 +47,17 @@ class _MixDelegate(QStyledItemDelegate):
             return
         rect = QRectF(option.rect).adjusted(4, 5, -4, -5)
         paint_role_mix(painter, rect, counts, self._session.palette)
+
+
+def _tree_items(tree: QTreeWidget) -> Iterator[QTreeWidgetItem]:
+    """Every item of ``tree``, depth first from the last top-level item."""
+    stack = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    while stack:
+        item = stack.pop()
+        if item is None:  # not for an index below the count; the stubs allow it
+            continue
+        yield item
+        stack.extend(item.child(i) for i in range(item.childCount()))
 
 
 class OutlinePanel(QWidget):
@@ -97,16 +110,13 @@ class OutlinePanel(QWidget):
         if paper is None or not (0 <= index < len(paper.sentences)):
             return
         wanted = paper.sentences[index].section_index
-        items = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
-        while items:
-            item = items.pop()
+        for item in _tree_items(self.tree):
             if item.data(0, SECTION_ROLE) == wanted:
                 self.tree.blockSignals(True)
                 self.tree.setCurrentItem(item)
                 self.tree.blockSignals(False)
                 self.tree.scrollToItem(item)
                 return
-            items.extend(item.child(i) for i in range(item.childCount()))
 
     def _on_failed(self, stage: str, _error: object) -> None:
         if stage == "parse":
@@ -144,10 +154,7 @@ class OutlinePanel(QWidget):
         functions = analysis.functions if analysis is not None else None
         by_function = self.mode.currentText() == "functions"
         self.tree.setHeaderLabels(["Section", "Function" if by_function else "Roles", "n"])
-        iterator = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
-        while iterator:
-            item = iterator.pop()
-            iterator.extend(item.child(i) for i in range(item.childCount()))
+        for item in _tree_items(self.tree):
             section = paper.sections[item.data(0, SECTION_ROLE)]
             if analysis is None:
                 item.setData(1, COUNTS_ROLE, None)
