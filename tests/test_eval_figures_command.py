@@ -80,3 +80,49 @@ def test_eval_figures_reports_per_field_and_saves_the_ranker(bundle: Path, tmp_p
     assert ranker_weights(model) == saved["weights"]
     papers = [LabelledPaper(c.name, c.numbers, c.values, list(c.gold.top3)) for c in _cases()]
     assert all(p.numbers[int(np.argmax(p.scores(saved["weights"])))] == p.top[0] for p in papers)
+
+
+def test_mention_matching_reads_the_chosen_sources_and_reports_each(
+        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import models.datasets.figure_sources
+    from app.cli import main
+    from models.datasets.figure_pairs import FigurePaper, FigureRecord, MentionRecord, paper_split
+
+    def test_ids(source: str, count: int) -> list[str]:
+        ids = (f"p{k}" for k in range(10_000))
+        return [i for i in ids if paper_split(source, i) == "test"][:count]
+
+    def paper(source: str, pid: str) -> FigurePaper:
+        figures = (FigureRecord("fig1", "figure", "1", "Western blot of kinase levels."),
+                   FigureRecord("fig2", "figure", "2", "Survival curves of the cohort."))
+        mentions = (MentionRecord(("fig1",), "The kinase levels rose in the western blot.", ()),
+                    MentionRecord(("fig2",), "Survival of the cohort fell.", ()))
+        return FigurePaper(source, pid, "", "", figures, mentions)
+
+    papers = {"pmc-jats": [paper("pmc-jats", i) for i in test_ids("pmc-jats", 2)],
+              "pdfs2": [paper("pdfs2", i) for i in test_ids("pdfs2", 3)]}
+    papers["pmc-jats"].append(paper("pmc-jats", next(f"q{k}" for k in range(1000)
+                                                     if paper_split("pmc-jats", f"q{k}") == "train")))
+    read: list[str] = []
+
+    def read_source_papers(source: str, **_kwargs: Any) -> list[FigurePaper]:
+        read.append(source)
+        return papers.get(source, [])
+
+    fields = dict(zip([p.paper_id for p in papers["pdfs2"]], ["CS", "CS", "biomedical"], strict=True))
+    monkeypatch.setattr(models.datasets.figure_sources, "read_source_papers", read_source_papers)
+    monkeypatch.setattr(models.datasets.figure_sources, "pdfs2_fields", lambda: fields)
+    out_json = tmp_path / "mentions.json"
+    code = main(["eval", "figures", "--skip-dev-set", "--sources", "pmc-jats,pdfs2", "--model", str(bundle),
+                 "--json", str(out_json)])
+    printed = capsys.readouterr().out
+    assert code == 0 and read == ["pmc-jats", "pdfs2"]
+    block = json.loads(out_json.read_text())["mention_matching"]
+    assert block["sources"] == ["pmc-jats", "pdfs2"] and block["papers"] == 5  # the train paper left out
+    assert block["bundle scorer"]["mentions"] == 10
+    by_source = block["by_source"]
+    assert {k: v["papers"] for k, v in by_source.items()} == {
+        "pdfs2": 3, "pdfs2 CS": 2, "pdfs2 biomedical": 1, "pmc-jats": 2}
+    assert by_source["pdfs2 CS"]["mentions"] == 4
+    assert "bundle scorer, pdfs2 biomedical" in printed and "split of pmc-jats,pdfs2" in printed

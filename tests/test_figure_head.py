@@ -137,3 +137,73 @@ def test_the_int8_graph_follows_torch_and_a_bad_graph_fails_the_gate(tmp_path) -
                                                               papers_per_batch=2))
     export_head(other, tmp_path / "other.onnx")
     assert parity(head, tmp_path / "other.onnx", dev)["mean_cosine"] < 0.995  # another head fails
+
+
+WORDS = ("kinase", "survival", "microscopy", "histogram")
+
+
+def worded_set(seed: int, papers: int = 8) -> tuple[MatchingSet, np.ndarray, np.ndarray]:
+    """The synthetic set with one telling word shared by each caption and its mentions (the vectors
+    carry the pairing as before): word overlap alone finds every figure."""
+    data, text, caption = synthetic_set(seed, papers=papers)
+    data.caption_groups = [[f"Caption of the {WORDS[k % 4]} data."] for k in range(len(data.caption_groups))]
+    data.text_groups = [[f"The {WORDS[k % 4]} values rose."] for k in range(len(data.text_groups))]
+    return data, text, caption
+
+
+def test_the_epoch_and_the_word_overlap_weight_are_chosen_together() -> None:
+    from models.training.figure_head import FigureHeadConfig, SetVectors, dev_accuracy, train_figure_head
+
+    train, dev = SetVectors(*worded_set(0)), SetVectors(*worded_set(1, papers=4))
+    dev.text = np.roll(dev.text, 1, axis=0)  # the dev vectors now point at the wrong figures
+    head, result = train_figure_head(train, dev, FigureHeadConfig(rank=8, epochs=3, lr=5e-3, dropout=0.0,
+                                                                  papers_per_batch=4))
+    assert dev_accuracy(head, dev) < 0.5  # the cosine alone fails
+    assert result.best_dev == 1.0 and result.lexical_weight > 0  # with the chosen overlap weight it does not
+    assert all("dev_with_overlap" in row and "lexical_weight" in row for row in result.history)
+
+
+def test_own_paper_negatives_learn_and_overlap_in_the_loss_enters_the_logits() -> None:
+    from dataclasses import replace
+
+    from models.training.figure_head import FigureHeadConfig, SetVectors, train_figure_head
+
+    train, dev = _sets()
+    paper_only = FigureHeadConfig(rank=16, epochs=40, lr=5e-3, dropout=0.0, negatives="paper")
+    _, result = train_figure_head(train, dev, paper_only)
+    assert result.best_dev > result.history[0]["dev"] + 0.2
+    worded = SetVectors(*worded_set(0))
+    plain = FigureHeadConfig(rank=8, epochs=1, lr=5e-3, dropout=0.0, papers_per_batch=4)
+    _, without = train_figure_head(worded, worded, plain)
+    _, with_overlap = train_figure_head(worded, worded, replace(plain, lexical_in_loss=4.0))
+    # the overlap points at the answer, so the loss starts much lower
+    assert with_overlap.history[1]["loss"] < without.history[1]["loss"] - 0.5
+    with pytest.raises(ValueError, match="unknown negatives"):
+        train_figure_head(worded, worded, FigureHeadConfig(negatives="nope"))
+
+
+def test_a_new_head_replaces_the_one_its_source_bundle_has(tmp_path) -> None:
+    from core.fileio import file_sha256
+    from models.encoder import load_model
+    from models.figure_scorer import load_figure_scorer
+    from models.training.figure_head import (
+        FigureHeadConfig,
+        add_head_to_bundle,
+        head_vectors,
+        train_figure_head,
+    )
+    from tests.tiny_bundle import DIM, make_tiny_bundle
+
+    train, dev = _sets(DIM)
+    first, _ = train_figure_head(train, dev, FigureHeadConfig(rank=8, epochs=2, lr=5e-3, papers_per_batch=4))
+    second, _ = train_figure_head(train, dev, FigureHeadConfig(rank=8, epochs=6, lr=5e-3, papers_per_batch=4,
+                                                                seed=3))
+    with_head = tmp_path / "with-head"
+    add_head_to_bundle(first, make_tiny_bundle(tmp_path / "source"), with_head, dev, version="0.0.2",
+                       training={}, quantize=False)
+    again = tmp_path / "again"
+    add_head_to_bundle(second, with_head, again, dev, version="0.0.3", training={}, quantize=False)
+    assert file_sha256(again / "figures.onnx") != file_sha256(with_head / "figures.onnx")
+    scorer = load_figure_scorer(load_model(again, device="cpu"))
+    text, _ = head_vectors(second, dev)
+    assert np.allclose(scorer.project(dev.text, "text"), text, atol=1e-5)  # the second head, not the first

@@ -3,7 +3,10 @@
 Pairs for the graphical-abstract caption-text scorer (models.datasets.figure_pairs): every paragraph
 that mentions "Figure N" / "Table N" is paired with that figure's caption; references are masked and
 caption labels stripped. Sources: OA-STM source XML, PMC JATS, S2ORC JSON, MedICaT sample and the
-shared PDFs (through the project's parser). The split (train/dev/test, 80/10/10) is by paper.
+shared PDFs (through the project's parser), and (issue 25, models.datasets.figure_sources) unarXive's
+figure markers (heuristic pairs: a paragraph citing "Fig. REF" and the float placed in or right after it)
+and the pdfs2 papers' own "Figure N" mentions (never their graphical-abstract labels). The split
+(train/dev/test, 80/10/10) is by paper.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ COLUMNS = ("papers", "figures", "tables", "mentions", "pairs", "papers_with_2plu
 SPLITS = ("train", "dev", "test")
 
 
-# models.datasets.figure_pairs.SOURCES, not imported here: it loads the PDF parser (and pymupdf),
+# models.datasets.figure_sources.ALL_SOURCES, not imported here: it loads the PDF parser (and pymupdf),
 # which "rhetorica parse --help" must not pay for (tests/test_boundaries.py; a test checks the two agree).
-SOURCES = ("oa-stm", "pmc-jats", "s2orc", "medicat", "pdfs")
+SOURCES = ("oa-stm", "pmc-jats", "s2orc", "medicat", "pdfs", "unarxive", "pdfs2")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +40,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.errors import DatasetError
-    from models.datasets.figure_pairs import pair_counts, read_figure_papers
+    from models.datasets.figure_pairs import pair_counts
+    from models.datasets.figure_sources import read_source_papers
 
     sources = args.source or list(SOURCES)
     from models.datasets.figure_gold import gold_pdf_names
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     table: dict[str, dict[str, dict[str, int]]] = {}
     try:
         for source in sources:
-            papers = list(read_figure_papers(source, root=args.shared, exclude_pdfs=excluded,
+            papers = list(read_source_papers(source, root=args.shared, exclude_pdfs=excluded,
                                              on_skip=lambda *item: skipped.append(item)))
             table[source] = {split: pair_counts(p for p in papers if p.split == split) for split in SPLITS}
             table[source]["all"] = pair_counts(papers)

@@ -32,6 +32,19 @@ from typing import Any
 from app.commands._options import output_file, write_output
 
 GOLD_CHOICES = {"all": ("v1", "v2"), "v2": ("v2",), "v1": ("v1",)}
+# models.datasets.figure_pairs.SOURCES / figure_sources.ALL_SOURCES, not imported here (they load the PDF
+# parser, which "--help" must not pay for; a test checks they agree)
+EVAL_SOURCES = ("oa-stm", "pmc-jats", "s2orc", "medicat", "pdfs")
+ALL_SOURCES = (*EVAL_SOURCES, "unarxive", "pdfs2")
+
+
+def _sources(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    unknown = [n for n in names if n not in ALL_SOURCES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown source(s) {', '.join(unknown) or '(none)'}: "
+                                         f"use {', '.join(ALL_SOURCES)}")
+    return names
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -42,6 +55,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="test", choices=("train", "dev", "test"),
                         help="figure–mention pair papers for mention matching (default test)")
+    parser.add_argument("--sources", default=",".join(EVAL_SOURCES), type=_sources, metavar="S,S",
+                        help="figure-pair sources whose --split papers mention matching scores, "
+                             f"comma-separated (default {','.join(EVAL_SOURCES)}: the set of the 0.591 of "
+                             "session 9; also: unarxive, pdfs2 — unarXive's labels are a heuristic, see "
+                             "models/datasets/figure_sources.py)")
     parser.add_argument("--skip-mentions", action="store_true", help="only the dev-set ranking")
     parser.add_argument("--skip-dev-set", action="store_true", help="only mention matching")
     parser.add_argument("--gold", default="all", choices=tuple(GOLD_CHOICES),
@@ -56,16 +74,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def mention_matching(model: Any, split: str) -> dict[str, Any]:
+def mention_matching(model: Any, split: str, sources: tuple[str, ...] = EVAL_SOURCES) -> dict[str, Any]:
     from models.datasets.figure_gold import gold_pdf_names
-    from models.datasets.figure_pairs import SOURCES, read_figure_papers
+    from models.datasets.figure_sources import pdfs2_fields, read_source_papers
     from models.figure_matching import matching_set, scorer_report
     from models.figure_scorer import FigureScorer, load_figure_scorer
 
-    papers = [p for source in SOURCES for p in read_figure_papers(source, exclude_pdfs=gold_pdf_names())
+    papers = [p for source in sources for p in read_source_papers(source, exclude_pdfs=gold_pdf_names())
               if p.split == split]
     data = matching_set(papers)
-    out: dict[str, Any] = {"split": split, "papers": len(data.papers)}
+    out: dict[str, Any] = {"split": split, "sources": list(sources), "papers": len(data.papers)}
     shipped = load_figure_scorer(model)
     scorers = {"bundle scorer": shipped, "untrained content view": FigureScorer(model)}
     if shipped.lexical_weight:  # how much of the gain is the word overlap, how much the head
@@ -74,6 +92,18 @@ def mention_matching(model: Any, split: str) -> dict[str, Any]:
         report = scorer_report(scorer, data)
         out[name] = report.to_dict()
         out["first figure"] = {"accuracy_at_1": round(report.first_figure_accuracy, 4)}
+    # the bundle scorer per source, and per field for the pdfs2 papers
+    groups: dict[str, list[Any]] = {}
+    fields = pdfs2_fields() if "pdfs2" in sources else {}
+    for paper in papers:
+        groups.setdefault(paper.source, []).append(paper)
+        if paper.source == "pdfs2":
+            groups.setdefault(f"pdfs2 {fields.get(paper.paper_id, 'unknown')}", []).append(paper)
+    if len(groups) > 1:
+        reports = {name: (len(group), scorer_report(shipped, matching_set(group)))
+                   for name, group in sorted(groups.items())}
+        out["by_source"] = {name: {"papers": count, **report.to_dict()}
+                            for name, (count, report) in reports.items() if report.mentions}
     return out
 
 
@@ -99,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result: dict[str, Any] = {"model": model.model_id}
     if not args.skip_mentions:
-        result["mention_matching"] = mention_matching(model, args.split)
+        result["mention_matching"] = mention_matching(model, args.split, args.sources)
         _print_mentions(result["mention_matching"])
     if not args.skip_dev_set:
         command = "rhetorica " + " ".join(sys.argv[1:])
@@ -112,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_mentions(block: dict[str, Any]) -> None:
-    print(f"Mention matching, figure–mention pairs {block['split']} split ({block['papers']} papers; "
+    print(f"Mention matching, figure–mention pairs {block['split']} split of {','.join(block['sources'])} "
+          f"({block['papers']} papers; "
           f"{block['bundle scorer']['mentions']} mentions, {block['bundle scorer']['mean_candidates']} "
           "candidate figures on average)")
     for name in ("bundle scorer", "content view + word overlap", "untrained content view", "first figure"):
@@ -121,6 +152,9 @@ def _print_mentions(block: dict[str, Any]) -> None:
         row = block[name]
         mrr = f"  MRR {row['mrr']:.3f}" if "mrr" in row else ""
         print(f"  {name:<28} accuracy@1 {row['accuracy_at_1']:.3f}{mrr}")
+    for name, row in block.get("by_source", {}).items():
+        print(f"    bundle scorer, {name:<22} accuracy@1 {row['accuracy_at_1']:.3f}  MRR {row['mrr']:.3f}  "
+              f"({row['papers']} papers, {row['mentions']} mentions)")
 
 
 def _print_dev(block: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from torch.nn import functional as F
 from core.errors import ModelError
 from core.jobs import JobContext, ensure_context
 from models.bundle import read_manifest, verify_bundle, write_manifest
-from models.figure_matching import MatchingSet, mention_report, set_vectors
+from models.figure_matching import MatchingSet, lexical_scores, mention_report, set_vectors
 from models.figure_scorer import FIGURE_GRAPH_KEY, OUTPUTS
 from models.vector_cache import FeatureCache
 
@@ -42,24 +42,32 @@ OPSET = 17
 
 
 class FigureHead(nn.Module):
-    """Two residual low-rank maps of unit content vectors: the text side and the caption side."""
+    """Two residual low-rank maps of unit content vectors: the text side and the caption side
+    (``nonlinear``: a GELU between the down and up halves)."""
 
-    def __init__(self, dim: int = 384, rank: int = 64, dropout: float = 0.1) -> None:
+    def __init__(self, dim: int = 384, rank: int = 64, dropout: float = 0.1, nonlinear: bool = False) -> None:
         super().__init__()
         self.text_down = nn.Linear(dim, rank, bias=False)
         self.text_up = nn.Linear(rank, dim, bias=False)
         self.caption_down = nn.Linear(dim, rank, bias=False)
         self.caption_up = nn.Linear(rank, dim, bias=False)
         self.dropout = nn.Dropout(dropout)
+        self.activation: nn.Module = nn.GELU() if nonlinear else nn.Identity()
         nn.init.zeros_(self.text_up.weight)
         nn.init.zeros_(self.caption_up.weight)
 
     def side(self, content: torch.Tensor, which: str) -> torch.Tensor:
         down, up = (self.text_down, self.text_up) if which == "text" else (self.caption_down, self.caption_up)
-        return F.normalize(content + up(self.dropout(down(content))), dim=-1)
+        return F.normalize(content + up(self.dropout(self.activation(down(content)))), dim=-1)
 
     def forward(self, content: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.side(content, "text"), self.side(content, "caption")
+
+
+NEGATIVES = ("batch", "paper")
+# The word-overlap weights the head's epoch is chosen with (jointly: the best (epoch, weight) on the dev
+# papers), since the scorer adds word overlap to the head's cosine.
+LEXICAL_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
 
 
 @dataclass
@@ -72,6 +80,13 @@ class FigureHeadConfig:
     temperature: float = 0.05
     papers_per_batch: int = 8
     seed: int = 0
+    # "batch": a paragraph's softmax runs over the figures of every paper of the batch; "paper": over its
+    # own paper's figures only (the hard negatives alone, as mention matching ranks them)
+    negatives: str = "batch"
+    # word overlap added to the training logits with this weight (its own paper's figures; 0: off), so
+    # the head learns what the overlap misses
+    lexical_in_loss: float = 0.0
+    nonlinear: bool = False
 
 
 @dataclass
@@ -80,6 +95,7 @@ class FigureHeadResult:
     best_dev: float = 0.0
     history: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
+    lexical_weight: float = 0.0  # the word-overlap weight chosen with the epoch
 
 
 @dataclass
@@ -119,6 +135,28 @@ def dev_accuracy(head: FigureHead, vectors: SetVectors) -> float:
     return mention_report(text, caption, vectors.data).accuracy_at_1
 
 
+def dev_accuracy_by_weight(head: FigureHead, vectors: SetVectors, lexical: Mapping[int, np.ndarray],
+                           weights: Sequence[float] = LEXICAL_WEIGHTS) -> dict[float, float]:
+    """Dev mention matching of the head's cosine plus each word-overlap weight."""
+    text, caption = head_vectors(head, vectors)
+    return {w: mention_report(text, caption, vectors.data, lexical=lexical, lexical_weight=w).accuracy_at_1
+            for w in weights}
+
+
+def best_weight(by_weight: Mapping[float, float]) -> float:
+    """The weight with the best accuracy (ties: the smallest weight)."""
+    return max(by_weight, key=lambda w: (by_weight[w], -w))
+
+
+def _lexical_rows(data: MatchingSet, figures: Mapping[int, list[int]]) -> dict[int, np.ndarray]:
+    """Per mention, word overlap against every figure row of its paper (``figures`` order)."""
+    scores = lexical_scores(data, kinds=tuple(dict.fromkeys(data.figure_kind)))
+    for m, paper in enumerate(data.mention_paper):
+        if m in scores and len(scores[m]) != len(figures.get(paper, [])):
+            raise ValueError("word-overlap rows do not follow the paper's figure rows")
+    return scores
+
+
 def _paper_rows(data: MatchingSet) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
     figures: dict[int, list[int]] = {}
     mentions: dict[int, list[int]] = {}
@@ -133,35 +171,59 @@ def train_figure_head(train: SetVectors, dev: SetVectors, cfg: FigureHeadConfig,
                       ctx: JobContext | None = None) -> tuple[FigureHead, FigureHeadResult]:
     """Train a head on ``train``; keep the epoch with the best dev mention matching."""
     ctx = ensure_context(ctx)
+    if cfg.negatives not in NEGATIVES:
+        raise ValueError(f"unknown negatives {cfg.negatives!r}: use one of {', '.join(NEGATIVES)}")
     started = time.monotonic()
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
-    head = FigureHead(train.text.shape[1], cfg.rank, cfg.dropout)
+    head = FigureHead(train.text.shape[1], cfg.rank, cfg.dropout, cfg.nonlinear)
     optimiser = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     figures, mentions = _paper_rows(train.data)
     papers = [p for p in mentions if p in figures]
-    best = dev_accuracy(head, dev)
-    result = FigureHeadResult(0, best, [{"epoch": 0, "dev": round(best, 4)}])
+    train_lexical = _lexical_rows(train.data, figures) if cfg.lexical_in_loss else {}
+    dev_lexical = lexical_scores(dev.data)
+    result = FigureHeadResult(history=[])
+    best = -1.0
     best_state = {k: v.clone() for k, v in head.state_dict().items()}
+
+    def keep_if_best(epoch: int, loss: float | None) -> None:
+        nonlocal best, best_state
+        by_weight = dev_accuracy_by_weight(head, dev, dev_lexical)
+        weight = best_weight(by_weight)
+        row = {"epoch": epoch, "dev": round(by_weight[0.0], 4),
+               "dev_with_overlap": round(by_weight[weight], 4), "lexical_weight": weight}
+        result.history.append(row if loss is None else {**row, "loss": round(loss, 4)})
+        if by_weight[weight] > best:
+            best, result.best_epoch, result.best_dev, result.lexical_weight = by_weight[weight], epoch, \
+                by_weight[weight], weight
+            best_state = {k: v.clone() for k, v in head.state_dict().items()}
+
+    keep_if_best(0, None)
     text_all, caption_all = torch.from_numpy(train.text), torch.from_numpy(train.caption)
-    steps = max(1, (len(papers) + cfg.papers_per_batch - 1) // cfg.papers_per_batch)
+    per_batch = 1 if cfg.negatives == "paper" else cfg.papers_per_batch
+    steps = max(1, (len(papers) + per_batch - 1) // per_batch)
     for epoch in range(1, cfg.epochs + 1):
         head.train()
         rng.shuffle(papers)
         total = 0.0
         for step in range(steps):
             ctx.check()
-            batch = papers[step * cfg.papers_per_batch : (step + 1) * cfg.papers_per_batch]
+            batch = papers[step * per_batch : (step + 1) * per_batch]
             fig_rows = [r for p in batch for r in figures[p]]
             column = {r: i for i, r in enumerate(fig_rows)}
             men_rows = [r for p in batch for r in mentions[p]]
             target = torch.zeros(len(men_rows), len(fig_rows))
+            overlap = torch.zeros(len(men_rows), len(fig_rows))
             for i, r in enumerate(men_rows):
                 for positive in train.data.positives[r]:
                     target[i, column[positive]] = 1.0
+                if r in train_lexical:
+                    own = figures[train.data.mention_paper[r]]
+                    overlap[i, [column[c] for c in own]] = torch.from_numpy(train_lexical[r])
             text = head.side(text_all[men_rows], "text")
             caption = head.side(caption_all[fig_rows], "caption")
-            log_q = F.log_softmax(text @ caption.T / cfg.temperature, dim=-1)
+            logits = text @ caption.T + cfg.lexical_in_loss * overlap
+            log_q = F.log_softmax(logits / cfg.temperature, dim=-1)
             # Several positives (a paragraph naming two figures): the probability of any of them.
             loss = -(torch.logsumexp(log_q.masked_fill(target == 0, -1e9), dim=-1)).mean()
             optimiser.zero_grad()
@@ -170,11 +232,7 @@ def train_figure_head(train: SetVectors, dev: SetVectors, cfg: FigureHeadConfig,
             total += float(loss.detach())
             ctx.progress((epoch - 1) * steps + step + 1, cfg.epochs * steps,
                          f"epoch {epoch}: loss {total / (step + 1):.4f}")
-        score = dev_accuracy(head, dev)
-        result.history.append({"epoch": epoch, "loss": round(total / steps, 4), "dev": round(score, 4)})
-        if score > best:
-            best, result.best_epoch, result.best_dev = score, epoch, score
-            best_state = {k: v.clone() for k, v in head.state_dict().items()}
+        keep_if_best(epoch, total / steps)
     head.load_state_dict(best_state)
     head.eval()
     result.seconds = time.monotonic() - started
@@ -254,14 +312,16 @@ def add_head_to_bundle(head: FigureHead, source: Path, out: Path, dev: SetVector
         raise ModelError(f"figure head parity failed ({', '.join(f'{k} {checked[k]}' for k in failed)}): "
                          "the int8 graph does not follow torch closely enough")
     for name in manifest.files:
-        shutil.copy2(source / name, out / name)
+        if name != FIGURE_GRAPH:  # a source that has a figure head already: the new graph replaces it
+            shutil.copy2(source / name, out / name)
     manifest = read_manifest(source)
     manifest.version = version
     manifest.created = ""
     context = dict(manifest.context)
     context["graphs"] = {**dict(context.get("graphs", {})), FIGURE_GRAPH_KEY: FIGURE_GRAPH}
     context["figures"] = {
-        "head": {"type": "residual low-rank maps of the content view (text side, caption side)",
+        "head": {"type": "residual low-rank maps of the content view (text side, caption side)"
+                 + (", GELU between the halves" if isinstance(head.activation, nn.GELU) else ""),
                  "rank": head.text_down.out_features, "quantization": "int8" if quantize else "none"},
         "lexical_weight": lexical_weight,
         "parity": checked,
@@ -274,7 +334,8 @@ def add_head_to_bundle(head: FigureHead, source: Path, out: Path, dev: SetVector
 
 def config_record(cfg: FigureHeadConfig, result: FigureHeadResult) -> dict[str, Any]:
     return {"config": asdict(cfg), "best_epoch": result.best_epoch, "best_dev": round(result.best_dev, 4),
-            "history": result.history, "seconds": round(result.seconds, 1)}
+            "lexical_weight": result.lexical_weight, "history": result.history,
+            "seconds": round(result.seconds, 1)}
 
 
 def split_papers(papers: Sequence[Any]) -> dict[str, list[Any]]:

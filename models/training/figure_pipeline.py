@@ -1,20 +1,25 @@
 """``rhetorica train figures``: the figure head, its word-overlap weight and the ranking weights.
 
-1. Figure–mention pairs of every source (``models.datasets.figure_pairs``; the graphical-abstract
-   dev set's PDFs left out), split by paper.
+1. Figure–mention pairs of every source (``models.datasets.figure_pairs``: OA-STM, PMC JATS, S2ORC,
+   MedICaT, the shared PDFs less the graphical-abstract v1 dev set; ``models.datasets.figure_sources``:
+   unarXive's figure markers and the pdfs2 papers' own "Figure N" mentions, never their labels), split
+   by paper. No paper of the test split (what ``rhetorica eval figures`` scores) trains or selects: a
+   train or dev paper that shares a paper id or a title with a test paper is dropped
+   (:func:`held_out_guard`).
 2. Content vectors of every caption and paragraph sentence, cached in the work folder.
-3. The figure head trained on the train papers, its epoch chosen by mention matching on the dev
-   papers (``models.training.figure_head``).
-4. The weight of word overlap added to the head's cosine, chosen on the same dev papers.
-5. A bundle = the source bundle + ``figures.onnx`` (int8, parity-checked).
-6. The ranking weights (``core.figure_fit``) fitted on the twelve hand-labelled papers with the
-   new bundle's scorer (the feature set and L2 strength selected by leave-one-paper-out,
-   ``models.figure_eval.select_config``), written into its manifest. The test papers are never looked at here:
-   ``rhetorica eval figures`` reports on them.
+3. The figure head trained on the train papers; its epoch and the weight of word overlap added to its
+   cosine chosen together, by mention matching on the dev papers (``models.training.figure_head``).
+4. A bundle = the source bundle + ``figures.onnx`` (int8, parity-checked).
+5. The ranking weights (``core.figure_fit``) fitted on the hand-labelled papers with the new bundle's
+   scorer (the feature set and L2 strength selected by leave-one-paper-out,
+   ``models.figure_eval.select_config``), written into its manifest (``--skip-ranker``: not, e.g. while
+   comparing heads; ``rhetorica eval figures --skip-mentions --save-ranker`` fits them later).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +28,14 @@ from core.figure_fit import LabelledPaper, fit_weights
 from core.figure_rank import candidate_figures, figure_features
 from core.jobs import JobContext, ensure_context
 from models.datasets.figure_gold import gold_papers, gold_pdf_names
-from models.datasets.figure_pairs import SOURCES, read_figure_papers
+from models.datasets.figure_pairs import FigurePaper
+from models.datasets.figure_sources import ALL_SOURCES, read_source_papers
 from models.encoder import load_model
 from models.figure_eval import FEATURE_SETS, select_config
 from models.figure_matching import lexical_scores, matching_set, mention_report
 from models.figure_scorer import load_figure_scorer
 from models.training.figure_head import (
+    LEXICAL_WEIGHTS,
     FigureHeadConfig,
     add_head_to_bundle,
     config_record,
@@ -40,8 +47,6 @@ from models.training.figure_head import (
 )
 from models.vector_cache import FeatureCache
 
-LEXICAL_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
-
 
 @dataclass
 class FigureTraining:
@@ -52,27 +57,60 @@ class FigureTraining:
     command: str
     config: FigureHeadConfig = field(default_factory=FigureHeadConfig)
     threads: int | None = 2
+    sources: tuple[str, ...] = ALL_SOURCES
+    fit_ranker: bool = True
+
+
+def _title_key(title: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", title.lower()))
+
+
+def held_out_guard(split: dict[str, list[FigurePaper]]) -> dict[str, list[FigurePaper]]:
+    """``split`` without the train/dev papers that are a test paper under another source or file: the
+    same paper id, or the same title (of 20 characters or more). Returns what was dropped, by split."""
+    test = split.get("test", [])
+    ids = {p.paper_id for p in test}
+    titles = {key for key in (_title_key(p.title) for p in test) if len(key) >= 20}
+    dropped: dict[str, list[FigurePaper]] = {}
+    for name in ("train", "dev"):
+        keep = []
+        for paper in split.get(name, []):
+            if paper.paper_id in ids or _title_key(paper.title) in titles:
+                dropped.setdefault(name, []).append(paper)
+            else:
+                keep.append(paper)
+        split[name] = keep
+    return dropped
+
+
+def read_training_papers(sources: Sequence[str]) -> tuple[dict[str, list[FigurePaper]], dict[str, list[str]]]:
+    """The papers of ``sources`` by split (the v1 graphical-abstract PDFs left out) after
+    :func:`held_out_guard`, and the ids it dropped."""
+    excluded = gold_pdf_names()
+    papers = [p for source in sources for p in read_source_papers(source, exclude_pdfs=excluded)]
+    split = split_papers(papers)
+    dropped = held_out_guard(split)
+    return split, {k: [f"{p.source}:{p.paper_id}" for p in v] for k, v in dropped.items()}
 
 
 def train_figures(job: FigureTraining, ctx: JobContext | None = None) -> dict[str, Any]:
-    """Run steps 1-6 of the module docstring; returns what was measured on the way."""
+    """Run steps 1-5 of the module docstring; returns what was measured on the way."""
     ctx = ensure_context(ctx)
-    excluded = gold_pdf_names()
-    papers = [p for source in SOURCES for p in read_figure_papers(source, exclude_pdfs=excluded)]
-    split = split_papers(papers)
+    split, dropped = read_training_papers(job.sources)
     model = load_model(job.bundle, device="cpu", threads=job.threads)
     cache = FeatureCache(job.work / "content.npz", model.model_id)
     sets = {name: encode_set(matching_set(split[name]), model, cache, ctx) for name in ("train", "dev")}
     head, result = train_figure_head(sets["train"], sets["dev"], job.config, ctx)
     text, caption = head_vectors(head, sets["dev"])
-    lexical = lexical_scores(sets["dev"].data)
     dev = sets["dev"].data
+    lexical = lexical_scores(dev)
     by_weight = {w: mention_report(text, caption, dev, lexical=lexical, lexical_weight=w).accuracy_at_1
                  for w in LEXICAL_WEIGHTS}
-    lexical_weight = max(LEXICAL_WEIGHTS, key=lambda w: (by_weight[w], -w))
+    lexical_weight = result.lexical_weight
     training = {
         "command": job.command,
-        "data": {"sources": list(SOURCES), "excluded_pdfs": sorted(excluded),
+        "data": {"sources": list(job.sources), "excluded_pdfs": sorted(gold_pdf_names()),
+                 "dropped_as_test_papers": dropped,
                  "papers": {k: len(v) for k, v in split.items()},
                  "mentions": {k: v.data.mention_count for k, v in sets.items()}},
         "head": config_record(job.config, result),
@@ -80,10 +118,12 @@ def train_figures(job: FigureTraining, ctx: JobContext | None = None) -> dict[st
     }
     parity = add_head_to_bundle(head, job.bundle, job.out, sets["dev"], version=job.version,
                                 training=training, lexical_weight=lexical_weight)
-    ranker = fit_ranker(job.out, job.command, ctx)
-    return {"head": config_record(job.config, result), "lexical_weight": lexical_weight,
-            "dev_accuracy_by_lexical_weight": training["lexical_weight_dev_accuracy"], "parity": parity,
-            "ranker": ranker}
+    out: dict[str, Any] = {"head": config_record(job.config, result), "lexical_weight": lexical_weight,
+                           "dev_accuracy_by_lexical_weight": training["lexical_weight_dev_accuracy"],
+                           "parity": parity}
+    if job.fit_ranker:
+        out["ranker"] = fit_ranker(job.out, job.command, ctx)
+    return out
 
 
 def fit_ranker(bundle: Path, command: str, ctx: JobContext | None = None) -> dict[str, Any]:
