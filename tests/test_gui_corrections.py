@@ -1,16 +1,15 @@
 """Corrections in the GUI and "Train on my corrections" (issue 15): correcting a sentence through the
 controller (context, model id, replacement), the inspector and the context menus, Alt+1…Alt+6, the JSONL
-export/import, and the training dialog with the training function replaced by a fast fake (refusal, the
-before/after table, "Use" only when accepted, the hot swap and its roll back, one job at a time, Cancel).
-No torch training runs here."""
+export/import, and the training dialog with the training function replaced by a fast stand-in run in a
+real child process (tests/train_child_fakes.py: refusal, the before/after table, "Use" only when
+accepted, the hot swap and its roll back, one job at a time, Cancel killing the child, an error as one
+line). No torch training runs here."""
 
 from __future__ import annotations
 
-import shutil
-import time
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -66,28 +65,6 @@ def add_role_corrections(folder: Path, n: int) -> None:
         for i in range(n):
             table.add(Correction(doc_id="cd" * 32, text=f"Sentence number {i} of the test.", field="role",
                                  corrected=ROLES[i % len(ROLES)], predicted="other"))
-
-
-def fake_report(accepted: bool) -> SimpleNamespace:
-    before = {"held-out corrections": 40.0, "CSAbstruct dev": 80.0, "gold papers dev (body sections)": 70.0}
-    after = {"held-out corrections": 75.0, "CSAbstruct dev": 80.2 if accepted else 76.0,
-             "gold papers dev (body sections)": 70.1}
-    reason = "not worse on the dev sets" if accepted else "worse on CSAbstruct dev (80.0 -> 76.0)"
-    return SimpleNamespace(corrections={"role": 20, "function": 0, "trained_on": 15, "held_out": 5},
-                           before=before, after=after, accepted=accepted, reason=reason,
-                           seconds_per_step=0.01, steps=10, seconds={}, history=[])
-
-
-def fake_training(bundle: Path, accepted: bool = True, slow: bool = False):  # type: ignore[no-untyped-def]
-    def run(ctx, request):  # type: ignore[no-untyped-def]
-        assert request.bundle == bundle and len(request.corrections) >= 20
-        shutil.copytree(bundle, request.out)  # the "new" bundle (loads like the old one)
-        for step in range(200 if slow else 3):
-            ctx.progress(step, 200 if slow else 3, f"training step {step}, about {3 - step % 3} s left")
-            ctx.check()
-            time.sleep(0.05 if slow else 0.01)
-        return fake_report(accepted)
-    return run
 
 
 def test_a_correction_keeps_context_and_model_and_is_replaced(qtbot, window, folder) -> None:  # type: ignore[no-untyped-def]
@@ -168,13 +145,15 @@ def test_the_dialog_refuses_with_too_few_role_corrections(qtbot, window, folder)
     assert dialog.train_button.isEnabled() and not dialog.need.isVisibleTo(dialog)
 
 
-def test_an_accepted_run_can_be_used_and_rolled_back(qtbot, window, folder, bundle, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_an_accepted_run_can_be_used_and_rolled_back(qtbot, window, folder, bundle) -> None:  # type: ignore[no-untyped-def]
     add_role_corrections(folder, 20)
-    monkeypatch.setattr(train_dialog, "run_training", fake_training(bundle))
     dialog = window.train_dialog()
+    dialog.training_target = "tests.train_child_fakes:accepted"
     with qtbot.waitSignal(dialog.finishedRun, timeout=TIMEOUT_MS) as run:
         assert dialog.start()
     assert run.args[0].accepted
+    assert dialog.request is not None and dialog.request.bundle == bundle
+    assert len(dialog.request.corrections) == 20
     assert dialog.table.rowCount() == 3 and dialog.table.item(1, 0).text() == "CSAbstruct dev"
     assert (dialog.table.item(0, 1).text(), dialog.table.item(0, 2).text()) == ("40.0 %", "75.0 %")
     assert dialog.use_button.isEnabled() and not dialog.rollback_button.isEnabled()
@@ -192,10 +171,10 @@ def test_an_accepted_run_can_be_used_and_rolled_back(qtbot, window, folder, bund
     assert not window.act_rollback.isEnabled() and not dialog.rollback_button.isEnabled()
 
 
-def test_a_run_that_is_worse_is_not_offered(qtbot, window, folder, bundle, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_that_is_worse_is_not_offered(qtbot, window, folder, bundle) -> None:  # type: ignore[no-untyped-def]
     add_role_corrections(folder, 20)
-    monkeypatch.setattr(train_dialog, "run_training", fake_training(bundle, accepted=False))
     dialog = window.train_dialog()
+    dialog.training_target = "tests.train_child_fakes:rejected"
     with qtbot.waitSignal(dialog.finishedRun, timeout=TIMEOUT_MS):
         dialog.start()
     assert dialog.table.item(1, 3).text() == "-4.0"
@@ -204,12 +183,14 @@ def test_a_run_that_is_worse_is_not_offered(qtbot, window, folder, bundle, monke
     assert window.models.options.path == str(bundle)
 
 
-def test_one_job_at_a_time_and_cancel_leaves_the_model(qtbot, window, folder, bundle, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_one_job_at_a_time_and_cancel_leaves_the_model(qtbot, window, folder, bundle) -> None:  # type: ignore[no-untyped-def]
     add_role_corrections(folder, 20)
-    monkeypatch.setattr(train_dialog, "run_training", fake_training(bundle, slow=True))
     dialog = window.train_dialog()
+    dialog.training_target = "tests.train_child_fakes:slow"
     assert dialog.start()
     qtbot.waitUntil(lambda: "s left" in dialog.status.text(), timeout=TIMEOUT_MS)
+    pid = int(dialog.status.text().split(" in process ")[1].split(",")[0])
+    assert pid != os.getpid()
     assert window.train_dialog() is dialog and dialog.start() is False  # a second request: the same job
     assert window.tracker.labels().count(train_dialog.JOB_LABEL) == 1
     assert dialog.cancel_button.isVisible() and not dialog.train_button.isEnabled()
@@ -217,6 +198,23 @@ def test_one_job_at_a_time_and_cancel_leaves_the_model(qtbot, window, folder, bu
     with qtbot.waitSignal(dialog.finishedRun, timeout=TIMEOUT_MS) as run:
         dialog.cancel_button.click()
     assert run.args == [None] and "cancelled" in dialog.status.text()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the training process is gone
     assert window.models.options.path == str(bundle) and window.settings.model_path == ""
     assert out is not None and not out.exists() and not dialog.use_button.isEnabled()
+    assert not list((out.parent / "work").glob("*.partial"))  # nor its unfinished copy
+    qtbot.waitUntil(lambda: dialog.train_button.isEnabled() and not dialog.running, timeout=TIMEOUT_MS)
+
+
+def test_a_failed_run_says_why_in_one_line(qtbot, window, folder, bundle) -> None:  # type: ignore[no-untyped-def]
+    add_role_corrections(folder, 20)
+    dialog = window.train_dialog()
+    dialog.training_target = "tests.train_child_fakes:crash"
+    with qtbot.waitSignal(dialog.finishedRun, timeout=TIMEOUT_MS) as run:
+        assert dialog.start()
+    out = Path(window.settings.q.fileName()).parent / "models"
+    assert run.args == [None]
+    assert dialog.status.text() == "Training failed: RuntimeError: out of memory in the export"
+    assert not [p for p in out.iterdir() if p.name.startswith("corrections-")]  # nothing installed
+    assert not list((out / "work").glob("*.partial")) and window.models.options.path == str(bundle)
     qtbot.waitUntil(lambda: dialog.train_button.isEnabled() and not dialog.running, timeout=TIMEOUT_MS)

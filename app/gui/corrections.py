@@ -14,7 +14,7 @@ and the JSONL export/import behind File › Corrections.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,6 +24,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 import core.paths
+from app.gui.sentence_overlays import SentenceItem
 from core.functions import default_taxonomy
 from core.labels import ROLES
 from core.library.corrections import Correction, CorrectionCounts, Corrections
@@ -192,7 +193,7 @@ class CorrectionController(QObject):
     def is_open_paper(self, target: SentenceTarget) -> bool:
         return target.position >= 0 and bool(target.doc_id) and target.doc_id == self.doc_id()
 
-    def apply_to_overlays(self, items: list) -> int:  # type: ignore[type-arg]
+    def apply_to_overlays(self, items: Sequence[SentenceItem]) -> int:
         """Colour the page view's sentence items of corrected sentences by the corrected role."""
         paper = getattr(self.session, "paper", None)
         if paper is None:

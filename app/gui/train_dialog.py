@@ -2,25 +2,25 @@
 
 :class:`TrainDialog` shows how many corrections the library holds and refuses politely below
 ``MIN_ROLE_CORRECTIONS`` role corrections (saying how many more are needed). "Train" runs
-``models.training.corrections.train_on_corrections`` from the bundle in use, in one
-:class:`~app.gui.workers.Worker` started through the session's job tracker (progress bar, the
-"about N s left" line, Cancel); only one such job runs at a time. The new bundle goes to
-``user_data_dir()/models/corrections-<time>``. When it is done the dialog shows the accuracy before
-and after on the held-out corrections and the standard dev sets, and offers "Use the new model" only
-when the report is *accepted* (not worse on the dev sets). :class:`ModelSwitch` does the swap (and
-the one-click roll back) without a restart: the settings remember the previous bundle, the model
-holder loads the new one and the open paper is labelled again (analyses are cached by model id).
+``models.training.corrections.train_on_corrections`` from the bundle in use in a child process
+(``app.gui.train_job``, issue 26: training in a GUI thread stalled the UI for up to 281 ms), waited on
+by one :class:`~app.gui.workers.Worker` started through the session's job tracker (progress bar, the
+"about N s left" line, Cancel, which stops the child); only one such job runs at a time. The new
+bundle goes to ``user_data_dir()/models/corrections-<time>`` (installed whole or not at all). When it
+is done the dialog shows the accuracy before and after on the held-out corrections and the standard
+dev sets, and offers "Use the new model" only when the report is *accepted* (not worse on the dev
+sets). :class:`ModelSwitch` does the swap (and the one-click roll back) without a restart: the
+settings remember the previous bundle, the model holder loads the new one and the open paper is
+labelled again (analyses are cached by model id).
 No bundle folder is ever deleted, except a cancelled or failed run's own unfinished one.
 """
 
 from __future__ import annotations
 
-import shutil
+import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
@@ -42,9 +42,18 @@ import core.paths
 from app.gui.corrections import CorrectionController
 from app.gui.job_tracker import JobTracker
 from app.gui.settings import AppSettings
+from app.gui.train_job import (
+    TRAINING_TARGET,
+    TrainingOutcome,
+    TrainingRequest,
+    discard_unfinished,
+    one_line,
+    run_training,
+)
 from app.gui.workers import Worker
-from core.jobs import JobContext
-from core.library.corrections import MIN_ROLE_CORRECTIONS, Correction
+from core.library.corrections import MIN_ROLE_CORRECTIONS
+
+log = logging.getLogger(__name__)
 
 TRAINING_MISSING = ("Training needs the training extra (torch), which this installation does not have: "
                     "run Rhetorica from a source install with 'pip install -e .[train]' to train; your "
@@ -56,31 +65,14 @@ def can_train() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("torch") is not None
+
+
 JOB_LABEL = "Training on my corrections"
 
 
 def models_dir() -> Path:
     """Where the bundles trained here go (and the shared vector cache, ``work/``)."""
     return core.paths.user_data_dir() / "models"
-
-
-@dataclass
-class TrainingRequest:
-    bundle: Path  # the bundle to start from
-    corrections: list[Correction]
-    out: Path
-    work: Path
-    threads: int = 2
-
-
-def run_training(ctx: JobContext, request: TrainingRequest) -> Any:
-    """The worker's function (torch is imported here, off the UI thread); returns the CorrectionReport."""
-    from models.training.corrections import CorrectionJob, train_on_corrections
-
-    job = CorrectionJob(bundle=request.bundle, corrections=request.corrections, work=request.work,
-                        out=request.out, command="Rhetorica: Train on my corrections",
-                        threads=request.threads)
-    return train_on_corrections(job, ctx)
 
 
 class ModelSwitch(QObject):
@@ -130,7 +122,8 @@ def _percent(value: float | None) -> str:
 class TrainDialog(QDialog):
     """See the module docstring. ``bundle()`` is the bundle training starts from."""
 
-    finishedRun = Signal(object)  # the CorrectionReport, or None when cancelled or failed
+    finishedRun = Signal(object)  # the TrainingOutcome, or None when cancelled or failed (emitted last)
+    training_target = TRAINING_TARGET  # "module:function" run in the child process (tests swap it)
 
     def __init__(self, corrections: CorrectionController, tracker: JobTracker, switch: ModelSwitch,
                  bundle: Callable[[], Path], threads: int = 2, parent: QWidget | None = None) -> None:
@@ -143,7 +136,8 @@ class TrainDialog(QDialog):
         self._bundle = bundle
         self.threads = threads
         self.worker: Worker | None = None
-        self.report: Any = None
+        self.report: TrainingOutcome | None = None
+        self.request: TrainingRequest | None = None
         self.out: Path | None = None
         self._started = 0.0
 
@@ -259,12 +253,14 @@ class TrainDialog(QDialog):
         request = TrainingRequest(bundle=self._bundle(), corrections=self.corrections.all(), out=self.out,
                                   work=models_dir() / "work", threads=self.threads)
         request.work.mkdir(parents=True, exist_ok=True)
+        self.request = request
         self.report = None
         self.table.setRowCount(0)
         self.verdict.setText("")
         self.progress.setValue(0)
         self.status.setText("Starting…")
-        worker = Worker(run_training, request, name="train corrections")
+        # The worker thread only waits on the child process (issue 26): no training in this process.
+        worker = Worker(run_training, request, self.training_target, name="train corrections")
         worker.progress.connect(self._on_progress)
         worker.result.connect(self._on_result)
         worker.error.connect(self._on_error)
@@ -279,45 +275,45 @@ class TrainDialog(QDialog):
     def cancel(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
-            self.status.setText("Cancelling… (the current step finishes first)")
+            self.status.setText("Cancelling… (stopping the training process)")
             self.cancel_button.setEnabled(False)
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress.setValue(int(1000 * done / total) if total > 0 else 0)
         self.status.setText(message[:1].upper() + message[1:] if message else "")
 
-    def _on_result(self, report: Any) -> None:
+    def _on_result(self, report: TrainingOutcome) -> None:
         self.report = report
         self.progress.setValue(1000)
         minutes = (time.monotonic() - self._started) / 60
         self.status.setText(f"Trained on {report.corrections.get('trained_on', '?')} corrections, "
                             f"{report.corrections.get('held_out', '?')} held out ({minutes:.1f} min).")
         self._show_report(report)
-        self.finishedRun.emit(report)
 
     def _on_error(self, error: Exception) -> None:
         self._discard_unfinished()
-        self.status.setText(f"Training failed: {error}")
-        self.finishedRun.emit(None)
+        log.warning("training on corrections failed: %s", error)
+        self.status.setText(f"Training failed: {one_line(error)}")
 
     def _on_cancelled(self) -> None:
         self._discard_unfinished()
         self.status.setText("Training was cancelled; the model in use is unchanged.")
-        self.finishedRun.emit(None)
 
     def _on_finished(self) -> None:
+        """The worker's last signal: the dialog's state is final before ``finishedRun`` tells anyone."""
         self.worker = None
         self.cancel_button.setEnabled(True)
         self._update()
+        self.finishedRun.emit(self.report)
 
     def _discard_unfinished(self) -> None:
-        """Remove this run's own unfinished bundle folder (never one in use or from before)."""
-        out, self.out = self.out, None
-        ours = out is not None and out.parent == models_dir() and out.is_dir()
-        if ours and self.switch.current() != str(out):
-            shutil.rmtree(out, ignore_errors=True)
+        """Remove this run's own unfinished bundle (never one in use or from before); the child process
+        has been stopped by then (``core.procjobs`` joins it before the worker reports)."""
+        request, self.request, self.out = self.request, None, None
+        if request is not None and request.out.parent == models_dir():
+            discard_unfinished(request, keep=lambda out: self.switch.current() == str(out))
 
-    def _show_report(self, report: Any) -> None:
+    def _show_report(self, report: TrainingOutcome) -> None:
         names = list(report.before) + [n for n in report.after if n not in report.before]
         self.table.setRowCount(len(names))
         for row, name in enumerate(names):
