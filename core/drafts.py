@@ -48,33 +48,41 @@ def heading_kind(heading: str) -> str:
     return SectionKind.ABSTRACT.value if is_abstract_heading(bare) else section_kind(bare).value
 
 
-def draft_headings(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, section kind) of each heading line of a draft. A markdown heading deeper than the
-    one above it ("## Data analysis" under "# Methods") whose own title names no kind outright
+def inherited_kinds(headings: list[tuple[int, str]]) -> list[str]:
+    """The section kind of each (level, title) heading, in order: the kind its title names, except
+    that a heading deeper than the one above it whose title names no kind outright
     (``core.pdf.headings.is_decisive_heading``) takes its parent's kind, as a parsed paper's
-    subsections do."""
+    subsections do. Level 0 (a heading known by its name only) never inherits."""
     from core.pdf.headings import is_abstract_heading, is_decisive_heading, is_other_heading, split_number
 
-    headings: list[tuple[int, int, str]] = []
-    parents: list[tuple[int, str]] = []  # (markdown level, kind) of the open headings
+    kinds: list[str] = []
+    parents: list[tuple[int, str]] = []  # (level, kind) of the open headings
+    for level, title in headings:
+        kind = heading_kind(title)
+        if level:
+            while parents and parents[-1][0] >= level:
+                parents.pop()
+            _, bare = split_number(title)
+            decisive = is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
+            if parents and not decisive:
+                kind = parents[-1][1]
+            parents.append((level, kind))
+        kinds.append(kind)
+    return kinds
+
+
+def draft_headings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, section kind) of each heading line of a draft (kinds by :func:`inherited_kinds`:
+    "## Data analysis" under "# Methods" is a method section)."""
+    lines: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
     offset = 0
     for line in text.splitlines(keepends=True):
         found = heading_of(line)
         if found is not None:
-            level, name = found
-            kind = heading_kind(name)
-            if level:
-                while parents and parents[-1][0] >= level:
-                    parents.pop()
-                _, bare = split_number(name)
-                decisive = is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
-                if parents and not decisive:
-                    kind = parents[-1][1]
-                parents.append((level, kind))
-            headings.append((offset, offset + len(line.rstrip("\r\n")), kind))
+            lines.append((offset, offset + len(line.rstrip("\r\n")), *found))
         offset += len(line)
-    return headings
-
+    kinds = inherited_kinds([(level, title) for _, _, level, title in lines])
+    return [(start, end, kind) for (start, end, _, _), kind in zip(lines, kinds, strict=True)]
 
 def draft_sections(text: str) -> list[tuple[int, int, str | None, int]]:
     """:func:`draft_sentences` with the number of the heading each sentence is under (-1 before any):

@@ -68,27 +68,11 @@ class ReadingBuilder:
 
 
 def heading_kinds(headings: list[tuple[int, str]]) -> list[str]:
-    """The section kind of each (level, title) heading, in order: the kind its title names, except
-    that a heading deeper than the one above it whose title names no kind outright
-    (``core.pdf.headings.is_decisive_heading``) takes its parent's kind, as a parsed paper's
-    subsections do. Level 0 (a heading known by its name only) never inherits."""
-    from core.drafts import heading_kind
-    from core.pdf.headings import is_abstract_heading, is_decisive_heading, is_other_heading, split_number
+    """The section kind of each (level, title) heading, with subsections inheriting their parent's
+    kind: the draft pane's rule (:func:`core.drafts.inherited_kinds`)."""
+    from core.drafts import inherited_kinds
 
-    kinds: list[str] = []
-    parents: list[tuple[int, str]] = []  # (level, kind) of the open headings
-    for level, title in headings:
-        kind = heading_kind(title)
-        if level:
-            while parents and parents[-1][0] >= level:
-                parents.pop()
-            _, bare = split_number(title)
-            decisive = is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
-            if parents and not decisive:
-                kind = parents[-1][1]
-            parents.append((level, kind))
-        kinds.append(kind)
-    return kinds
+    return inherited_kinds(headings)
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
