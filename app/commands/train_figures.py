@@ -11,19 +11,13 @@ from pathlib import Path
 
 from app.commands._options import MAX_THREADS, bounded_float, bounded_int, input_folder, output_folder
 
-# models.datasets.figure_sources.ALL_SOURCES and models.training.figure_head.NEGATIVES, not imported here:
-# they load the PDF parser and torch, which "--help" must not pay for (a test checks they agree).
-ALL_SOURCES = ("oa-stm", "pmc-jats", "s2orc", "medicat", "pdfs", "unarxive", "pdfs2")
+# The source names (eval figures keeps them, as models.datasets.figure_sources.ALL_SOURCES, not imported
+# here: it loads the PDF parser, which "--help" must not pay for; a test checks they agree) and
+# models.training.figure_head.NEGATIVES (torch).
+from app.commands.eval_figures import ALL_SOURCES
+from app.commands.eval_figures import _sources as _sources
+
 NEGATIVES = ("batch", "paper")
-
-
-def _sources(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
-    unknown = [n for n in names if n not in ALL_SOURCES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown source(s) {', '.join(unknown) or '(none)'}: "
-                                         f"use {', '.join(ALL_SOURCES)}")
-    return names
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
