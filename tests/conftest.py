@@ -10,6 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # No onnxruntime telemetry in tests either (models/__init__.py sets it for the app).
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
+from collections.abc import Iterator
+
 import pytest
 
 from core.paths import shared_dir
@@ -59,3 +61,20 @@ def write_function_training_files(folder: Path, labelled: list[tuple[str, str]])
     train.write_text("".join(json.dumps({"doc_id": d.doc_id, "sentences": d.sentences, "labels": d.labels})
                              + "\n" for d in docs), encoding="utf-8")
     return labels, train
+
+
+@pytest.fixture
+def encoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """Every list of texts the model tokenizes for its sentence graph, in call order (how the tests
+    of one analysis per paper count encoder runs)."""
+    from models.encoder import EncoderModel
+
+    calls: list[list[str]] = []
+    real = EncoderModel.tokenize
+
+    def counting(self, sentences):  # type: ignore[no-untyped-def]
+        calls.append(list(sentences))
+        return real(self, sentences)
+
+    monkeypatch.setattr(EncoderModel, "tokenize", counting)
+    yield calls

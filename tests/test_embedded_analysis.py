@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -42,22 +41,6 @@ def paper() -> Paper:
 @pytest.fixture(scope="module")
 def embedded(paper: Paper, model) -> PaperAnalysis:  # type: ignore[no-untyped-def]
     return label_paper(paper, model).embed()
-
-
-@pytest.fixture
-def encoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
-    """Every list of texts the model tokenizes for its sentence graph."""
-    from models.encoder import EncoderModel
-
-    calls: list[list[str]] = []
-    real = EncoderModel.tokenize
-
-    def counting(self, sentences):  # type: ignore[no-untyped-def]
-        calls.append(list(sentences))
-        return real(self, sentences)
-
-    monkeypatch.setattr(EncoderModel, "tokenize", counting)
-    yield calls
 
 
 def test_labels_then_vectors_match_the_one_shot_analysis(paper, model, embedded, encoded) -> None:  # type: ignore[no-untyped-def]

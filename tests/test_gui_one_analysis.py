@@ -7,7 +7,6 @@ vectors). Counted on the model API: every text ``EncoderModel.tokenize`` hands t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,22 +29,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return own_user_folder(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def encoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
-    """Every list of texts the model tokenizes for its sentence graph, in call order."""
-    from models.encoder import EncoderModel
-
-    calls: list[list[str]] = []
-    real = EncoderModel.tokenize
-
-    def counting(self, sentences):  # type: ignore[no-untyped-def]
-        calls.append(list(sentences))
-        return real(self, sentences)
-
-    monkeypatch.setattr(EncoderModel, "tokenize", counting)
-    yield calls
 
 
 def other_paper() -> Paper:
