@@ -97,7 +97,7 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             raise LibraryError(f"{spec}: no such file, and {error}") from None
     ctx = JobContext(progress_line(args.quiet))
     if kind == "pdf":
-        from app.commands.search import cached_pdf, embedded_pdf_analysis
+        from app.commands._pdf_analysis import cached_pdf, embedded_pdf_analysis
 
         paper, sha256, cache = cached_pdf(path, ctx)
         if not paper.sentences:

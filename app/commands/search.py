@@ -51,6 +51,7 @@ def _is_pdf(spec: str) -> bool:
 
 
 def _pdf_query(spec: str, args: argparse.Namespace) -> Any:
+    from app.commands._pdf_analysis import cached_pdf, embedded_pdf_analysis
     from core.errors import RhetoricaError
     from core.jobs import JobContext
     from core.search import query_from_analysis
@@ -66,28 +67,6 @@ def _pdf_query(spec: str, args: argparse.Namespace) -> Any:
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     return query_from_analysis(paper, analysis, paper_id=str(path))
-
-
-def cached_pdf(path: Path, ctx: Any) -> tuple[Any, str, Any]:
-    """A PDF's paper, sha256 and the user's analysis cache: the paper from the cache when the app (or
-    an earlier command) parsed it already; nothing is written before the model has run."""
-    from core.cache import AnalysisCache
-    from core.embedded_analysis import cached_pdf_paper
-
-    cache = AnalysisCache()
-    paper, sha256 = cached_pdf_paper(path, cache, ctx, save=False)
-    return paper, sha256, cache
-
-
-def embedded_pdf_analysis(paper: Any, sha256: str, cache: Any, model: Any, ctx: Any) -> Any:
-    """The paper's embedded analysis (both views), shared with the app through the analysis cache:
-    the encoder runs only when no entry is there (a damaged one is said in one note and recomputed)."""
-    from core.embedded_analysis import embedded_analysis
-
-    found = embedded_analysis(paper, model, cache=cache, sha256=sha256, ctx=ctx)
-    if found.note:
-        print(f"rhetorica: note: {found.note}", file=sys.stderr)
-    return found.analysis
 
 
 def run(args: argparse.Namespace) -> int:
