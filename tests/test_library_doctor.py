@@ -204,3 +204,16 @@ def test_nothing_to_repair_where_there_is_no_library(
     assert main(["library", "doctor", "--library", str(tmp_path / "none")]) == 2
     assert "no library in" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
+
+
+def test_reference_manager_metadata_survives_a_salvage(library: Path) -> None:
+    from core.library.store import PaperMetadata
+
+    kept = PaperMetadata(("Curie, Marie", "Perrin, Jean"), 1903, "10.1000/xyz", "zotero:1/ABCD2345")
+    with Library(library) as lib:
+        lib.store.set_metadata("paper-0003", kept, title="Radioactive substances")
+    zero_pages(library / DATABASE_NAME, root_page(library, "sqlite_autoindex_papers_2"), 1)  # an index only
+    report = repair(library)
+    assert report.salvage is not None and report.salvage.papers_recovered == PAPERS
+    with Library(library) as lib:
+        assert lib.store.metadata() == {"paper-0003": kept}

@@ -69,6 +69,8 @@ PAPER_COLUMNS = ("id", "paper_id", "sha256", "title", "source", "note", "kind", 
                  "sentence_count")
 SENTENCE_COLUMNS = ("id", "paper", "position", "text", "section", "section_kind", "role", "role_confidence",
                     "function", "function_confidence", "content", "function_vector")
+# Schema 2's bibliographic columns (a reference manager's metadata), copied where the source has them.
+METADATA_COLUMNS = ("id", "authors", "year", "doi", "source_key")
 CORRECTION_COLUMNS = ("id", "created", "doc_id", "title", "position", "text", "context_before",
                       "context_after", "section_kind", "field", "predicted", "corrected", "model_id")
 
@@ -537,6 +539,25 @@ def _papers_from_indexes(src: sqlite3.Connection, read: dict[int, Row]) -> dict[
             if isinstance(hashes.get(rowid), str) and isinstance(counts[rowid], int) and counts[rowid] > 0}
 
 
+def _metadata_ok(row: tuple[Any, ...]) -> bool:
+    year = row[2]
+    return (isinstance(row[0], int) and _texts(row, (1, 3, 4))
+            and (year is None or (isinstance(year, int) and not isinstance(year, bool))))
+
+
+def _salvage_metadata(src: sqlite3.Connection, target: _Target, ctx: JobContext) -> None:
+    """Authors, year, DOI and reference-manager key of the recovered papers, where the source's schema
+    has them and their row can be read (a paper whose metadata row is damaged keeps "no metadata")."""
+    columns = {row[1] for row in _rows(src, "PRAGMA table_info(papers)", ()) or ()}
+    if not set(METADATA_COLUMNS) <= columns:
+        return
+    rows = [row for row in scan_rows(src, "papers", METADATA_COLUMNS, _highest(src, "papers"), ctx)
+            if _metadata_ok(row)]
+    with target.store.transaction() as db:
+        db.executemany("UPDATE papers SET authors = ?, year = ?, doi = ?, source_key = ? WHERE id = ?",
+                       [(*row[1:], row[0]) for row in rows])
+
+
 def _salvage_corrections(src: sqlite3.Connection, target: _Target, report: Salvage, ctx: JobContext) -> None:
     if _one(src, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'corrections'") != 1:
         return
@@ -574,6 +595,7 @@ def salvage(source: Path, target_folder: Path, ctx: JobContext | None = None) ->
                                                          "sqlite_autoindex_papers_2"))
             report.sentences_total = _count(src, "sentences", ("sentences_by_paper",))
             highest = _salvage_papers(src, target, report, ctx)
+            _salvage_metadata(src, target, ctx)
             _salvage_corrections(src, target, report, ctx)
             rows = _rows(src, "SELECT key, value FROM meta", ()) or []
             meta = {k: v for k, v in rows
