@@ -15,12 +15,14 @@ import logging
 import sys
 import warnings
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
+from app.commands._groups import list_apart
 from core.errors import RhetoricaError
 
-# Order is the order shown in --help.
-COMMAND_MODULES = (
+# The author's verbs, in the order shown in --help.
+USER_COMMAND_MODULES = (
     "app.commands.gui",
     "app.commands.parse",
     "app.commands.analyze",
@@ -29,16 +31,24 @@ COMMAND_MODULES = (
     "app.commands.align",
     "app.commands.search",
     "app.commands.figures",
-    "app.commands.corpus",
     "app.commands.corrections",
     "app.commands.template",
     "app.commands.lsp",
-    "app.commands.train",
-    "app.commands.export",
-    "app.commands.data",
-    "app.commands.eval",
-    "app.commands.bench",
 )
+# The lab's verbs (training, evaluation, benchmarks, data), listed apart in --help; their modules
+# live in app/commands/lab/ (corpus is still beside the user verbs until it moves there).
+LAB_COMMAND_MODULES = (
+    "app.commands.lab.train",
+    "app.commands.lab.export",
+    "app.commands.corpus",
+    "app.commands.lab.data",
+    "app.commands.lab.eval",
+    "app.commands.lab.bench",
+)
+COMMAND_MODULES = USER_COMMAND_MODULES + LAB_COMMAND_MODULES
+LAB_TITLE = "lab commands"
+LAB_DESCRIPTION = ("How the model is trained, measured and shipped (README, 'The lab'); "
+                   "an author never needs them.")
 
 
 class Parser(argparse.ArgumentParser):
@@ -62,10 +72,28 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rhetorica",
         description="Offline writing assistant for scientific authors.",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name in USER_COMMAND_MODULES:
         importlib.import_module(name).add_parser(subparsers)
+    user_verbs = set(subparsers.choices)
+    for name in LAB_COMMAND_MODULES:
+        if (module := _lab_module(name)) is not None:
+            module.add_parser(subparsers)
+    lab_verbs = [verb for verb in subparsers.choices if verb not in user_verbs]
+    list_apart(parser, subparsers, lab_verbs, LAB_TITLE, LAB_DESCRIPTION)
     return parser
+
+
+def _lab_module(name: str) -> ModuleType | None:
+    """A lab command's module; None only in the packaged app when the build left it out on purpose
+    (packaging/rhetorica.spec, LEFT_OUT_COMMANDS: training needs torch). From a source tree a
+    missing module stays an ImportError at start-up."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if getattr(sys, "frozen", False) and error.name == name:
+            return None
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -273,7 +273,7 @@ def test_cli_on_a_real_pdf(bundle: Path, tmp_path: Path) -> None:
 
 
 def test_the_alignment_evaluation_counts_pairs_coverage_and_the_position_baseline() -> None:
-    from app.commands.eval_align import Tally, position_pairs
+    from app.commands.lab.eval_align import Tally, position_pairs
 
     assert position_pairs(3, 5) == [(0, 0), (1, 2), (2, 4)]
     assert position_pairs(1, 4) == [(0, 0)] and position_pairs(0, 3) == []

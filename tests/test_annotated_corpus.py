@@ -105,7 +105,7 @@ def test_function_documents_align_functions_with_sentences(tmp_path: Path) -> No
 def test_train_roles_accepts_the_annotated_spec_and_refuses_other_splits() -> None:
     import argparse
 
-    from app.commands.train_roles import _function_source
+    from app.commands.lab.train_roles import _function_source
 
     assert _function_source("annotated:train") == "annotated:train"
     with pytest.raises(argparse.ArgumentTypeError):

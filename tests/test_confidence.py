@@ -209,7 +209,7 @@ class _Gold:
 
 
 def test_isolation_modes_feed_what_they_say() -> None:
-    from app.commands.eval_functions import ISOLATION_MODES, isolation_contexts
+    from app.commands.lab.eval_functions import ISOLATION_MODES, isolation_contexts
 
     paper = make_paper()
     texts = [s.text for s in paper.sentences]
@@ -225,7 +225,7 @@ def test_isolation_modes_feed_what_they_say() -> None:
 
 
 def test_isolation_figures_score_each_mode_against_the_gold() -> None:
-    from app.commands.eval_functions import _isolation
+    from app.commands.lab.eval_functions import _isolation
 
     paper = make_paper()
     texts = [s.text for s in paper.sentences]
@@ -246,7 +246,7 @@ def test_isolation_figures_score_each_mode_against_the_gold() -> None:
 
 
 def test_confidence_table_and_the_rule_that_picks_the_threshold() -> None:
-    from app.commands.eval_functions import choose_threshold, confidence_table
+    from app.commands.lab.eval_functions import choose_threshold, confidence_table
 
     confidence = [0.95, 0.9, 0.85, 0.8, 0.7, 0.65, 0.55, 0.5]
     correct = [True, True, True, False, True, True, False, False]

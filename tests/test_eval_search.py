@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.commands import eval_search
-from app.commands.eval_search import (
+from app.commands.lab import eval_search
+from app.commands.lab.eval_search import (
     average_precision,
     evaluate,
     max_sum_matrix,
@@ -24,7 +24,7 @@ from app.commands.eval_search import (
     reference_judgements,
     sample_queries,
 )
-from app.commands.eval_search_scoring import (
+from app.commands.lab.eval_search_scoring import (
     REFERENCES,
     blend_matrix,
     fraction_cutoff,

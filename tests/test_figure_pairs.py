@@ -261,7 +261,7 @@ def test_real_pdfs_two_files(tmp_path: Path) -> None:
 
 
 def test_the_command_lists_the_same_sources_as_the_readers() -> None:
-    from app.commands.data_figures import SOURCES as COMMAND_SOURCES
+    from app.commands.lab.data_figures import SOURCES as COMMAND_SOURCES
     from models.datasets.figure_sources import ALL_SOURCES
 
     assert COMMAND_SOURCES == ALL_SOURCES

@@ -120,10 +120,10 @@ def test_held_out_guard_drops_train_papers_that_are_test_papers_elsewhere() -> N
 
 
 def test_the_commands_list_the_same_sources_and_options_as_the_code() -> None:
-    from app.commands.eval_figures import ALL_SOURCES as EVAL_ALL
-    from app.commands.eval_figures import EVAL_SOURCES
-    from app.commands.train_figures import ALL_SOURCES as TRAIN_ALL
-    from app.commands.train_figures import NEGATIVES as COMMAND_NEGATIVES
+    from app.commands.lab.eval_figures import ALL_SOURCES as EVAL_ALL
+    from app.commands.lab.eval_figures import EVAL_SOURCES
+    from app.commands.lab.train_figures import ALL_SOURCES as TRAIN_ALL
+    from app.commands.lab.train_figures import NEGATIVES as COMMAND_NEGATIVES
     from models.datasets.figure_pairs import SOURCES
 
     assert EVAL_SOURCES == SOURCES and EVAL_ALL == ALL_SOURCES == TRAIN_ALL

@@ -69,7 +69,7 @@ def test_the_suggestion_query_carries_the_draft_heading_and_neighbours(qtbot, bu
 
 
 def test_reads_as_names_the_context_and_an_uncertain_role() -> None:
-    from app.gui.panels.suggestions import reads_as
+    from app.gui.panels.suggestion_text import reads_as
 
     query = {"text": "x", "role": "method", "function": "none",
              "role_text": "uncertain: method (0.41) or result (0.35)",

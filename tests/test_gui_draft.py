@@ -164,7 +164,7 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         functions = [FunctionPrediction("topic-importance", (("topic-importance", 0.6),)),
                      FunctionPrediction("aim", (("aim", 0.55),)),
                      FunctionPrediction("none", (("gap-neglected", 0.15), ("aim", 0.1)))]
-        panel._on_labelled(None, panel._version, ([(spans[0], _sure()), (spans[1], _sure("objective")),
+        panel._on_labelled(panel._version, ([(spans[0], _sure()), (spans[1], _sure("objective")),
                                                    (spans[2], _weak())], functions))
         editor = panel.editor
         # uncertain: a hatched background and a dotted underline; confident: a flat fill

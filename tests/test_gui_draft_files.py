@@ -39,7 +39,7 @@ def test_open_label_save_back_and_save_as(qtbot, bundle: Path, project: Path,  #
         texts = [a.text() for a in window.menuBar().actions()[0].menu().actions()]
         assert {"Open &draft…", "Open recent dra&ft", "&Save draft", "Save draft &as…"} <= set(texts)
         draft.set_text("My typed notes.")
-        monkeypatch.setattr(draft, "_ask_open_path", lambda: str(main))
+        monkeypatch.setattr(draft.files, "_ask_open_path", lambda: str(main))
         with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as labelled:
             assert draft.open_draft_dialog()
         assert window.docks["draft"].isVisible()
@@ -60,7 +60,7 @@ def test_open_label_save_back_and_save_as(qtbot, bundle: Path, project: Path,  #
         # an edit of a citation placeholder is not lossless: "Save draft as…" a Markdown file
         draft.set_text(draft.text.replace("holds [2, 3].", "holds [2]."))
         target = project.parent / "copy.md"
-        monkeypatch.setattr(draft, "_ask_save_path", lambda suggested, target=target: str(target))
+        monkeypatch.setattr(draft.files, "_ask_save_path", lambda suggested, target=target: str(target))
         before = main.read_text(encoding="utf-8")
         assert draft.save_draft()
         assert main.read_text(encoding="utf-8") == before

@@ -18,6 +18,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtGui import QImage
 
 import app.gui.panels.graphical_abstract as ga
+import app.gui.panels.graphical_abstract_job as ga_job
 from app.gui.panels.graphical_abstract import (
     NO_FIGURES,
     NO_MODEL,
@@ -83,7 +84,7 @@ def paper(tmp_path_factory: pytest.TempPathFactory) -> Paper:
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     own_user_folder(tmp_path, monkeypatch)  # settings in tmp_path/home/settings.ini
-    monkeypatch.setattr(ga, "bundle_weights", lambda _model: dict(SIZE_WEIGHTS))
+    monkeypatch.setattr(ga_job, "bundle_weights", lambda _model: dict(SIZE_WEIGHTS))
     return tmp_path / "home"
 
 

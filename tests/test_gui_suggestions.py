@@ -18,7 +18,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.gui.panels import suggestions
-from app.gui.panels.suggestions import HIGHLIGHT, NO_MODEL, NO_QUERY, SuggestionsPanel, highlighted_html
+from app.gui.panels.suggestion_text import HIGHLIGHT, highlighted_html
+from app.gui.panels.suggestions import NO_MODEL, NO_QUERY, SuggestionsPanel
 from core.sentence_context import SentenceContext, context_in_paper
 from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
 from tests.paper_factory import make_paper

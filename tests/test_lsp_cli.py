@@ -54,7 +54,7 @@ def test_without_pygls_the_command_says_what_to_install(capsys: pytest.CaptureFi
 
 
 def test_bench_edit_plan_changes_one_word_at_a_time() -> None:
-    from app.commands.bench_lsp import edit_plan
+    from app.commands.lab.bench_lsp import edit_plan
 
     text = (Path(__file__).parent / "fixtures" / "lsp" / "draft.tex").read_text(encoding="utf-8")
     plan = edit_plan(text, "tex", 20, seed=3)

@@ -281,7 +281,7 @@ def test_bench_encode_torch_side_runs(bundle: Path, tmp_path: Path) -> None:
 
 
 def test_cpu_flags_reads_proc_cpuinfo() -> None:
-    from app.commands.bench_gemm import ISA_FLAGS, cpu_flags
+    from app.commands.lab.bench_gemm import ISA_FLAGS, cpu_flags
 
     flags = cpu_flags()
     assert set(flags) <= set(ISA_FLAGS)
@@ -363,7 +363,7 @@ def test_eval_functions_scores_whole_parsed_papers(bundle: Path, tmp_path: Path)
 
 
 def test_function_figures_by_hand() -> None:
-    from app.commands.eval_functions import function_figures
+    from app.commands.lab.eval_functions import function_figures
 
     gold = ["aim", "aim", "none", "proposal", "none"]
     predicted = ["aim", "none", "none", "aim", "proposal"]

@@ -191,7 +191,7 @@ def test_bench_suggest_reports_time_to_first_suggestions(built, tmp_path: Path) 
 
 
 def test_blind_judgements_are_scored_per_system_macro_over_queries() -> None:
-    from app.commands.eval_suggest import score
+    from app.commands.lab.eval_suggest import score
 
     systems = {"q0-0": "model", "q0-1": "random", "q0-2": "model", "q1-0": "model", "q1-1": "random"}
     marks = {"q0-0": 2, "q0-1": 0, "q0-2": 1, "q1-0": 0, "q1-1": 1}

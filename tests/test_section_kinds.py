@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.commands.eval_sections import DEFAULT_GOLD, MIXED, heading_sha1, read_gold, score
+from app.commands.lab.eval_sections import DEFAULT_GOLD, MIXED, heading_sha1, read_gold, score
 from core.document import Section, SectionKind
 from core.pdf.headings import is_decisive_heading, section_kind
 from core.pdf.outline import settle_levels_and_kinds

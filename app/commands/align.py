@@ -79,9 +79,9 @@ def _draft_paper(path: Path) -> Any:
 
 
 def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
-    from core.align import side_from_library, side_from_paper
-    from core.analysis import analyze_paper
-    from core.errors import NotAPdfError, RhetoricaError
+    from core.align import side_from_library
+    from core.align_sides import analysed_side, pdf_side, require_text
+    from core.errors import NotAPdfError
     from core.jobs import JobContext
 
     kind = _kind(spec)
@@ -97,24 +97,21 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
             raise LibraryError(f"{spec}: no such file, and {error}") from None
     ctx = JobContext(progress_line(args.quiet))
     if kind == "pdf":
-        from app.commands._pdf_analysis import cached_pdf, embedded_pdf_analysis
+        from app.commands._pdf_analysis import cached_pdf
 
         paper, sha256, cache = cached_pdf(path, ctx)
-        if not paper.sentences:
-            raise RhetoricaError(f"{spec}: no text found in the PDF (a scanned paper?)")
-        analysis = embedded_pdf_analysis(paper, sha256, cache, get_model(), ctx)
-        return side_from_paper(paper, analysis, kind="pdf")
-    paper = _draft_paper(path)
-    if not paper.sentences:
-        raise RhetoricaError(f"{spec}: the draft has no sentences")
-    analysis = analyze_paper(paper, get_model(), ctx, with_embeddings=True, with_function_vectors=True)
-    return side_from_paper(paper, analysis, kind="draft")
+        require_text(paper, spec)
+        found = pdf_side(paper, get_model(), cache=cache, sha256=sha256, ctx=ctx, name=spec)
+        if found.note:
+            print(f"rhetorica: note: {found.note}", file=sys.stderr)
+        return found.side
+    return analysed_side(_draft_paper(path), get_model(), ctx, kind="draft", name=spec)
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.align import align
     from core.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown, summary_text
     from core.align_gaps import TOP_GAPS
+    from core.align_sides import align_sides
     from core.errors import RhetoricaError
     from core.fileio import atomic_write_text
     from core.paths import library_dir
@@ -164,10 +161,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     a, b = sides
-    if a.function.shape[1] != b.function.shape[1] or a.content.shape[1] != b.content.shape[1]:
-        raise RhetoricaError("the two papers were embedded by different models (a library paper from "
-                             "another model?): re-add it to the library with this model")
-    alignment = align(a, b, function_weight=args.function_weight)
+    alignment = align_sides(a, b, function_weight=args.function_weight,
+                            message="the two papers were embedded by different models (a library paper "
+                            "from another model?): re-add it to the library with this model")
     written = []
     for out, render in ((args.json, alignment_to_json), (args.md, alignment_to_markdown),
                         (args.html, alignment_to_html)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from app.commands._options import (
@@ -45,12 +46,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contextlib import ExitStack
-
     from core.errors import RhetoricaError
     from core.fileio import read_text_input
-    from core.paths import corpus_dir, library_dir
-    from core.suggest import has_sentences, open_source, suggest
+    from core.suggestion_sources import SuggestionRequest, opened_sources, search, source_folders
     from models.encoder import load_model
 
     if (args.sentence is None) == (args.input is None):
@@ -66,30 +64,25 @@ def run(args: argparse.Namespace) -> int:
     for what, given in (("a library folder", args.library), ("a phrase-corpus folder", args.corpus)):
         if given is not None and given.exists():
             check_input_folder(given, what)
-    wanted = [("corpus", args.corpus or corpus_dir()), ("library", args.library or library_dir())]
-    folders = [(kind, folder) for kind, folder in wanted
-               if args.source in (kind, "all") and has_sentences(folder)]
+    folders = source_folders(args.source, args.corpus, args.library)
     if not folders:
-        explicit = {"corpus": args.corpus, "library": args.library}
-        given = [str(explicit[kind]) for kind, _ in wanted
-                 if args.source in (kind, "all") and explicit[kind] is not None]
+        given = [str(folder) for kind, folder in (("corpus", args.corpus), ("library", args.library))
+                 if args.source in (kind, "all") and folder is not None]
         where = f" ({', '.join(given)} holds no library or phrase corpus)" if given else ""
         raise RhetoricaError(f"nothing to suggest from{where}: build the phrase corpus with 'rhetorica "
                              "corpus build' or add papers with 'rhetorica library add PDF…'")
     templater = _templater()
     model = load_model(args.model, device=args.device, threads=args.threads)
-    with ExitStack() as stack:
-        sources = [open_source(kind, folder, model) for kind, folder in folders]
-        for opened in sources:
-            stack.callback(opened.library.close)
-        if args.input is not None:
-            for line in lines:
-                result = suggest(line, model, sources, args.k, function=args.function,
-                                 section_kind=args.section, templater=templater)
+    with opened_sources(folders, model) as opened:
+        for line in lines or [args.sentence]:
+            result = search(opened, SuggestionRequest(line, args.k, args.function, args.section), model,
+                            templater)
+            if args.input is not None:
                 print(json.dumps(result.to_dict(), ensure_ascii=False), flush=True)
-            return 0
-        result = suggest(args.sentence, model, sources, args.k, function=args.function,
-                         section_kind=args.section, templater=templater)
+        for error in opened.left_out:
+            print(f"rhetorica: warning: suggestions from the phrase corpus only: {error}", file=sys.stderr)
+    if args.input is not None:
+        return 0
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0

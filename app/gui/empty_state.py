@@ -5,6 +5,15 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+HINT = ("Open a scientific paper (PDF) to see the rhetorical role of every sentence:\n"
+        "background, objective, method, result, conclusion.")
+DROP_HINT = "…or drag and drop a PDF anywhere on this window.  Ctrl+O opens a file."
+FIRST_STEPS = (
+    "<b>New here?</b> Open the sample paper, then click a highlighted sentence to see why it got "
+    "its role.  Write in the Draft pane (Ctrl+D): every sentence is labelled as you type, and "
+    "Suggestions (Ctrl+Shift+S) shows real sentences that do the same job, from the built-in "
+    "phrase corpus.  Everything runs on this computer; nothing is uploaded.")
+
 
 class EmptyState(QWidget):
     openRequested = Signal()
@@ -13,14 +22,27 @@ class EmptyState(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(False)  # the main window handles drops
-        title = QLabel("Rhetorica")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title.setStyleSheet("font-size: 28pt; font-weight: bold; color: #333;")
-        hint = QLabel("Open a scientific paper (PDF) to see the rhetorical role of every sentence:\n"
-                      "background, objective, method, result, conclusion.")
-        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        hint.setWordWrap(True)
-        hint.setStyleSheet("font-size: 12pt; color: #444;")
+        title = _centred_label("Rhetorica", "font-size: 28pt; font-weight: bold; color: #333;", wrap=False)
+        hint = _centred_label(HINT, "font-size: 12pt; color: #444;")
+        buttons = self._build_buttons()
+        drop = _centred_label(DROP_HINT, "color: #777;", wrap=False)
+        self.steps = _centred_label(FIRST_STEPS, "color: #555; padding-top: 6px;")
+        self.error = _centred_label("", "color: #b3261e; font-size: 11pt; padding: 12px;")
+        self.error.hide()
+        self.notice = _centred_label("", "color: #8a5300; padding: 4px;")
+        self.notice.hide()
+        box = _dashed_box([title, hint, buttons, drop, self.steps, self.error, self.notice])
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(box, 4)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(2)
+
+    def _build_buttons(self) -> QHBoxLayout:
+        """The buttons "Open a PDF…" and "Open the sample paper" (the default), centred side by side."""
         self.open_button = QPushButton("Open a PDF…")
         self.open_button.setMinimumHeight(36)
         self.open_button.clicked.connect(self.openRequested)
@@ -34,50 +56,7 @@ class EmptyState(QWidget):
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.sample_button)
         buttons.addStretch(1)
-        drop = QLabel("…or drag and drop a PDF anywhere on this window.  Ctrl+O opens a file.")
-        drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        drop.setStyleSheet("color: #777;")
-        steps = QLabel(
-            "<b>New here?</b> Open the sample paper, then click a highlighted sentence to see why it got "
-            "its role.  Write in the Draft pane (Ctrl+D): every sentence is labelled as you type, and "
-            "Suggestions (Ctrl+Shift+S) shows real sentences that do the same job, from the built-in "
-            "phrase corpus.  Everything runs on this computer; nothing is uploaded.")
-        steps.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        steps.setWordWrap(True)
-        steps.setStyleSheet("color: #555; padding-top: 6px;")
-        self.steps = steps
-        self.error = QLabel("")
-        self.error.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b3261e; font-size: 11pt; padding: 12px;")
-        self.error.hide()
-        self.notice = QLabel("")
-        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.notice.setWordWrap(True)
-        self.notice.setStyleSheet("color: #8a5300; padding: 4px;")
-        self.notice.hide()
-        box = QWidget()
-        box.setObjectName("emptyBox")
-        box.setStyleSheet("#emptyBox { border: 2px dashed #bbb; border-radius: 12px; background: #fafafa; }")
-        inner = QVBoxLayout(box)
-        inner.setContentsMargins(40, 30, 40, 30)
-        inner.setSpacing(14)
-        inner.addWidget(title)
-        inner.addWidget(hint)
-        inner.addLayout(buttons)
-        inner.addWidget(drop)
-        inner.addWidget(steps)
-        inner.addWidget(self.error)
-        inner.addWidget(self.notice)
-        box.setMaximumWidth(720)
-        layout = QVBoxLayout(self)
-        layout.addStretch(1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(box, 4)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addStretch(2)
+        return buttons
 
     def show_notice(self, text: str) -> None:
         """A secondary hint (e.g. no model bundle: papers open without roles)."""
@@ -87,3 +66,28 @@ class EmptyState(QWidget):
     def show_error(self, text: str) -> None:
         self.error.setText(text)
         self.error.setVisible(bool(text))
+
+
+def _centred_label(text: str, style: str, *, wrap: bool = True) -> QLabel:
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(wrap)
+    label.setStyleSheet(style)
+    return label
+
+
+def _dashed_box(items: list[QWidget | QHBoxLayout]) -> QWidget:
+    """The items stacked in a rounded, dashed frame at most 720 px wide."""
+    box = QWidget()
+    box.setObjectName("emptyBox")
+    box.setStyleSheet("#emptyBox { border: 2px dashed #bbb; border-radius: 12px; background: #fafafa; }")
+    inner = QVBoxLayout(box)
+    inner.setContentsMargins(40, 30, 40, 30)
+    inner.setSpacing(14)
+    for item in items:
+        if isinstance(item, QWidget):
+            inner.addWidget(item)
+        else:
+            inner.addLayout(item)
+    box.setMaximumWidth(720)
+    return box

@@ -119,6 +119,22 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f} %"
 
 
+def _report_table() -> QTableWidget:
+    """The before/after table: one row per measurement, read-only, as tall as its rows."""
+    table = QTableWidget(0, 4)
+    table.setHorizontalHeaderLabels(["Measured on", "Model in use", "New model", "Change"])
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
+    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for column in (1, 2, 3):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    return table
+
+
 class TrainDialog(QDialog):
     """See the module docstring. ``bundle()`` is the bundle training starts from."""
 
@@ -141,6 +157,18 @@ class TrainDialog(QDialog):
         self.out: Path | None = None
         self._started = 0.0
 
+        self._build_texts()
+        self.table = _report_table()
+        close = self._build_buttons()
+        self._lay_out(close)
+        self.resize(660, 470)
+        switch.switched.connect(lambda _path: self._update())
+        corrections.changed.connect(self.refresh)
+        self.refresh()
+
+    # -- building the dialog ------------------------------------------------------------------
+    def _build_texts(self) -> None:
+        """The explanation, the counts, what is still needed, the progress bar, status and verdict lines."""
         self.intro = QLabel(
             "Trains the model's role heads on the roles you corrected, mixed with the standard training "
             "data so it forgets nothing, then compares it with the model in use on a held-out quarter of "
@@ -156,21 +184,12 @@ class TrainDialog(QDialog):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setStyleSheet("color: #555;")
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["Measured on", "Model in use", "New model", "Change"])
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
-        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2, 3):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.verdict = QLabel("")
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
 
+    def _build_buttons(self) -> QDialogButtonBox:
+        """Train, Cancel, Use the new model, Roll back (connected); returns the Close box."""
         self.train_button = QPushButton("Train")
         self.train_button.setDefault(True)
         self.train_button.clicked.connect(self.start)
@@ -182,7 +201,9 @@ class TrainDialog(QDialog):
         self.rollback_button.clicked.connect(self.roll_back)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        return close
 
+    def _lay_out(self, close: QDialogButtonBox) -> None:
         buttons = QHBoxLayout()
         buttons.addWidget(self.train_button)
         buttons.addWidget(self.cancel_button)
@@ -190,20 +211,12 @@ class TrainDialog(QDialog):
         buttons.addWidget(self.use_button)
         buttons.addWidget(self.rollback_button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.intro)
-        layout.addWidget(self.counts)
-        layout.addWidget(self.need)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
-        layout.addWidget(self.table)
-        layout.addWidget(self.verdict)
+        for widget in (self.intro, self.counts, self.need, self.progress, self.status, self.table,
+                       self.verdict):
+            layout.addWidget(widget)
         layout.addStretch(1)
         layout.addLayout(buttons)
         layout.addWidget(close)
-        self.resize(660, 470)
-        switch.switched.connect(lambda _path: self._update())
-        corrections.changed.connect(self.refresh)
-        self.refresh()
 
     # -- state ----------------------------------------------------------------------------
     @property

@@ -1,4 +1,5 @@
-"""Small reusable widgets: role-mix bars, probability bars, hint and status labels, the panels' layout."""
+"""Small reusable widgets: role-mix bars, probability bars, hint and status labels, the panels' layout,
+tool buttons, and the one-line text helpers the panels share (``one_line``, ``clip``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,18 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLayout, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QSizePolicy,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.palette import RolePalette
 from core.labels import ROLES
@@ -154,3 +166,71 @@ def uncertain_chip_style(color: QColor) -> str:
     border in the role colour instead of a solid fill."""
     return (f"background: {UNCERTAIN_BACKGROUND}; color: #444; border: 2px dashed {color.name()}; "
             "border-radius: 4px; padding: 1px 7px; font-style: italic;")
+
+
+def clip(text: object, limit: int) -> str:
+    """``text`` on one line (runs of white space made one space), cut to ``limit`` characters with "…"."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: max(0, limit - 1)].rstrip() + "…"
+
+
+def one_line(text: object, limit: int = 200) -> str:
+    """A message (an error, a status) as one line of at most ``limit`` characters."""
+    return clip(text, limit)
+
+
+def tool_button(text: str, tip: str) -> QToolButton:
+    """A text-only tool button with a tooltip (the panels' buttons)."""
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    return button
+
+
+def rich_message_label() -> QLabel:
+    """A panel's centred, muted, word-wrapped rich-text message (empty states, "searching…")."""
+    label = QLabel("")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setStyleSheet(f"color: {MUTED}; padding: 12px 16px;")
+    return label
+
+
+def heading_label() -> QLabel:
+    """A panel's rich-text heading over its results (hidden until there are results)."""
+    label = QLabel("")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setStyleSheet("padding: 2px 6px;")
+    label.hide()
+    return label
+
+
+class MessageStack(QStackedWidget):
+    """A panel's body: its content (a list of results) or, instead of it, a centred message."""
+
+    def __init__(self, content: QWidget) -> None:
+        super().__init__()
+        self.message = rich_message_label()
+        self.content = content
+        self.addWidget(self.message)
+        self.addWidget(content)
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.setCurrentWidget(self.message)
+
+    def show_content(self) -> None:
+        self.setCurrentWidget(self.content)
+
+
+def show_dock_of(widget: QWidget) -> None:
+    """Show and raise the dock widget holding ``widget`` (nothing when it is not in one)."""
+    dock = widget.parentWidget()
+    while dock is not None and not isinstance(dock, QDockWidget):
+        dock = dock.parentWidget()
+    if dock is not None:
+        dock.show()
+        dock.raise_()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
-from app.gui.workers import Worker
+from app.gui.operation import MODEL
 from core.jobs import JobContext
 from core.model_api import RoleModel
 
@@ -80,16 +80,13 @@ def start_zotero_import(panel: LibraryPanel, zotero_dir: Path) -> None:
     """Run the sync as one of ``panel``'s jobs (its progress bar and Cancel; waits for the model)."""
     if panel.busy:
         return
-    folder = panel.folder
-    label = "Adding from Zotero"
-    panel._with_model(lambda model: panel._start(
-        Worker(zotero_job, folder, zotero_dir, model, name="library zotero"), label,
-        lambda report: show_report(panel, report)), f"{label}…")
+    panel.run_job(zotero_job, panel.folder, zotero_dir, MODEL, label="Adding from Zotero",
+                  on_done=lambda report: show_report(panel, report))
 
 
 def show_report(panel: LibraryPanel, report: SyncReport) -> None:
     summary = sync_summary(report)
-    panel._show_summary(summary, report.lines())
+    panel.show_summary(summary, report.lines())
     panel.statusMessage.emit(summary)
     if report.added or report.linked or report.updated:
         panel.libraryChanged.emit()

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.commands._evaluation import (
+from app.commands.lab._evaluation import (
     add_dataset_options,
     command_line,
     load_model_and_documents,

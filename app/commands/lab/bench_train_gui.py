@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     home = Path(tempfile.mkdtemp(prefix="rhetorica-bench-train-"))
     os.environ["RHETORICA_HOME"] = str(home)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from app.commands.bench_finetune import _share, sciarg_corrections
+    from app.commands.lab.bench_finetune import _share, sciarg_corrections
     from app.gui.bench import training_latency
     from core.library.corrections import Corrections
     from core.library.library import Library

@@ -1,6 +1,6 @@
 """``rhetorica bench encode``: encoder speed, peak memory and fidelity, ONNX int8 vs torch fp32.
 
-Every side runs in its own subprocess (``python -m app.commands.bench_encode --worker …``)
+Every side runs in its own subprocess (``python -m app.commands.lab.bench_encode --worker …``)
 so its peak RSS is its own; torch is imported only inside the torch worker.  All sides
 embed the same real sentences (the first N/2 of CSAbstruct test and the first N/2 of
 PMC-Sents-FULL test), tokenised by the bundle's ``tokenizer.json`` with the manifest's
@@ -98,7 +98,7 @@ def _repo_path(value: str | None, bundle: Path) -> Path | None:
     path = Path(value)
     if path.is_absolute():
         return path
-    for base in (bundle, Path(__file__).resolve().parents[2], Path.cwd()):
+    for base in (bundle, Path(__file__).resolve().parents[3], Path.cwd()):
         if (base / path).exists():
             return base / path
     return path
@@ -116,9 +116,9 @@ def _run_worker(kind: str, spec: dict, folder: Path) -> dict:
     threads = str(spec["threads"])
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
            "TOKENIZERS_PARALLELISM": "false"}
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "app.commands.bench_encode", "--worker", kind,
+    proc = subprocess.run([sys.executable, "-m", "app.commands.lab.bench_encode", "--worker", kind,
                            str(spec_path)], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not out_path.is_file():
         from core.errors import RhetoricaError
@@ -379,4 +379,4 @@ def _worker_main(argv: list[str]) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         sys.exit(_worker_main(sys.argv[1:]))
-    sys.exit("usage: python -m app.commands.bench_encode --worker onnx|torch SPEC.json")
+    sys.exit("usage: python -m app.commands.lab.bench_encode --worker onnx|torch SPEC.json")

@@ -25,7 +25,7 @@ from typing import Any
 
 FOLDERS = ("pdfs", "pdfs2")
 MIXED = "mixed"
-DEFAULT_GOLD = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "section_kinds" / "gold.jsonl"
+DEFAULT_GOLD = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "section_kinds" / "gold.jsonl"
 _FIELDS = ("pdf", "folder", "section", "heading_sha1", "kind")
 
 

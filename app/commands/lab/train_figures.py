@@ -14,8 +14,8 @@ from app.commands._options import MAX_THREADS, bounded_float, bounded_int, input
 # The source names (eval figures keeps them, as models.datasets.figure_sources.ALL_SOURCES, not imported
 # here: it loads the PDF parser, which "--help" must not pay for; a test checks they agree) and
 # models.training.figure_head.NEGATIVES (torch).
-from app.commands.eval_figures import ALL_SOURCES
-from app.commands.eval_figures import _sources as _sources
+from app.commands.lab.eval_figures import ALL_SOURCES
+from app.commands.lab.eval_figures import _sources as _sources
 
 NEGATIVES = ("batch", "paper")
 

@@ -146,7 +146,7 @@ def tune(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predicted:
     """Every blend of the grid scored by NDCG%20 against every reference; the chosen one first."""
     import numpy as np
 
-    from app.commands.eval_search_metrics import ndcg_at_k, ranking_of, reference_judgements
+    from app.commands.lab.eval_search_metrics import ndcg_at_k, ranking_of, reference_judgements
     from core.search import FacetBlend, facet_mask
 
     n_docs = int(owner.max()) + 1

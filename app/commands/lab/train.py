@@ -6,8 +6,13 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.train_roles", "app.commands.train_body", "app.commands.train_figures",
-           "app.commands.train_corrections", "app.commands.train_calibrate")
+MODULES = (
+    "app.commands.lab.train_roles",
+    "app.commands.lab.train_body",
+    "app.commands.lab.train_figures",
+    "app.commands.lab.train_corrections",
+    "app.commands.lab.train_calibrate",
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -4,7 +4,7 @@ Every abstract of a split with gold role labels (CSAbstruct, PubMedQA), or a see
 ``--queries`` of them, queries all the *other* abstracts of the split, once per facet (background =
 background + objective, method, result = result + conclusion; as in :mod:`core.search`).
 
-**References** (``app/commands/eval_search_scoring.py``), each from the GOLD role labels: ``content``
+**References** (``app/commands/lab/eval_search_scoring.py``), each from the GOLD role labels: ``content``
 (max-sum of the content view over the gold facet sentences of both sides: issue 13's reference, which
 shares the systems' embedding and favours facet-only matching), ``lexical-facet`` (TF-IDF cosine of the
 gold facet sentences of both sides) and ``lexical-whole`` (the query's gold facet sentences against the
@@ -43,8 +43,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.commands._options import bounded_int, output_file, path_arg, write_output
-from app.commands.eval_search_metrics import average_precision, ndcg_at_k, ranking_of, reference_judgements
-from app.commands.eval_search_scoring import REFERENCES, max_sum_matrix, mean_vector_matrix
+from app.commands.lab.eval_search_metrics import (
+    average_precision,
+    ndcg_at_k,
+    ranking_of,
+    reference_judgements,
+)
+from app.commands.lab.eval_search_scoring import REFERENCES, max_sum_matrix, mean_vector_matrix
 
 __all__ = ["REFERENCES", "evaluate", "max_sum_matrix", "mean_vector_matrix", "never_loses", "run"]
 
@@ -103,7 +108,7 @@ def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predic
     """
     import numpy as np
 
-    from app.commands.eval_search_scoring import (
+    from app.commands.lab.eval_search_scoring import (
         blend_matrix,
         fraction_cutoff,
         max_sum_matrix,
@@ -275,7 +280,7 @@ def _encode(args: argparse.Namespace) -> dict[str, Any]:
 
 def _run_tune(args: argparse.Namespace, data: dict[str, Any], queries: list[int],
               progress: Callable[[str], None]) -> int:
-    from app.commands.eval_search_scoring import tune
+    from app.commands.lab.eval_search_scoring import tune
 
     started = time.perf_counter()
     tuned = tune(data["vectors"], data["owner"], data["gold"], data["predicted"], data["confidences"],

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._evaluation import (
+from app.commands._options import input_file
+from app.commands.lab._evaluation import (
     add_dataset_options,
     command_line,
     load_model_and_documents,
@@ -16,7 +17,6 @@ from app.commands._evaluation import (
     test_dedup_indices,
     write_json,
 )
-from app.commands._options import input_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from models.encoder import EncoderModel

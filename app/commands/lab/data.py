@@ -6,8 +6,14 @@ import argparse
 
 from app.commands._groups import add_group
 
-MODULES = ("app.commands.data_functions", "app.commands.data_precision", "app.commands.data_open_set",
-           "app.commands.data_formulas", "app.commands.data_figures", "app.commands.data_annotation")
+MODULES = (
+    "app.commands.lab.data_functions",
+    "app.commands.lab.data_precision",
+    "app.commands.lab.data_open_set",
+    "app.commands.lab.data_formulas",
+    "app.commands.lab.data_figures",
+    "app.commands.lab.data_annotation",
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -1,0 +1,79 @@
+"""The draft pane's words (no Qt): a sentence's tooltip, the summary of a labelling round, the move
+checklist, and what opening a draft file said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.functions import default_taxonomy
+from core.labels import FunctionPrediction, RolePrediction, function_is_clear, is_confident, role_text
+from core.moves import check_moves, describe_checks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.gui.panels.draft_labelling import LabelledDraft
+    from core.draft_formats import ParsedDraft
+
+ABBREVIATIONS = {"background": "BKG", "objective": "OBJ", "method": "MTH", "result": "RES",
+                 "conclusion": "CON", "other": "OTH"}
+PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each sentence is labelled with its "
+               "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
+FORMATS = {"tex": "LaTeX", "md": "Markdown", "docx": "Word", "txt": "text"}
+NO_FUNCTION_HEAD = "<span style='color:#777'>Move checklist: needs a model with a function head.</span>"
+NO_MODEL = "No model bundle: draft sentences cannot be labelled (see Settings)"
+
+
+def sentence_tooltip(prediction: RolePrediction, function: FunctionPrediction | None) -> str:
+    """Rich text: the role (or "uncertain: A (p) or B (q)"), the function (or "no clear function" with
+    the top candidate) and the three most likely roles."""
+    top = sorted(prediction.probabilities.items(), key=lambda kv: -kv[1])[:3]
+    probs = "<br>".join(f"{r}: {p:.0%}" for r, p in top)
+    move = ""
+    if function is not None and function_is_clear(function):
+        name = default_taxonomy().name_of(function.label)
+        move = f"<br>function: <i>{name}</i> ({function.confidence:.0%})"
+    elif function is not None and function.top:
+        best, p = function.top[0]
+        move = (f"<br><span style='color:#777'>no clear function (top candidate: "
+                f"<i>{default_taxonomy().name_of(best)}</i> {p:.0%})</span>")
+    head = (f"<b>{prediction.label}</b> ({prediction.confidence:.0%})" if is_confident(prediction)
+            else f"<b>{role_text(prediction)}</b>")
+    return f"{head}{move}<br>{probs}"
+
+
+def labelled_summary(labelled: LabelledDraft, note: str = "") -> str:
+    """"12 sentences: 3 background, 2 objective, 1 uncertain" (after ``note`` and a dash, when given)."""
+    counts: dict[str, int] = {}
+    for _, prediction in labelled:
+        if is_confident(prediction):
+            counts[prediction.label] = counts.get(prediction.label, 0) + 1
+    uncertain = len(labelled) - sum(counts.values())
+    summary = ", ".join([*(f"{n} {r}" for r, n in counts.items()),
+                         *([f"{uncertain} uncertain"] if uncertain else [])])
+    done = f"{len(labelled)} sentences: {summary}" if labelled else ""
+    return f"{note} — {done}" if note and done else note or done
+
+
+def moves_html(functions: list[FunctionPrediction] | None, labelled: bool, kind: str) -> str:
+    """The move checklist of a section of ``kind``, judged on the sentences with a clear function only
+    (empty before labelling; a note when the model has no function head)."""
+    if functions is None:
+        return NO_FUNCTION_HEAD if labelled else ""
+    found = [f.label for f in functions if function_is_clear(f)]
+    return describe_checks(check_moves(found, kind), kind, judged=(len(found), len(functions)))
+
+
+def opened_text(path: str, parsed: ParsedDraft) -> str:
+    """"Opened main.tex (LaTeX): 20 sentences; 2 included files; 1 skipped: …"."""
+    parts = [f"Opened {Path(path).name} ({FORMATS[parsed.format]}): {len(parsed.sentences)} sentences"]
+    if parsed.files:
+        parts.append(f"{len(parsed.files)} included files")
+    if parsed.format == "docx":
+        parts.append("Save draft as… to keep edits")
+    if parsed.warnings:
+        parts.append(f"{len(parsed.warnings)} skipped: {parsed.warnings[0]}")
+    return "; ".join(parts)
+
+
+def capitalised(message: str) -> str:
+    return message[:1].upper() + message[1:]

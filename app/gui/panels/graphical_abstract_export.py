@@ -1,0 +1,111 @@
+"""The graphical abstract's export: the chosen figure rendered at 300 dpi with its caption drawn in a
+strip under it, and the caption in a sidecar ``.txt`` (touches no widget: a worker may run it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
+
+from core.jobs import JobContext
+
+EXPORT_DPI = 300
+CAPTION_PT = 9.0  # the caption strip's font size, in points at the export's dpi
+
+
+@dataclass(frozen=True)
+class ExportedFigure:
+    """What :func:`export_figure_png` wrote: the PNG, the caption's ``.txt`` and the sizes in pixels."""
+
+    png: Path
+    text: Path | None
+    width: int
+    height: int
+    figure_height: int  # the rendered figure; the caption strip is the rest
+    caption_height: int
+
+
+def caption_text(caption: str) -> str:
+    return " ".join(caption.split())
+
+
+def export_figure_png(pdf_path: str | Path, page: int, bbox: Sequence[float], caption: str,
+                      out_path: str | Path, dpi: int = EXPORT_DPI, caption_strip: bool = True,
+                      sidecar: bool = True) -> ExportedFigure:
+    """Render ``bbox`` (PDF points) of ``page`` (0-based) at ``dpi`` into the PNG ``out_path``, the caption
+    drawn in a white strip under the figure (``caption_strip``), and write the caption to ``out_path``
+    with the suffix ``.txt`` (``sidecar``). Only the region is rendered, so this is fast; it touches no
+    widget (a worker may run it)."""
+    import pymupdf
+
+    from core.fileio import atomic_write_text
+
+    out = Path(out_path)
+    doc = pymupdf.open(str(pdf_path))
+    try:
+        pdf_page = doc.load_page(page)
+        clip = pymupdf.Rect(*bbox) & pdf_page.rect
+        if clip.is_empty or clip.width < 1 or clip.height < 1:
+            clip = pdf_page.rect
+        pix = pdf_page.get_pixmap(clip=clip, dpi=dpi, alpha=False)
+        image = QImage()
+        if not image.loadFromData(pix.tobytes("png"), "PNG"):
+            raise OSError(f"cannot render page {page + 1} of {pdf_path}")
+    finally:
+        doc.close()
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    text = caption_text(caption)
+    strip = 0
+    if caption_strip and text:
+        image, strip = _with_caption(image, text, dpi)
+    dots = round(dpi / 0.0254)
+    image.setDotsPerMeterX(dots)
+    image.setDotsPerMeterY(dots)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # PySide6's stub types the format as bytes, but its binding accepts only str here (6.12: bytes
+    # raises "called with wrong argument values").
+    if not image.save(str(out), cast(bytes, "PNG")):
+        raise OSError(f"cannot write {out}")
+    sidecar_path: Path | None = None
+    if sidecar:
+        sidecar_path = out.with_suffix(".txt")
+        atomic_write_text(sidecar_path, (caption.strip() or text) + "\n")
+    return ExportedFigure(out, sidecar_path, image.width(), image.height(), image.height() - strip, strip)
+
+
+def _with_caption(figure: QImage, text: str, dpi: int) -> tuple[QImage, int]:
+    """``figure`` with ``text`` wrapped in a white strip under it; returns the image and the strip height."""
+    scale = dpi / 72.0
+    font = QFont("Helvetica")
+    font.setPixelSize(max(8, round(CAPTION_PT * scale)))
+    margin = max(4, round(6 * scale))
+    width = figure.width()
+    inner = max(1, width - 2 * margin)
+    flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
+    bounds = QFontMetrics(font).boundingRect(QRect(0, 0, inner, 100_000), flags, text)
+    strip = bounds.height() + 2 * margin
+    out = QImage(width, figure.height() + strip, QImage.Format.Format_RGB32)
+    out.fill(QColor("white"))
+    painter = QPainter(out)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        painter.drawImage(0, 0, figure)
+        painter.setFont(font)
+        painter.setPen(QColor("black"))
+        box = QRect(margin, figure.height() + margin, inner, bounds.height() + margin)
+        painter.drawText(box, flags, text)
+    finally:
+        painter.end()
+    return out, strip
+
+
+def export_job(ctx: JobContext, pdf_path: str, page: int, bbox: Sequence[float], caption: str,
+               out_path: str) -> ExportedFigure:
+    ctx.progress(0, 1, "rendering at 300 dpi")
+    exported = export_figure_png(pdf_path, page, bbox, caption, out_path)
+    ctx.progress(1, 1, "saved")
+    return exported

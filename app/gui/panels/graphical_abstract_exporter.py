@@ -1,0 +1,54 @@
+"""The Graphical-abstract panel's "Export PNG…" in the background: the save dialog's default name, the
+300 dpi render (``graphical_abstract_export.export_job``) run by a
+:class:`~app.gui.operation.PanelOperation` sharing the panel's status line, and what it says when done."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from app.gui.operation import PanelOperation
+from app.gui.panels.graphical_abstract_export import EXPORT_DPI, ExportedFigure, export_job
+from app.gui.panels.graphical_abstract_text import figure_label
+from app.gui.session import Session
+from app.gui.status_line import StatusLine
+from core.document import Figure, Paper
+
+
+def default_export_path(paper: Paper | None, figure: Figure) -> Path:
+    """``<paper>-graphical-abstract-figure3.png`` beside the paper's PDF."""
+    source = Path(paper.source_path) if paper is not None and paper.source_path else Path.home() / "paper"
+    kind = "table" if figure.kind == "table" else "figure"
+    return source.with_name(f"{source.stem}-graphical-abstract-{kind}{figure.number}.png")
+
+
+class FigureExporter(QObject):
+    """Writes one figure at 300 dpi with its caption; ``exported(ExportedFigure)`` when written."""
+
+    exported = Signal(object)
+    busyChanged = Signal(bool)
+
+    def __init__(self, panel: QWidget, session: Session, line: StatusLine) -> None:
+        super().__init__(panel)
+        self._panel = panel
+        self.op = PanelOperation(panel, session, line)
+        self.op.busyChanged.connect(self.busyChanged)
+
+    def ask_path(self, paper: Paper | None, figure: Figure) -> str:
+        path, _ = QFileDialog.getSaveFileName(self._panel, "Export the graphical abstract",
+                                              str(default_export_path(paper, figure)), "PNG image (*.png)")
+        return str(path or "")
+
+    def start(self, pdf: str, figure: Figure, path: str) -> None:
+        self.op.error_prefix = f"Cannot write {path}"
+        self.op.run(export_job, pdf, figure.page, tuple(figure.bbox), figure.caption, path, needs_model=False,
+                    label="Exporting the graphical abstract",
+                    status=f"Exporting {figure_label(figure)} at {EXPORT_DPI} dpi…", on_done=self._done)
+
+    def _done(self, exported: ExportedFigure) -> None:
+        size = f"{exported.width}×{exported.height} px, {EXPORT_DPI} dpi"
+        text = f" and {exported.text.name}" if exported.text is not None else ""
+        self.op.set_status(f"Saved {exported.png.name} ({size}){text}.")
+        self.exported.emit(exported)
