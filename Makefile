@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	HNSWLIB_NO_NATIVE=1 $(BIN)/pip install --quiet -e ".[train,dev,lsp]"
+	HNSWLIB_NO_NATIVE=1 $(BIN)/pip install --quiet -e ".[train,dev,lsp,scale]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -36,11 +36,11 @@ USER_COMMAND_MODULES = (
     "app.commands.lsp",
 )
 # The lab's verbs (training, evaluation, benchmarks, data), listed apart in --help; their modules
-# live in app/commands/lab/ (corpus is still beside the user verbs until it moves there).
+# live in app/commands/lab/.
 LAB_COMMAND_MODULES = (
     "app.commands.lab.train",
     "app.commands.lab.export",
-    "app.commands.corpus",
+    "app.commands.lab.corpus",
     "app.commands.lab.data",
     "app.commands.lab.eval",
     "app.commands.lab.bench",

@@ -32,10 +32,7 @@ MAX_PANEL_LINES = 300
 PENDING: dict[str, str] = {}
 
 # Lab command modules still at the top of app/commands/ (file name -> reason).
-PENDING_MOVES: dict[str, str] = {
-    "corpus.py": "rhetorica corpus: its build path is being changed; moves to lab/ afterwards",
-    "bench_index.py": "rhetorica bench index: being extended; moves to lab/ afterwards",
-}
+PENDING_MOVES: dict[str, str] = {}
 
 
 def _long_functions(path: Path) -> list[str]:

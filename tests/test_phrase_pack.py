@@ -162,7 +162,7 @@ def test_every_phrase_source_reads_attributable_papers() -> None:
     shared_path("data")  # skips with a reason when ../shared is absent
     from models.datasets.phrase_sources import LICENCES, PHRASE_SOURCES, phrase_papers
 
-    assert set(LICENCES.values()) <= {"Apache-2.0", "MIT", "CC BY 4.0"}  # only what may be bundled
+    assert set(LICENCES.values()) <= {"Apache-2.0", "MIT", "CC BY 4.0", "CC0 1.0"}  # only what may be bundled
     for source in PHRASE_SOURCES:
         papers = list(islice(phrase_papers(source), 3))
         assert len(papers) == 3, source

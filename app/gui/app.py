@@ -121,6 +121,16 @@ def run(request: GuiRequest) -> int:
     return _run(request)
 
 
+def _grow_corpus_in_background(window: MainWindow) -> None:
+    """Issue 28.4: on first use the default phrase corpus grows in the background (the shipped extra
+    text labelled once, resumable). Here, not in the window, so tests and screenshots never start it."""
+    from app.gui.corpus_growth_job import CorpusGrowth
+
+    growth = CorpusGrowth(window.tracker, window.models, window.statusBar().showMessage)
+    growth.setParent(window)  # lives as long as the window; quitting cancels it through the tracker
+    growth.start_when_ready()
+
+
 def _run(request: GuiRequest) -> int:
     app = application()
     window = MainWindow(model_path=request.model, use_cache=request.use_cache)
@@ -136,6 +146,8 @@ def _run(request: GuiRequest) -> int:
     window.show()
     if request.shown_probe:
         _probe_cold_start(window, request.pdf)
+    elif not request.screenshot:
+        _grow_corpus_in_background(window)
     shot = None
     if request.screenshot:
         draft_text = Path(request.draft_file).read_text(encoding="utf-8") if request.draft_file else None

@@ -1,19 +1,25 @@
 """Nearest-neighbour indexes over one embedding view of the library (cosine similarity).
 
 The database (``core.library.store``) is the source of truth; an index is a cache of its vectors
-that can always be rebuilt (``rhetorica library rebuild``). Two engines behind one small interface:
+that can always be rebuilt (``rhetorica library rebuild``). The engines behind one small interface
+(:class:`VectorIndex`):
 
-* :class:`ExactIndex`: numpy, brute force; the reference for recall, and fine for small libraries;
-* :class:`HnswIndex`: hnswlib (HNSW graph, inner product on L2-normalised vectors), the engine the
-  product design names. hnswlib is not safe for adds concurrent with queries, so every call holds
-  the index's lock.
+* :class:`core.library.ann_index.IvfSq8Index` (``new_index`` / ``load_index`` there): the engine
+  libraries and packs use, faiss IVF over 8-bit codes, exact while small; about 0.4 GB per million
+  384-d vectors at recall@10 >= 0.95, chosen by ``rhetorica bench index``;
+* :class:`ExactIndex`: numpy, brute force; the reference for recall;
+* :class:`HnswIndex`: hnswlib (HNSW graph, inner product on L2-normalised vectors), the earlier
+  engine (1.7 GB per million 384-d vectors), kept for benchmarks and for reading old files.
+  hnswlib is not safe for adds concurrent with queries, so every call holds the index's lock.
 
 Saving is atomic (write a temporary file, then ``os.replace``), so a crash while saving leaves the
 previous index; the database records which sentence count an index file was saved at, so a stale
-or missing index is noticed and rebuilt. hnswlib trusts the file it loads (a file damaged in the
-middle crashes the process in ``load_index`` or in a search), so ``save`` returns an
-:class:`IndexRecord` (sha256, size, item count of the file as written) that the library keeps, and
-:func:`check_index_file` must pass before hnswlib is handed a file.
+or missing index is noticed and rebuilt. ``save`` returns an :class:`IndexRecord` (sha256, size,
+item count of the file as written) that the library keeps, and :func:`check_index_file` must pass
+before a file is loaded (hnswlib trusts the file it loads: one damaged in the middle crashes the
+process; the faiss engine's files also carry their own checksum). A library whose index file is in
+the earlier hnswlib format gets :class:`core.library.ann_index.IndexFormatError` from
+``load_index`` and rebuilds the index from its database.
 """
 
 from __future__ import annotations
@@ -104,6 +110,8 @@ class VectorIndex(Protocol):
 
     def save(self, path: Path) -> IndexRecord: ...
 
+    def ids(self) -> np.ndarray: ...
+
     def __len__(self) -> int: ...
 
 
@@ -151,6 +159,10 @@ class ExactIndex:
         with self._lock:
             self._ids = np.concatenate([self._ids, np.asarray(ids, dtype=np.int64)])
             self._vectors = np.concatenate([self._vectors, vectors])
+
+    def ids(self) -> np.ndarray:
+        with self._lock:
+            return self._ids.copy()
 
     def remove(self, ids: np.ndarray) -> None:
         with self._lock:
@@ -221,6 +233,19 @@ class HnswIndex:
                 self._index.resize_index(max(needed, 2 * self._index.get_max_elements()))
             self._index.add_items(vectors, np.asarray(ids, dtype=np.int64), replace_deleted=True)
             self._live += len(vectors)
+
+    def ids(self) -> np.ndarray:
+        """The ids not deleted (hnswlib lists deleted labels too, and refuses their vectors)."""
+        with self._lock:
+            labels = self._index.get_ids_list()
+            return np.asarray([i for i in labels if self._is_live(int(i))], dtype=np.int64)
+
+    def _is_live(self, label: int) -> bool:
+        try:
+            self._index.get_items([label])
+        except RuntimeError:
+            return False  # marked deleted
+        return True
 
     def remove(self, ids: np.ndarray) -> None:
         with self._lock:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.errors import RhetoricaError
 from core.jobs import JobContext, ensure_context
-from core.library.index import ExactIndex, HnswIndex, IndexError_, IndexRecord, check_index_file
+from core.library.ann_index import load_index, new_index
+from core.library.index import ExactIndex, IndexError_, IndexRecord, VectorIndex, check_index_file
 from core.library.store import (
     INDEX_FILES,
     VIEWS,
@@ -330,7 +330,7 @@ class Library:
         index: Any = None
         if problem is None:
             try:
-                index = HnswIndex.load(path, dim, live=count)
+                index = load_index(path, dim)
             except IndexError_ as error:
                 problem = f"cannot be read ({error})"
         if index is None:
@@ -343,7 +343,7 @@ class Library:
         self._indexes[view] = index
         return index
 
-    def _save_rebuilt(self, view: str, index: HnswIndex) -> str:
+    def _save_rebuilt(self, view: str, index: VectorIndex) -> str:
         """Save an index rebuilt on opening; a library on a read-only disk keeps it in memory only
         (returns what the notice adds then)."""
         from core.fileio import StorageError
@@ -363,7 +363,7 @@ class Library:
         row = self.store.connection.execute(f"SELECT COUNT(*) FROM sentences WHERE {column} IS NOT NULL")
         return int(row.fetchone()[0])
 
-    def rebuild_index(self, view: str, ctx: JobContext | None = None) -> HnswIndex | None:
+    def rebuild_index(self, view: str, ctx: JobContext | None = None) -> VectorIndex | None:
         """Recreate ``view``'s index from the database and save it."""
         index = self._build(view, ctx)
         if index is not None:
@@ -371,14 +371,14 @@ class Library:
             self._indexes[view] = index
         return index
 
-    def _build(self, view: str, ctx: JobContext | None = None) -> HnswIndex | None:
+    def _build(self, view: str, ctx: JobContext | None = None) -> VectorIndex | None:
         """A new index of ``view``'s vectors in the database (None: it has none)."""
         ctx = ensure_context(ctx)
         dim = self._dim(view)
         if dim is None:
             return None
         total = self._view_count(view)
-        index = HnswIndex(dim, capacity=max(total, 1024))
+        index = new_index(dim, expected=total)
         done = 0
         for ids, vectors in self.store.vectors(view):
             ctx.check()
@@ -392,7 +392,7 @@ class Library:
         for view in VIEWS:
             self.rebuild_index(view, ctx)
 
-    def _save(self, view: str, index: HnswIndex) -> None:
+    def _save(self, view: str, index: VectorIndex) -> None:
         """Save the index atomically, then record what was saved (count and integrity record);
         the record is cleared first, so a crash while saving leaves a file that is rebuilt."""
         count, record = f"index.{view}.count", f"index.{view}.file"
@@ -478,7 +478,10 @@ class Library:
         With ``workers`` > 0 the PDFs are parsed in that many child processes (pymupdf is not
         thread-safe, and a PDF that crashes it only takes its child down) while this process labels
         and stores the ones already parsed; at most ``2 × workers`` parsed papers wait at a time, so
-        memory stays bounded however many PDFs there are. ``workers=0`` parses here, one by one."""
+        memory stays bounded however many PDFs there are (the corpus pipeline's parse stage,
+        :func:`core.corpus_pipeline.parse.parse_pdfs`). ``workers=0`` parses here, one by one. A PDF
+        already in the library (same sha256) is skipped, so an interrupted add resumes."""
+        from core.corpus_pipeline.parse import parse_pdfs
         from core.fileio import file_sha256
 
         ctx = ensure_context(ctx)
@@ -495,7 +498,7 @@ class Library:
                 continue
             todo.append(path)
         done = 0
-        for path, parsed in _parse_all(todo, workers):
+        for path, parsed in parse_pdfs(todo, workers):
             ctx.check()
             done += 1
             ctx.progress(done, len(todo), f"adding {path.name}")
@@ -561,71 +564,6 @@ class Library:
 
     def stats(self) -> LibraryStats:
         return self.store.stats()
-
-
-def parse_for_library(path: str) -> dict[str, Any] | str:
-    """Parse one PDF (in a worker process): the paper as a dict, or the one-line reason it failed."""
-    from core.pdf import parse_pdf
-
-    try:
-        return parse_pdf(path).to_dict()
-    except (RhetoricaError, OSError) as error:
-        return str(error)
-
-
-def _parse_all(paths: list[Path], workers: int) -> Iterable[tuple[Path, Paper | str]]:
-    """(path, parsed paper or reason) for each path, in the order they finish (``workers`` child
-    processes, at most ``2 × workers`` results waiting; 0: here, in order)."""
-    from core.document import Paper
-
-    def unpack(result: dict[str, Any] | str) -> Paper | str:
-        return result if isinstance(result, str) else Paper.from_dict(result)
-
-    if workers <= 0 or not paths:  # one PDF too goes to a child: a PDF that crashes pymupdf takes only it
-        for path in paths:
-            yield path, unpack(parse_for_library(str(path)))
-        return
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    pending: dict[Future[dict[str, Any] | str], Path] = {}
-    queue = list(reversed(paths))
-    broken: list[Path] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        while (queue or pending) and not broken:
-            while queue and len(pending) < 2 * workers:
-                path = queue.pop()
-                pending[pool.submit(parse_for_library, str(path))] = path
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                path = pending.pop(future)
-                try:
-                    result = future.result()
-                except BrokenProcessPool:  # a worker died (a PDF crashed MuPDF): find which one below
-                    broken = [path, *pending.values()]
-                    break
-                yield path, unpack(result)
-    if broken:
-        if len(broken) == 1 and not queue:
-            yield broken[0], "the PDF reader crashed on this file"
-            return
-        for path in broken:  # one at a time, each in its own process: only the culprit fails
-            yield from _parse_alone(path, unpack)
-        yield from _parse_all(list(reversed(queue)), workers)
-
-
-def _parse_alone(path: Path, unpack: Any) -> Iterable[tuple[Path, Paper | str]]:
-    """Parse one PDF in its own process; a crash there is that file's."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
-        try:
-            yield path, unpack(pool.submit(parse_for_library, str(path)).result())
-        except BrokenProcessPool:
-            yield path, "the PDF reader crashed on this file"
 
 
 def exact_reference(library: Library, view: str) -> ExactIndex | None:

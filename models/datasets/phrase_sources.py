@@ -10,16 +10,28 @@ paper keeps its dataset, id, title and licence so that each suggestion can be at
 | ``pubmedqa`` | biomedical abstracts (the question stands in for the title) | MIT |
 | ``oa-stm`` | full texts in ten domains (abstract + body; Elsevier OA) | CC BY 4.0 |
 | ``scirex`` | ML full texts by section | Apache-2.0 (the dataset; see below) |
+| ``arxiv`` | arXiv abstracts 2018-2026 with titles (cs.CV, cs.AI ...; no cs.CL) | CC0 1.0 (arXiv metadata) |
+| ``unarxive`` | full-text arXiv papers (math, physics ...) by section | per paper: CC BY 4.0 / CC0 1.0 |
 
 ``scirex`` is not in the shipped pack (:data:`SHIPPED_SOURCES`): its provenance says the papers' own
 licences (arXiv's among them) apply to the text, so it is only for a corpus a user builds locally.
 
-Pure Python (no model): the builder in ``app/commands/corpus.py`` labels and embeds the papers.
+``arxiv`` and ``unarxive`` (:data:`EXTRA_SOURCES`) ship as text only (``resources/corpus-extra``,
+``rhetorica corpus extra``), labelled on the user's machine on first use (``core.library.corpus_growth``);
+their sentences with TeX math (``$...$``) are left out.
+``unarxive`` keeps only the papers whose own arXiv licence (``metadata.license``) is CC BY 4.0 or
+CC0 1.0 (44 + 1 of the 46; the CC BY-SA one is left out), each with that licence; its body text loses
+the sentences with formulas (``{{formula:...}}``: unreadable as phrasing) and has its citation,
+figure and table markers written as ``[citation]``, ``[figure]``, ``[table]``.
+
+Pure Python (no model): the builder in ``app/commands/lab/corpus.py`` labels and embeds the papers.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +39,13 @@ from pathlib import Path
 from models.datasets.documents import data_root, need_file
 
 LICENCES = {"csabstruct": "Apache-2.0", "scitldr": "Apache-2.0", "pubmedqa": "MIT",
-            "oa-stm": "CC BY 4.0", "scirex": "Apache-2.0"}
+            "oa-stm": "CC BY 4.0", "scirex": "Apache-2.0", "arxiv": "CC0 1.0", "unarxive": "CC BY 4.0"}
 PHRASE_SOURCES = tuple(LICENCES)
-SHIPPED_SOURCES = ("csabstruct", "scitldr", "pubmedqa", "oa-stm")
+SHIPPED_SOURCES = ("csabstruct", "scitldr", "pubmedqa", "oa-stm")  # labelled in resources/corpus
+EXTRA_SOURCES = ("arxiv", "unarxive")  # shipped as text (resources/corpus-extra), labelled on first use
+# unarXive papers by their own arXiv licence: only these may be bundled (no share-alike, no NC)
+UNARXIVE_LICENCES = {"http://creativecommons.org/licenses/by/4.0/": "CC BY 4.0",
+                     "http://creativecommons.org/publicdomain/zero/1.0/": "CC0 1.0"}
 
 
 @dataclass
@@ -45,10 +61,12 @@ class PhrasePaper:
     paper_id: str
     title: str
     sections: list[PhraseSection] = field(default_factory=list)
+    paper_licence: str = ""  # the paper's own licence where it differs within a dataset (unarxive)
+    authors: str = ""  # where the source names them (unarxive: CC BY attribution)
 
     @property
     def licence(self) -> str:
-        return LICENCES[self.dataset]
+        return self.paper_licence or LICENCES[self.dataset]
 
     def sentence_count(self) -> int:
         return sum(len(s.sentences) for s in self.sections)
@@ -132,8 +150,72 @@ def _scirex(root: Path) -> Iterator[PhrasePaper]:
         yield paper
 
 
+def _gz_jsonl(path: Path) -> Iterator[dict]:
+    with gzip.open(need_file(path), "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _readable(sentence: str) -> bool:
+    """Not TeX math (``$...$``) nor an unresolved unarXive marker (a formula): unreadable as phrasing."""
+    return bool(sentence.strip()) and "$" not in sentence and "{{" not in sentence
+
+
+def _arxiv(root: Path) -> Iterator[PhrasePaper]:
+    from core.text.sentences import split_sentence_texts
+
+    for row in _gz_jsonl(root / "arxiv_abstracts" / "abstracts.jsonl.gz"):
+        sentences = split_sentence_texts(" ".join(str(row["abstract"]).split()))
+        yield PhrasePaper("arxiv", str(row["id"]), " ".join(str(row.get("title", "")).split()),
+                          [PhraseSection("Abstract", "abstract", [s for s in sentences if _readable(s)])])
+
+
+_FORMULA = re.compile(r"\{\{formula:[^}]*\}\}")
+_MARKERS = re.compile(r"\{\{(cite|figure|table):[^}]*\}\}")
+
+
+def unarxive_text(text: str) -> str:
+    """A paragraph of unarXive body text as a reader sees it: citation, figure and table markers as
+    ``[citation]``, ``[figure]``, ``[table]`` (runs of citations as one), whitespace normalised."""
+    text = _MARKERS.sub(lambda m: f"[{'citation' if m.group(1) == 'cite' else m.group(1)}]", text)
+    text = re.sub(r"\[citation\](?:[\s,;]*\[citation\])+", "[citation]", text)
+    return " ".join(text.split())
+
+
+def _unarxive(root: Path) -> Iterator[PhrasePaper]:
+    from core.pdf.headings import section_kind
+    from core.text.sentences import split_sentence_texts
+
+    for row in _gz_jsonl(root / "unarxive_sample" / "papers.jsonl.gz"):
+        metadata = row.get("metadata") or {}
+        licence = UNARXIVE_LICENCES.get(str(metadata.get("license", "")))
+        if licence is None:  # share-alike or unknown: not bundled
+            continue
+        paper = PhrasePaper("unarxive", f"arXiv:{metadata.get('id') or row['paper_id']}",
+                            " ".join(str(metadata.get("title", "")).split()), paper_licence=licence,
+                            authors=" ".join(str(metadata.get("authors", "")).split()))
+        abstract = [s for s in split_sentence_texts(" ".join(str(metadata.get("abstract", "")).split()))
+                    if _readable(s)]
+        if abstract:
+            paper.sections.append(PhraseSection("Abstract", "abstract", abstract))
+        for paragraph in row.get("body_text", []):
+            heading = " ".join(_FORMULA.sub("", str(paragraph.get("section") or "")).split())
+            kind = section_kind(heading).value if heading else "other"
+            sentences = [s for s in split_sentence_texts(unarxive_text(str(paragraph.get("text", ""))))
+                         if _readable(s)]
+            if not sentences:
+                continue
+            if paper.sections and paper.sections[-1].heading == heading and paper.sections[-1].kind == kind:
+                paper.sections[-1].sentences.extend(sentences)
+            else:
+                paper.sections.append(PhraseSection(heading or "Body", kind, sentences))
+        if paper.sections:
+            yield paper
+
+
 READERS = {"csabstruct": _csabstruct, "scitldr": _scitldr, "pubmedqa": _pubmedqa, "oa-stm": _oa_stm,
-           "scirex": _scirex}
+           "scirex": _scirex, "arxiv": _arxiv, "unarxive": _unarxive}
 
 
 def phrase_papers(source: str, shared: Path | None = None) -> Iterator[PhrasePaper]:

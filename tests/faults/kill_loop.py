@@ -224,7 +224,8 @@ def check_library(folder: Path) -> tuple[list[str], bool]:
 
     Looks at the files directly first (as a crash left them), then opens the library the way the
     app does and, when the indexes were out of step, checks that ``Library.rebuild`` fixed them."""
-    from core.library.index import HnswIndex, IndexError_
+    from core.library.ann_index import load_index
+    from core.library.index import IndexError_
     from core.library.library import INDEX_FILES, Library
     from core.library.store import DATABASE_NAME
 
@@ -266,11 +267,11 @@ def check_library(folder: Path) -> tuple[list[str], bool]:
             stale = True
             continue
         try:
-            index = HnswIndex.load(folder / path, dims[view], live=len(expected))
+            index = load_index(folder / path, dims[view])
         except IndexError_:
             stale = True
             continue
-        if set(index._index.get_ids_list()) != expected:
+        if set(index.ids().tolist()) != expected:
             problems.append(f"{view} index says it is in step but holds other ids")
     with Library(folder) as library:  # opening rebuilds stale indexes; rebuild() is the CLI's fix
         if stale:
@@ -279,7 +280,7 @@ def check_library(folder: Path) -> tuple[list[str], bool]:
             if dims[view] is None:
                 continue
             index = library.index(view)
-            got = set(index._index.get_ids_list()) if index is not None else set()
+            got = set(index.ids().tolist()) if index is not None else set()
             if got != ids[view] or library.store.get_meta(f"index.{view}.count") != str(len(ids[view])):
                 problems.append(f"{view} index does not match the database after rebuild")
     return problems, stale

@@ -12,12 +12,14 @@ MODULES = (
     "app.commands.lab.bench_encode",
     "app.commands.lab.bench_gemm",
     "app.commands.lab.bench_gui",
-    "app.commands.bench_index",
+    "app.commands.lab.bench_index",
     "app.commands.lab.bench_suggest",
+    "app.commands.lab.bench_corpus",
     "app.commands.lab.bench_lsp",
     "app.commands.lab.bench_align",
     "app.commands.lab.bench_finetune",
     "app.commands.lab.bench_train_gui",
+    "app.commands.lab.bench_corpus_build",
 )
 
 

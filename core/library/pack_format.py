@@ -1,0 +1,162 @@
+"""The files of a phrase-corpus pack and how they are written (the format :mod:`core.library.pack`
+describes and reads). Kept apart from the reader so that the corpus pipeline
+(:mod:`core.corpus_pipeline`) writes packs without importing the module that builds them.
+
+Two writers give the same bytes for the same rows: :func:`write_pack` (everything in memory) and
+:class:`PackWriter` (rows streamed in, shard by shard; the vectors go straight into the ``.npy``
+file, so a pack of millions of sentences is merged in bounded memory).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from core.library.pack_index import write_pack_index
+
+PACK_FORMAT = "rhetorica-phrase-corpus"
+PACK_VERSION = 1
+MANIFEST = "manifest.json"
+PAPERS = "papers.jsonl.gz"
+SENTENCES = "sentences.jsonl.gz"
+VECTORS = "function.npy"
+SCALES = "function-scale.npy"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PackPaper:
+    paper_id: str
+    dataset: str
+    title: str
+    licence: str
+
+    def row(self) -> dict[str, str]:
+        return {"paper_id": self.paper_id, "dataset": self.dataset, "title": self.title,
+                "licence": self.licence}
+
+
+@dataclass(frozen=True)
+class PackSentence:
+    paper: int  # index into the papers
+    position: int
+    text: str
+    section: str
+    section_kind: str
+    role: str
+    function: str
+
+    def row(self) -> list[Any]:
+        return [self.paper, self.position, self.text, self.section, self.section_kind, self.role,
+                self.function]
+
+
+def quantise_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 [n, d], float32 scales [n]) of L2-normalised rows (each row on its own: quantising
+    shards one by one gives the same bytes as quantising their concatenation)."""
+    if vectors.size == 0:  # no rows (or rows of width 0): nothing to scale
+        return np.zeros(vectors.shape, dtype=np.int8), np.zeros(len(vectors), dtype=np.float32)
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    scales = np.maximum(np.abs(unit).max(axis=1), 1e-12) / 127.0
+    return np.round(unit / scales[:, None]).astype(np.int8), scales.astype(np.float32)
+
+
+def _line(row: Any) -> bytes:
+    return (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class PackWriter:
+    """Write a pack row by row: ``add`` papers, sentences and their quantised vectors in order,
+    then ``finish``. Every file goes to a temporary name first; the manifest, which marks a folder
+    as a pack, is removed at the start and written last."""
+
+    def __init__(self, folder: str | Path, sentences: int, dim: int) -> None:
+        self.out = Path(folder)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / MANIFEST).unlink(missing_ok=True)
+        self.total, self.dim = sentences, dim
+        self.papers = self.sentences = 0
+        self._raw: list[IO[bytes]] = []
+        self._gz = {name: self._open_gz(name) for name in (PAPERS, SENTENCES)}
+        self._vectors: np.memmap[Any, Any] | None = None
+        self._scales = np.zeros(sentences, dtype=np.float32)
+        if sentences:
+            self._vectors = np.lib.format.open_memmap(self.out / f"{VECTORS}.tmp.npy", mode="w+",
+                                                      dtype=np.int8, shape=(sentences, dim))
+
+    def _open_gz(self, name: str) -> gzip.GzipFile:
+        raw = open(self.out / f"{name}.tmp", "wb")  # noqa: SIM115 (closed in finish)
+        self._raw.append(raw)
+        # mtime=0: the same input gives the same bytes (reproducible builds)
+        return gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0)
+
+    def add(self, papers: Iterable[PackPaper], sentences: Sequence[PackSentence], quantised: np.ndarray,
+            scales: np.ndarray) -> None:
+        if len(sentences) != len(quantised) or len(sentences) != len(scales):
+            raise ValueError(f"{len(sentences)} sentences but {len(quantised)} vectors")
+        if self.sentences + len(sentences) > self.total:
+            raise ValueError(f"more than the {self.total} sentences announced")
+        for paper in papers:
+            self._gz[PAPERS].write(_line(paper.row()))
+            self.papers += 1
+        for sentence in sentences:
+            self._gz[SENTENCES].write(_line(sentence.row()))
+        if len(sentences):
+            assert self._vectors is not None
+            self._vectors[self.sentences: self.sentences + len(sentences)] = quantised
+            self._scales[self.sentences: self.sentences + len(sentences)] = scales
+        self.sentences += len(sentences)
+
+    def finish(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        if self.sentences != self.total:
+            raise ValueError(f"{self.sentences} sentences written, {self.total} announced")
+        for gz in self._gz.values():
+            gz.close()
+        for raw in self._raw:
+            raw.close()
+        for name in (PAPERS, SENTENCES):
+            (self.out / f"{name}.tmp").replace(self.out / name)
+        if self._vectors is None:  # an empty pack: np.save of an empty int8 matrix, as write_pack does
+            np.save(self.out / f"{VECTORS}.tmp.npy", np.zeros((0, self.dim), dtype=np.int8))
+        else:
+            self._vectors.flush()
+            del self._vectors
+            self._vectors = None
+        (self.out / f"{VECTORS}.tmp.npy").replace(self.out / VECTORS)
+        np.save(self.out / f"{SCALES}.tmp.npy", self._scales)
+        (self.out / f"{SCALES}.tmp.npy").replace(self.out / SCALES)
+        vectors = self.out / VECTORS
+        write_pack_index(vectors, np.load(vectors, mmap_mode="r"), self._scales)  # big packs only
+        record = {"format": PACK_FORMAT, "version": PACK_VERSION, **manifest,
+                  "papers": self.papers, "sentences": self.sentences,
+                  "function_dim": int(self.dim)}
+        tmp = self.out / f"{MANIFEST}.tmp"
+        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(self.out / MANIFEST)
+        return record
+
+
+def write_pack(folder: str | Path, papers: Sequence[PackPaper], sentences: Sequence[PackSentence],
+               function_vectors: np.ndarray, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write a pack from rows and float vectors held in memory."""
+    if len(sentences) != len(function_vectors):
+        raise ValueError(f"{len(sentences)} sentences but {len(function_vectors)} vectors")
+    quantised, scales = quantise_rows(np.asarray(function_vectors, dtype=np.float32))
+    dim = int(quantised.shape[1]) if quantised.ndim == 2 else 0
+    writer = PackWriter(folder, len(sentences), dim)
+    writer.add(papers, sentences, quantised, scales)
+    return writer.finish(manifest)
