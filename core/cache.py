@@ -7,7 +7,7 @@ simply misses; :meth:`AnalysisCache.prune` removes the stale files).  Files live
 ``core.paths.user_data_dir() / "cache"`` (``RHETORICA_HOME`` overrides the folder) and are written
 atomically.  A damaged entry is treated as a miss and removed.
 
-An embedded analysis (:func:`core.analysis.label_paper`: both views of every sentence, and of the
+An embedded analysis (:func:`core.labelling.analysis.label_paper`: both views of every sentence, and of the
 title and caption sentences) keeps its vectors beside its JSON Lines file, in a numpy ``.npz`` of
 float32 arrays (``content``, ``function``, ``figures``) read with ``allow_pickle=False``; the
 entry's header records the ``.npz``'s sha256 and shapes, so a changed, cut or mismatched file is
@@ -33,7 +33,7 @@ from core.paths import user_data_dir
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 CACHE_FORMAT = 2  # JSON Lines: a header line, then chunks of sentences/roles
 CHUNK = 100  # small lines: each json.loads is short, so a reading thread never holds the GIL long
@@ -139,8 +139,8 @@ class AnalysisCache:
         return CachedAnalysis(analysis)
 
     def _read_analysis(self, path: Path, paper: Paper, model_id: str) -> PaperAnalysis | None:
-        from core.analysis import PaperAnalysis
-        from core.labels import RolePrediction
+        from core.labelling.analysis import PaperAnalysis
+        from core.taxonomy.labels import RolePrediction
 
         lines = self._read_lines(path, "analysis")
         if lines is None:
@@ -189,7 +189,7 @@ class AnalysisCache:
         analysis.figure_texts, analysis.figure_vectors = texts, figures
 
     def save_analysis(self, paper: Paper, analysis: PaperAnalysis, sha256: str | None = None) -> Path:
-        """Write the analysis (and, when it is :attr:`~core.analysis.PaperAnalysis.embedded`, its
+        """Write the analysis (and, when it is :attr:`~core.labelling.analysis.PaperAnalysis.embedded`, its
         vectors: the ``.npz`` first, so the entry never names vectors that are not there)."""
         sha = sha256 or paper.sha256
         path = self.analysis_path(sha, paper.parser_version, analysis.model_id)

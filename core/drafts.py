@@ -14,7 +14,7 @@ from core.fileio import atomic_write_text as atomic_write_with_text
 from core.paths import user_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.sentence_context import SentenceContext
+    from core.labelling.sentence_context import SentenceContext
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -118,9 +118,10 @@ def draft_sentences(text: str) -> list[tuple[int, int, str | None]]:
 def context_in_draft(text: str, position: int, neighbours: int | None = None) -> SentenceContext | None:
     """The draft sentence at ``position`` (or the last one starting before it) with the context it is
     labelled in: the kind of the heading above it and up to ``neighbours`` (default
-    ``core.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None in
+    ``core.labelling.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None
+    in
     a draft without sentences before ``position``."""
-    from core.sentence_context import QUERY_NEIGHBOURS, SentenceContext
+    from core.labelling.sentence_context import QUERY_NEIGHBOURS, SentenceContext
 
     width = QUERY_NEIGHBOURS if neighbours is None else neighbours
     found = draft_sections(text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from core.labels import FunctionPrediction, RolePrediction
+from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 if TYPE_CHECKING:  # numpy stays off the GUI's start-up path
     import numpy as np
@@ -83,7 +83,8 @@ class CaptionScorer(Protocol):
     sentences that mention a figure) into one L2-normalised vector on the given side: "text"
     for the paragraph/abstract side, "caption" for the caption side. The cosine of a text
     vector and a caption vector, plus ``lexical_weight`` times their word overlap
-    (``core.lexical.tfidf_similarity``), is the match score. ``trained`` is False when the model has no
+    (``core.phrasing.lexical.tfidf_similarity``), is the match score. ``trained`` is False when the model has
+    no
     figure head and the vectors are the content view unchanged (the untrained baseline).
     """
 
@@ -94,6 +95,7 @@ class CaptionScorer(Protocol):
     def scorer_id(self) -> str: ...
 
     @property
-    def lexical_weight(self) -> float: ...  # weight of word overlap (core.lexical) added to the cosine
+    # weight of word overlap (core.phrasing.lexical) added to the cosine
+    def lexical_weight(self) -> float: ...
 
     def group_vectors(self, groups: Sequence[Sequence[str]], side: str) -> np.ndarray: ...

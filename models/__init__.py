@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.labels import ROLES, RolePrediction
 from core.privacy import disable_runtime_telemetry
+from core.taxonomy.labels import ROLES, RolePrediction
 
 if TYPE_CHECKING:
     from models.encoder import EncoderModel

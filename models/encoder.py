@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import ModelError
-from core.labels import NO_FUNCTION, FunctionPrediction
+from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
 from models.role_calibration import apply_temperatures

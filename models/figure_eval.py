@@ -7,8 +7,8 @@ a single candidate figure are left out of the measures (every method ranks them 
 
 Methods: "first figure" (the lowest printed number), the caption–text scorer alone, the previous
 ranker (issue 14: the scorer and four priors, with the weights it shipped with, fitted on the twelve
-v1 papers — so in-sample there), and the ranker of issue 25 (every feature of ``core.figure_rank``,
-``core.figure_fit``) **leave-one-paper-out**: each paper is ranked with weights fitted on the other
+v1 papers — so in-sample there), and the ranker of issue 25 (every feature of ``core.figures.figure_rank``,
+``core.figures.figure_fit``) **leave-one-paper-out**: each paper is ranked with weights fitted on the other
 papers only, and the L2 strength is chosen among :data:`L2_CHOICES` by an inner leave-one-paper-out on
 those other papers (nested), so no choice ever sees the held-out paper. The weights a bundle carries
 (fitted on every dev paper) are shown in-sample, labelled so.
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from core.document import Paper
-from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
-from core.figure_rank import FEATURES, combine, figure_features
+from core.figures.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
+from core.figures.figure_rank import FEATURES, combine, figure_features
 from core.model_api import CaptionScorer
 from models.datasets.figure_gold import FigureGold
 from models.metrics import average_precision, reciprocal_rank
@@ -200,7 +200,7 @@ def ranker_record(cases: Sequence[GoldCase], sets: Sequence[str], command: str) 
     weights = normalised(fit_weights(papers, FEATURE_SETS[config.features], config.l2))
     dev_set = f"graphical-abstract dev set {'+'.join(sets)} ({len(papers)} hand-labelled papers)"
     record = {"fitted_on": dev_set,
-              "model": "listwise softmax over model_inputs (core.figure_fit), gains 3/2/1",
+              "model": "listwise softmax over model_inputs (core.figures.figure_fit), gains 3/2/1",
               "selected": {"features": config.features, "l2": config.l2,
                            "by": "leave-one-paper-out mean of MRR (first choice) and MAP (top 3)",
                            "scores": scores},

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.lexical import tfidf_similarity
 from core.model_api import CaptionScorer
+from core.phrasing.lexical import tfidf_similarity
 from core.text.sentences import split_sentence_texts
 from models.datasets.figure_pairs import FigurePaper
 from models.figure_scorer import group_sentences, unit_means
@@ -110,7 +110,7 @@ def candidates_by_paper(data: MatchingSet, kinds: Sequence[str] = ("figure",)) -
 
 
 def lexical_scores(data: MatchingSet, kinds: Sequence[str] = ("figure",)) -> dict[int, np.ndarray]:
-    """Per mention, the word-overlap score (``core.lexical``, the paper's own IDF) against each of
+    """Per mention, the word-overlap score (``core.phrasing.lexical``, the paper's own IDF) against each of
     its paper's candidate captions, in ``candidates_by_paper`` order."""
     by_paper = candidates_by_paper(data, kinds)
     mentions: dict[int, list[int]] = {}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.analysis import PaperAnalysis
 from core.document import Figure, PageRect, Paper, Section, SectionKind, Sentence
+from core.labelling.analysis import PaperAnalysis
 from models.roles import ROLES, RolePrediction
 
 TEXTS = [

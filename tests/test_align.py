@@ -1,4 +1,5 @@
-"""core.align: the monotone alignment, merges, skips, the function weight, reordered sections, the gap
+"""core.alignment.align: the monotone alignment, merges, skips, the function weight, reordered sections, the
+gap
 report, the exports (JSON round trip, a standalone HTML page) and ``rhetorica align``."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.align import (
+from core.alignment.align import (
     Alignment,
     AlignSentence,
     AlignSettings,
@@ -21,9 +22,14 @@ from core.align import (
     paper_from_text,
     side_from_paper,
 )
-from core.align_export import alignment_from_json, alignment_to_html, alignment_to_json, alignment_to_markdown
-from core.align_gaps import VERBS
-from core.functions import default_taxonomy
+from core.alignment.align_export import (
+    alignment_from_json,
+    alignment_to_html,
+    alignment_to_json,
+    alignment_to_markdown,
+)
+from core.alignment.align_gaps import VERBS
+from core.taxonomy.functions import default_taxonomy
 from tests.tiny_bundle import make_tiny_bundle
 
 DIM = 8
@@ -200,7 +206,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sides_from_a_model(bundle: Path) -> None:
-    from core.analysis import analyze_paper
+    from core.labelling.analysis import analyze_paper
     from models import load_model
 
     model = load_model(bundle, device="cpu", threads=1)

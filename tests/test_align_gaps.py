@@ -1,6 +1,6 @@
 """The gap report a reader can trust (issue 26.5): every gap checked against the two texts' structure,
-ranked by importance, phrased in words, the top ten first; no score above 1 shown; core.align and
-core.align_gaps without an import cycle. Small constructed documents, one false gap each that real
+ranked by importance, phrased in words, the top ten first; no score above 1 shown; core.alignment.align and
+core.alignment.align_gaps without an import cycle. Small constructed documents, one false gap each that real
 papers from ../shared/pdfs2 produced before (named in each test)."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.align import AlignedPair, AlignSentence, AlignSide, align, method_text
-from core.align_export import (
+from core.alignment.align import AlignedPair, AlignSentence, AlignSide, align, method_text
+from core.alignment.align_export import (
     alignment_from_json,
     alignment_to_html,
     alignment_to_json,
     alignment_to_markdown,
     summary_text,
 )
-from core.align_gaps import TOP_GAPS, GapReport, gap_report, heading_kinds, where_phrase
+from core.alignment.align_gaps import TOP_GAPS, GapReport, gap_report, heading_kinds, where_phrase
 
 ROOT = Path(__file__).resolve().parents[1]
 Row = tuple[str, str, str, str]  # (heading, section kind, role, function)
@@ -254,12 +254,14 @@ def _imported(path: Path) -> set[str]:
 
 
 def test_align_gaps_never_imports_align() -> None:
-    # the gap types live in core.align_gaps, which reads the sides through a protocol: core.align
-    # imports it at the top, and it imports core.align nowhere (not even for type checking)
-    assert "core.align" not in _imported(ROOT / "core" / "align_gaps.py")
-    assert "core.align_gaps" in _imported(ROOT / "core" / "align.py")
-    source = (ROOT / "core" / "align.py").read_text(encoding="utf-8")
-    assert "from core.align_gaps import" in source.split("\ndef ")[0]  # a top-level import, not a lazy one
+    # the gap types live in core.alignment.align_gaps, which reads the sides through a protocol:
+    # core.alignment.align
+    # imports it at the top, and it imports core.alignment.align nowhere (not even for type checking)
+    assert "core.alignment.align" not in _imported(ROOT / "core" / "alignment" / "align_gaps.py")
+    assert "core.alignment.align_gaps" in _imported(ROOT / "core" / "alignment" / "align.py")
+    source = (ROOT / "core" / "alignment" / "align.py").read_text(encoding="utf-8")
+    # a top-level import, not a lazy one
+    assert "from core.alignment.align_gaps import" in source.split("\ndef ")[0]
 
 
 def test_a_function_under_a_heading_of_no_known_kind_may_be_in_that_section() -> None:

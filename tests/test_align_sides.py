@@ -1,4 +1,5 @@
-"""core.align_sides: the alignment sides ``rhetorica align`` and the Alignment panel both make (issue
+"""core.alignment.align_sides: the alignment sides ``rhetorica align`` and the Alignment panel both make
+(issue
 26.2), with the tiny function bundle: a draft's text as a side, the one-line refusals, the embedding
 check, and a PDF's side read back from the analysis cache without a second encoder run."""
 
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from core.align_sides import (
+from core.alignment.align_sides import (
     DIFFERENT_MODELS,
     align_sides,
     analysed_side,
@@ -71,7 +72,7 @@ def test_refusals_are_one_line_naming_the_input(model: Any) -> None:
 
 def test_a_pdf_side_comes_from_the_cache_the_second_time(model: Any, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.embedded_analysis
+    import core.labelling.embedded_analysis
     from core.cache import AnalysisCache
 
     cache = AnalysisCache(tmp_path / "cache")
@@ -83,7 +84,7 @@ def test_a_pdf_side_comes_from_the_cache_the_second_time(model: Any, tmp_path: P
     def no_encoder(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the encoder ran again")
 
-    monkeypatch.setattr(core.embedded_analysis, "start_embedded_analysis", no_encoder)
+    monkeypatch.setattr(core.labelling.embedded_analysis, "start_embedded_analysis", no_encoder)
     again = pdf_side(paper, model, cache=cache, sha256=paper.sha256)
     assert np.array_equal(again.side.content, first.side.content)
     assert [s.function for s in again.side.sentences] == [s.function for s in first.side.sentences]

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.analysis import PaperAnalysis, analyze_paper, analyze_texts, role_mix
 from core.document import Paper, Section, SectionKind, Sentence
 from core.errors import Cancelled
 from core.jobs import JobContext
+from core.labelling.analysis import PaperAnalysis, analyze_paper, analyze_texts, role_mix
 from models import load_model
 from models.encoder import EncoderModel
 from tests.tiny_bundle import make_tiny_bundle
@@ -78,9 +78,9 @@ def test_analysis_json_round_trip(model: EncoderModel, tmp_path: Path) -> None:
 
 
 def test_analyze_paper_cancels(model: EncoderModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.analysis
+    import core.labelling.analysis
 
-    monkeypatch.setattr(core.analysis, "ENCODE_CHUNK", 1)  # a cancel check before every section
+    monkeypatch.setattr(core.labelling.analysis, "ENCODE_CHUNK", 1)  # a cancel check before every section
     ctx = JobContext()
 
     def cancel_after_first(progress) -> None:  # type: ignore[no-untyped-def]
@@ -109,7 +109,7 @@ def test_analyze_texts_is_one_document(model: EncoderModel) -> None:
 
 
 def test_sections_are_grouped_into_chunks_without_splitting_one() -> None:
-    from core.analysis import _chunks
+    from core.labelling.analysis import _chunks
 
     runs = [(0, 0, 3), (1, 3, 10), (2, 10, 11), (3, 11, 20)]
     assert _chunks(runs, 5) == [[(0, 0, 3), (1, 3, 10)], [(2, 10, 11), (3, 11, 20)]]

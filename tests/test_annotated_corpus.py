@@ -114,7 +114,7 @@ def test_train_roles_accepts_the_annotated_spec_and_refuses_other_splits() -> No
 
 def test_annotated_labels_are_the_roles_for_dev_scoring() -> None:
     """`train roles --dev annotated:dev` scores its documents with the dataset's own labels."""
-    from core.labels import ROLES
+    from core.taxonomy.labels import ROLES
     from models.datasets import dataset_key, to_dataset_label
 
     assert dataset_key("annotated:dev") == "annotated"

@@ -11,10 +11,9 @@ import pytest
 
 pymupdf = pytest.importorskip("pymupdf")
 
-from core.analysis import PaperAnalysis  # noqa: E402
 from core.document import Paper  # noqa: E402
 from core.errors import NotAPdfError, RhetoricaError  # noqa: E402
-from core.labels import ROLES, FunctionPrediction, RolePrediction  # noqa: E402
+from core.labelling.analysis import PaperAnalysis  # noqa: E402
 from core.pdf import parse_pdf  # noqa: E402
 from core.pdf.annotate import (  # noqa: E402
     ANNOTATION_AUTHOR,
@@ -22,7 +21,8 @@ from core.pdf.annotate import (  # noqa: E402
     annotate_pdf,
     remove_role_highlights,
 )
-from core.role_colors import DEFAULT_ROLE_COLORS, hex_to_rgb  # noqa: E402
+from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction  # noqa: E402
+from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS, hex_to_rgb  # noqa: E402
 from tests.pdf_factory import two_column_pdf  # noqa: E402
 
 FUNCTIONS = ("aim", "main-finding", "lab-procedure")

@@ -1,4 +1,4 @@
-"""core.bibliography (issue 27.4): papers as BibTeX and RIS, escaped so that a title from a PDF can
+"""core.exporting.bibliography (issue 27.4): papers as BibTeX and RIS, escaped so that a title from a PDF can
 never break the file, and ``rhetorica search --bibtex/--ris``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.bibliography import (
+from core.exporting.bibliography import (
     BibEntry,
     bibtex_key,
     bibtex_value,
@@ -94,7 +94,7 @@ def test_library_entries_use_the_kept_metadata(tmp_path: Path) -> None:
 @pytest.fixture()
 def cli_library(tmp_path: Path):
     pytest.importorskip("hnswlib")
-    from core.search import clear_cache
+    from core.phrasing.search import clear_cache
     from models import load_model
     from tests.test_search import ROWS
     from tests.tiny_bundle import make_tiny_bundle
@@ -143,7 +143,7 @@ def test_search_bibliography_bad_paths_are_one_line(cli_library: list[str], tmp_
 
 
 def test_suggestion_entries_keep_library_sources_only(tmp_path: Path) -> None:
-    from core.bibliography import suggestion_entries
+    from core.exporting.bibliography import suggestion_entries
 
     store = open_store(tmp_path / "lib")
     try:

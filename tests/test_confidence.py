@@ -11,9 +11,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from core.align import AlignSentence, AlignSide, align
-from core.align_export import alignment_from_json, alignment_to_json, alignment_to_markdown, summary_text
-from core.labels import (
+from core.alignment.align import AlignSentence, AlignSide, align
+from core.alignment.align_export import (
+    alignment_from_json,
+    alignment_to_json,
+    alignment_to_markdown,
+    summary_text,
+)
+from core.labelling.sentence_context import SentenceContext, alone, context_in_paper, label_in_context
+from core.taxonomy.labels import (
     ROLES,
     UNCERTAIN_BELOW,
     FunctionPrediction,
@@ -23,8 +29,7 @@ from core.labels import (
     role_text,
     runner_up,
 )
-from core.moves import check_moves, describe_checks
-from core.sentence_context import SentenceContext, alone, context_in_paper, label_in_context
+from core.taxonomy.moves import check_moves, describe_checks
 from tests.paper_factory import make_paper
 
 
@@ -39,7 +44,7 @@ def role(label: str, p: float, second: str = "", q: float = 0.0) -> RolePredicti
 
 # -- the threshold and its wording -----------------------------------------------------------------
 def test_the_threshold_is_defined_once_and_sits_above_chance() -> None:
-    from core.labels import ROLES
+    from core.taxonomy.labels import ROLES
 
     assert 1.0 / len(ROLES) < UNCERTAIN_BELOW < 1.0
     assert is_confident(role("method", UNCERTAIN_BELOW))
@@ -180,7 +185,7 @@ def test_label_in_context_feeds_each_sentence_inside_its_context() -> None:
 
 
 def test_a_suggestion_query_is_labelled_with_its_heading_and_neighbours() -> None:
-    from core.suggest import suggest
+    from core.phrasing.suggest import suggest
 
     model = RecordingModel()
     context = SentenceContext("We used R.", ("We fit a model.",), ("We tested it.",), "method")

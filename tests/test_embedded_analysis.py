@@ -1,6 +1,8 @@
-"""Issue 26.1: one embedded analysis per paper (``core.analysis.label_paper``, ``core.embedded_analysis``),
+"""Issue 26.1: one embedded analysis per paper (``core.labelling.analysis.label_paper``,
+``core.labelling.embedded_analysis``),
 cached with its vectors (``core.cache``: a ``.npz`` read with ``allow_pickle=False``, checked against its
-sha256); a damaged entry is computed again with a note; ``core.analysis_vectors`` answers ``embed`` from it;
+sha256); a damaged entry is computed again with a note; ``core.labelling.analysis_vectors`` answers ``embed``
+from it;
 ``rhetorica analyze`` reads and writes the same cache entry."""
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.analysis import PaperAnalysis, analyze_paper, label_paper
-from core.analysis_vectors import AnalysisVectors
 from core.cache import AnalysisCache
 from core.document import Paper
-from core.embedded_analysis import embedded_analysis
+from core.labelling.analysis import PaperAnalysis, analyze_paper, label_paper
+from core.labelling.analysis_vectors import AnalysisVectors
+from core.labelling.embedded_analysis import embedded_analysis
 from core.paths import resources_dir, sample_paper_path
 
 SHIPPED = resources_dir() / "models" / "default"

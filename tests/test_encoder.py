@@ -216,7 +216,7 @@ def test_manifest_must_match_the_graph(tmp_path: Path) -> None:
 
 def test_function_outputs_views_and_threshold(tmp_path: Path) -> None:
     """A bundle with a function head: both views, top-3 functions, 'none' below the threshold."""
-    from core.labels import NO_FUNCTION
+    from core.taxonomy.labels import NO_FUNCTION
     from models import load_model
     from tests.tiny_bundle import FUNCTION_DIM, FUNCTIONS, make_tiny_bundle, reference_function_outputs
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from core.figure_fit import LabelledPaper
-from core.figure_rank import FEATURES
+from core.figures.figure_fit import LabelledPaper
+from core.figures.figure_rank import FEATURES
 from models.datasets.figure_gold import FigureGold
 from models.figure_eval import GoldCase
 

@@ -1,5 +1,5 @@
 """``rhetorica eval search`` (issue 13): the metrics on hand-made rankings with known answers, the
-vectorised max-sum against :func:`core.search.max_sum_scores`, and tiny end-to-end runs on hand-made
+vectorised max-sum against :func:`core.phrasing.search.max_sum_scores`, and tiny end-to-end runs on hand-made
 documents and vectors (no real model, no dataset)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from app.commands.lab.eval_search_scoring import (
     reference_matrix,
     tune,
 )
-from core.search import (
+from core.phrasing.search import (
     DEFAULT_BLEND,
     FacetBlend,
     FacetCandidates,

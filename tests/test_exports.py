@@ -1,4 +1,4 @@
-"""core.exports: JSON, CSV and Markdown carry every sentence's role and probabilities."""
+"""core.exporting.exports: JSON, CSV and Markdown carry every sentence's role and probabilities."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.exports import CSV_COLUMNS, export_csv, export_json, export_markdown
+from core.exporting.exports import CSV_COLUMNS, export_csv, export_json, export_markdown
 from models.roles import ROLES
 from tests.paper_factory import LABELS, make_analysis, make_paper
 
@@ -65,7 +65,7 @@ def test_mismatched_analysis_is_refused(tmp_path: Path) -> None:
 def test_exports_carry_functions_when_the_model_has_them(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from core.labels import FunctionPrediction
+    from core.taxonomy.labels import FunctionPrediction
 
     paper = make_paper()
     aim = FunctionPrediction("aim", (("aim", 0.7), ("proposal", 0.2), ("scope", 0.05)))

@@ -1,4 +1,5 @@
-"""core.exports additions (issue 27.4): the HTML page and a draft's labels (its text before the first
+"""core.exporting.exports additions (issue 27.4): the HTML page and a draft's labels (its text before the
+first
 heading included) as Markdown/HTML, also through ``rhetorica analyze DRAFT --export OUT``."""
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from core.analysis import PaperAnalysis
 from core.draft_formats import parse_draft_text
 from core.draft_formats.paper import paper_from_draft
-from core.exports import export_html, labelled_groups, to_html, to_markdown
-from core.labels import ROLES, FunctionPrediction, RolePrediction
-from core.role_colors import DEFAULT_ROLE_COLORS
+from core.exporting.exports import export_html, labelled_groups, to_html, to_markdown
+from core.labelling.analysis import PaperAnalysis
+from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction
+from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS
 from tests.paper_factory import LABELS, make_analysis, make_paper
 
 DRAFT = """Opening words <b>before</b> any heading. They say what the draft is about.

@@ -1,4 +1,5 @@
-"""What a figure is made of (issue 25, core.figure_features): a drawn diagram, a raster photo and a chart on
+"""What a figure is made of (issue 25, core.figures.figure_features): a drawn diagram, a raster photo and a
+chart on
 synthetic PDFs made with pymupdf; the caption cues, title overlap, series and mention profiles; the looks
 of a paper read safely (main thread, another thread, a changed or missing PDF)."""
 
@@ -12,7 +13,7 @@ import pymupdf
 import pytest
 
 from core.document import Figure, Section, SectionKind
-from core.figure_features import (
+from core.figures.figure_features import (
     FigureLook,
     caption_cues,
     caption_series,

@@ -1,4 +1,5 @@
-"""Graphical-abstract ranking (core.figure_rank), its weight fit (core.figure_fit), the leave-one-paper-out
+"""Graphical-abstract ranking (core.figures.figure_rank), its weight fit (core.figures.figure_fit), the
+leave-one-paper-out
 report (models.figure_eval) and its measures."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import numpy as np
 import pytest
 
 from core.document import Figure
-from core.figure_features import FigureLook
-from core.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
-from core.figure_rank import (
+from core.figures.figure_features import FigureLook
+from core.figures.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
+from core.figures.figure_rank import (
     FEATURES,
     WITHIN_PAPER,
     caption_body,
@@ -157,7 +158,7 @@ def test_ranking_measures() -> None:
 
 
 def test_links_and_fragments_are_not_query_sentences() -> None:
-    from core.figure_rank import is_prose
+    from core.figures.figure_rank import is_prose
 
     assert is_prose("We propose a citation encoder for papers.")
     assert not is_prose("§ github.com/allenai/papermage")
@@ -272,19 +273,19 @@ def test_leave_one_paper_out_never_scores_a_paper_with_weights_fitted_on_it() ->
 
 
 def test_nested_selection_never_sees_the_held_out_paper(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.figure_fit
+    import core.figures.figure_fit
     import models.figure_eval
 
     cases = _cases(5)
     names = {c.name for c in cases}
     calls: list[set[str]] = []
-    real = core.figure_fit.fit_weights
+    real = core.figures.figure_fit.fit_weights
 
     def spy(papers: Sequence[LabelledPaper], *args: object, **kwargs: object) -> dict[str, float]:
         calls.append({p.name for p in papers})
         return real(papers, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(core.figure_fit, "fit_weights", spy)
+    monkeypatch.setattr(core.figures.figure_fit, "fit_weights", spy)
     monkeypatch.setattr(models.figure_eval, "fit_weights", spy)
     held_out_rankings(cases, nested_fit)
     assert calls and all(len(c) < len(names) for c in calls)  # every fit lacks (at least) the paper it ranks

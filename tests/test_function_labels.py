@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.functions import default_taxonomy, parse_taxonomy
+from core.taxonomy.functions import default_taxonomy, parse_taxonomy
 from models.training.function_labels import DistantLabeller, ParsedSentence, root_covering_matches
 
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 from models.training.function_data import NO_ROLE_LABEL, read_function_labels
 
 
@@ -36,7 +36,7 @@ def test_with_roles_each_sentence_gets_its_functions_role_and_section_kind(tmp_p
 
 
 def test_the_taxonomy_gives_every_function_a_known_role():
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     assert {f.role for f in default_taxonomy().functions} <= set(ROLES)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.functions import (
+from core.taxonomy.functions import (
     Marker,
     TaxonomyError,
     default_taxonomy,
@@ -15,7 +15,7 @@ from core.functions import (
     marker_tokens,
     parse_taxonomy,
 )
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 
 def test_the_bundled_taxonomy_has_the_promised_shape() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.functions import default_taxonomy
-from core.labels import ROLES
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import ROLES
 from models.datasets.gold import EXCLUDED_FROM_TRAINING, GOLD_DIR, GOLD_PAPERS, load_gold_papers, text_sha1
 
 
@@ -78,7 +78,7 @@ def test_a_functions_role_is_the_hand_given_role() -> None:
     """Why ``train roles --function-roles`` may label a sentence with its function's role: on the
     gold dev split the hand-given role is the function's taxonomy role for 152 of the 154 sentences
     that have a function (docs/training.md)."""
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     role_of = {f.id: f.role for f in default_taxonomy().functions}
     pairs = [(r["role"], role_of[r["function"]]) for r in _rows("dev") if r["function"] in role_of]

@@ -85,7 +85,7 @@ def test_empty_state_then_sample_paper(qtbot, window) -> None:  # type: ignore[n
 
 
 def test_click_overlay_fills_inspector_and_copy(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    from core.labels import is_confident
+    from core.taxonomy.labels import is_confident
 
     open_and_wait(qtbot, window, sample_paper_path())
     view = window.page_view
@@ -344,8 +344,8 @@ def test_opening_another_paper_mid_analysis(qtbot, window) -> None:  # type: ign
 def test_inspector_shows_a_function_with_description_and_runners_up(qtbot, window):  # type: ignore[no-untyped-def]
     from dataclasses import replace
 
-    from core.functions import default_taxonomy
-    from core.labels import FunctionPrediction
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.labels import FunctionPrediction
 
     open_and_wait(qtbot, window, sample_paper_path())
     inspector = window.panels["inspector"]
@@ -373,8 +373,8 @@ def test_inspector_shows_a_function_with_description_and_runners_up(qtbot, windo
 def test_profile_switches_between_roles_and_functions(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     from dataclasses import replace
 
-    from core.functions import default_taxonomy
-    from core.labels import FunctionPrediction
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.labels import FunctionPrediction
 
     open_and_wait(qtbot, window, sample_paper_path())
     profile = window.panels["profile"]
@@ -404,8 +404,8 @@ def test_profile_switches_between_roles_and_functions(qtbot, window) -> None:  #
 def test_outline_switches_to_each_sections_function(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     from dataclasses import replace
 
-    from core.functions import default_taxonomy
-    from core.labels import FunctionPrediction
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.labels import FunctionPrediction
 
     open_and_wait(qtbot, window, sample_paper_path())
     outline = window.panels["outline"]

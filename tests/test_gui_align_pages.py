@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 from app.gui.align_pages import AlignedPagesView, ListSide, PageSide, SideSource, partner_rows, step_target
 from app.gui.palette import RolePalette
 from app.gui.panels.alignment import SIDE_BY_SIDE_SHORTCUT, AlignmentPanel
-from core.align import AlignedPair, Alignment, AlignSentence, AlignSettings, AlignSide
+from core.alignment.align import AlignedPair, Alignment, AlignSentence, AlignSettings, AlignSide
 from tests.gui_helpers import function_bundle, show_panel
 from tests.paper_factory import LABELS, make_paper
 

@@ -156,7 +156,7 @@ def test_selecting_a_pair_or_a_gap_jumps_to_the_open_paper_and_back(
 
 
 def test_gap_target_picks_the_first_sentence_concerned(qtbot, bundle) -> None:  # type: ignore[no-untyped-def]
-    from core.align import GapItem
+    from core.alignment.align import GapItem
 
     for panel in make_panel(qtbot, bundle):
         _align_draft(qtbot, panel)
@@ -174,7 +174,7 @@ def test_gap_target_picks_the_first_sentence_concerned(qtbot, bundle) -> None:  
 
 
 def test_exports_write_json_markdown_and_html(qtbot, bundle, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from core.align_export import alignment_from_json
+    from core.alignment.align_export import alignment_from_json
 
     for panel in make_panel(qtbot, bundle):
         assert panel.export("json", tmp_path / "none.json") == ""  # nothing aligned yet

@@ -12,7 +12,7 @@ pymupdf = pytest.importorskip("pymupdf")
 
 from PySide6.QtWidgets import QMenu  # noqa: E402
 
-from core.role_colors import hex_to_rgb  # noqa: E402
+from core.taxonomy.role_colors import hex_to_rgb  # noqa: E402
 from tests.gui_helpers import TIMEOUT_MS, open_window  # noqa: E402
 from tests.pdf_factory import two_column_pdf  # noqa: E402
 

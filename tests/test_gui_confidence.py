@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from core.labels import ROLES, FunctionPrediction, RolePrediction
-from core.sentence_context import SentenceContext, context_in_paper
+from core.labelling.sentence_context import SentenceContext, context_in_paper
+from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction
 from tests.gui_helpers import model_bundle, show_panel
 from tests.paper_factory import make_analysis, make_paper
 
@@ -30,7 +30,7 @@ def _weak() -> RolePrediction:
 
 def test_the_inspector_shows_an_uncertain_role_and_an_unclear_function(qtbot, bundle: Path) -> None:  # type: ignore[no-untyped-def]
     from app.gui.panels.inspector import InspectorPanel
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     paper = make_paper()
     for panel in show_panel(qtbot, InspectorPanel, bundle, (420, 420), paper=paper):
@@ -82,7 +82,7 @@ def test_reads_as_names_the_context_and_an_uncertain_role() -> None:
 
 def test_the_alignment_panel_says_what_the_gaps_were_judged_on() -> None:
     from app.gui.panels.alignment import gaps_basis
-    from core.align import align
+    from core.alignment.align import align
     from tests.test_confidence import _side
 
     a = _side([("discussion", "conclusion", "limitation", 0.9), ("discussion", "result", "none", 0.3)], "A")

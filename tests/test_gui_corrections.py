@@ -20,10 +20,10 @@ from PySide6.QtWidgets import QMenu
 
 import app.gui.train_dialog as train_dialog
 from app.gui.corrections import CorrectionController
-from core.functions import default_taxonomy
-from core.labels import ROLES
 from core.library.corrections import Correction, Corrections
 from core.library.library import Library
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import ROLES
 from tests.gui_helpers import open_window, own_user_folder
 from tests.paper_factory import make_analysis, make_paper
 

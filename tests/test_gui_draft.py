@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt
 
 from core.drafts import DraftStore
-from core.labels import is_confident
+from core.taxonomy.labels import is_confident
 from models.roles import ROLES
 from tests.gui_helpers import TIMEOUT_MS, model_bundle, open_window
 
@@ -75,8 +75,8 @@ def test_draft_is_restored_after_restart(qtbot, bundle: Path, home: Path) -> Non
 
 
 def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, home: Path):  # type: ignore[no-untyped-def]
-    from core.functions import default_taxonomy
-    from core.moves import check_moves, describe_checks
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.moves import check_moves, describe_checks
     from tests.tiny_bundle import make_tiny_bundle
 
     bundle = make_tiny_bundle(tmp_path / "functions", functions=True, function_threshold=0.0)
@@ -110,7 +110,7 @@ def _cursor_at(editor, position):  # type: ignore[no-untyped-def]
 
 # -- issue 24.5/24.6: in-context labels, uncertain labels, a checklist on confident labels ---------------
 def _weak(label: str = "method", p: float = 0.41, second: str = "result", q: float = 0.35):  # type: ignore[no-untyped-def]
-    from core.labels import RolePrediction
+    from core.taxonomy.labels import RolePrediction
 
     probabilities = dict.fromkeys(ROLES, (1 - p - q) / (len(ROLES) - 2))
     probabilities.update({label: p, second: q})
@@ -118,7 +118,7 @@ def _weak(label: str = "method", p: float = 0.41, second: str = "result", q: flo
 
 
 def _sure(label: str = "background"):  # type: ignore[no-untyped-def]
-    from core.labels import RolePrediction
+    from core.taxonomy.labels import RolePrediction
 
     probabilities = dict.fromkeys(ROLES, 0.02)
     probabilities[label] = 0.9
@@ -147,9 +147,9 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
     from PySide6.QtGui import QImage
 
     from app.gui.panels.draft import DraftPanel
-    from core.functions import default_taxonomy
-    from core.labels import FunctionPrediction
-    from core.sentence_context import SentenceContext
+    from core.labelling.sentence_context import SentenceContext
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.labels import FunctionPrediction
     from tests.gui_helpers import show_panel
 
     text = "# Introduction\nThe topic matters a lot. We aim to fix it. Maybe a gap remains."

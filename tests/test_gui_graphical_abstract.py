@@ -99,7 +99,7 @@ def wait_ranked(qtbot, panel: GraphicalAbstractPanel, previews: bool = True) -> 
 
 
 def expected_order(paper: Paper, bundle: Path, include_tables: bool = False) -> list[str]:
-    from core.figure_rank import rank_figures
+    from core.figures.figure_rank import rank_figures
     from models.encoder import load_model
     from models.figure_scorer import load_figure_scorer
 

@@ -328,7 +328,7 @@ def test_a_missing_model_is_explained(qtbot, monkeypatch, folder, tmp_path) -> N
 def test_the_window_wires_the_library_and_the_suggestion_actions(
         qtbot, bundle, library, sample, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from core.library.library import Library
-    from core.templates import default_lexicon_path
+    from core.phrasing.templates import default_lexicon_path
     from models import load_model
 
     if not default_lexicon_path().is_file():

@@ -289,7 +289,7 @@ def _item_colours(item) -> set[int]:  # type: ignore[no-untyped-def]
 
 
 def test_an_uncertain_label_is_drawn_hatched_with_its_runner_up(qtbot, make_view) -> None:  # type: ignore[no-untyped-def]
-    from core.labels import ROLES, UNCERTAIN_BELOW, RolePrediction
+    from core.taxonomy.labels import ROLES, UNCERTAIN_BELOW, RolePrediction
 
     paper, _layout, _palette, overlays = _overlays(make_view)
     analysis = make_analysis(paper)

@@ -12,8 +12,8 @@ pytest.importorskip("PySide6")
 from app.gui.operation import AnalysisUnavailable, ModelUnavailable
 from app.gui.panels import library_text, suggestion_text
 from app.gui.panels.draft_text import labelled_summary, opened_text
-from core.labels import RolePrediction
 from core.library.store import DamagedLibraryError, MissingDatabaseError
+from core.taxonomy.labels import RolePrediction
 
 
 def test_a_failed_library_job_says_one_line_and_changes_only_what_it_may_have_changed() -> None:

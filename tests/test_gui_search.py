@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 
 from app.gui.panels.search import EMPTY_LIBRARY, NO_PAPER, SearchPanel, search_job
 from core.document import PageRect, Paper, Section, SectionKind, Sentence
-from core.labels import RolePrediction
+from core.taxonomy.labels import RolePrediction
 from tests.gui_helpers import function_bundle, open_window, own_user_folder, show_panel
 from tests.paper_factory import make_paper
 
@@ -55,11 +55,11 @@ def text_paper(sha: str, title: str, texts: list[str], source: str = "") -> Pape
 def relabel(monkeypatch: pytest.MonkeyPatch, query_roles: Callable[[Paper], list[str]]) -> None:
     """Fixed role labels (the tiny bundle's are arbitrary): library sentences by ``ROLE_OF``, the query's
     by ``query_roles``; the embeddings stay the model's."""
-    import core.analysis
+    import core.labelling.analysis
 
-    real = core.analysis.analyze_paper
+    real = core.labelling.analysis.analyze_paper
 
-    real_label = core.analysis.label_paper
+    real_label = core.labelling.analysis.label_paper
 
     def roles_of(paper, analysis):  # type: ignore[no-untyped-def]
         texts = [s.text for s in paper.sentences]
@@ -76,8 +76,8 @@ def relabel(monkeypatch: pytest.MonkeyPatch, query_roles: Callable[[Paper], list
         labelled.analysis.roles = roles_of(paper, labelled.analysis)
         return labelled
 
-    monkeypatch.setattr(core.analysis, "analyze_paper", fixed)
-    monkeypatch.setattr(core.analysis, "label_paper", fixed_labels)
+    monkeypatch.setattr(core.labelling.analysis, "analyze_paper", fixed)
+    monkeypatch.setattr(core.labelling.analysis, "label_paper", fixed_labels)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from PySide6.QtGui import QGuiApplication
 from app.gui.panels import suggestions
 from app.gui.panels.suggestion_text import HIGHLIGHT, highlighted_html
 from app.gui.panels.suggestions import NO_MODEL, NO_QUERY, SuggestionsPanel
-from core.sentence_context import SentenceContext, context_in_paper
+from core.labelling.sentence_context import SentenceContext, context_in_paper
 from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
 from tests.paper_factory import make_paper
 
@@ -97,7 +97,7 @@ def test_highlighted_html_marks_exactly_the_spans() -> None:
 
 def test_the_panel_lists_real_sentences_with_their_wording_highlighted(
         qtbot, bundle, library) -> None:  # type: ignore[no-untyped-def]
-    from core.templates import default_lexicon_path, template_of
+    from core.phrasing.templates import default_lexicon_path, template_of
 
     if not default_lexicon_path().is_file():
         pytest.skip(f"formulaic-word lexicon absent: {default_lexicon_path()}")

@@ -2,7 +2,7 @@
 absurd counts, empty queries, bad output paths, non-UTF-8 text and argv, Markdown exports that
 carried HTML and script links verbatim, and misleading "not found" messages. Each CLI case checks the
 one line printed; the helpers (``app/commands/_options.py``, ``core.fileio.read_text_input``,
-``core.exports.markdown_text``) are tested directly too."""
+``core.exporting.exports.markdown_text``) are tested directly too."""
 
 from __future__ import annotations
 
@@ -106,9 +106,10 @@ def test_argparse_errors_are_one_line_without_usage(capsys: pytest.CaptureFixtur
 
 
 def test_core_suggest_clamps_k_for_every_caller(world: Path) -> None:
-    """The GUI calls core.suggest.suggest directly: a k of -1 or 10**8 is clamped, not looped over."""
+    """The GUI calls core.phrasing.suggest.suggest directly: a k of -1 or 10**8 is clamped, not looped
+    over."""
     from core.library.library import Library
-    from core.suggest import MAX_K, Source, suggest
+    from core.phrasing.suggest import MAX_K, Source, suggest
     from models import load_model
 
     bundle = load_model(world / "bundle", threads=1)
@@ -376,7 +377,7 @@ def _inert(markdown: str) -> None:
 
 
 def test_markdown_text_escapes_html_links_and_schemes() -> None:
-    from core.exports import markdown_text
+    from core.exporting.exports import markdown_text
 
     assert markdown_text("a < b & c > d") == "a &lt; b &amp; c &gt; d"
     assert markdown_text("[x](javascript:alert(1))") == "\\[x\\](javascript\\:alert(1))"
@@ -386,7 +387,7 @@ def test_markdown_text_escapes_html_links_and_schemes() -> None:
 
 
 def test_analysis_markdown_export_is_inert(tmp_path: Path) -> None:
-    from core.exports import to_markdown
+    from core.exporting.exports import to_markdown
     from tests.paper_factory import make_analysis, make_paper
 
     paper = make_paper()

@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from app.lsp.client import RecordingClient, start_client
 from app.lsp.positions import PositionMap
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 DRAFT = Path(__file__).parent / "fixtures" / "lsp" / "draft.tex"
 AIM = "In this paper, we aim to give authors feedback on each sentence while they write. "

@@ -18,8 +18,8 @@ from app.lsp.positions import PositionMap
 from app.lsp.presenting import hint_message, hover_markdown, inlay_text, markdown_text, template_actions
 from app.lsp.settings import LspSettings, SettingsError
 from app.lsp.summary import section_checks
-from core.labels import FunctionPrediction, RolePrediction
-from core.suggest import Suggestion, SuggestionResult
+from core.phrasing.suggest import Suggestion, SuggestionResult
+from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 DRAFT = Path(__file__).parent / "fixtures" / "lsp" / "draft.tex"
 MARKDOWN = """# A study of drafts

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from app.cli import main
-from core.analysis import PaperAnalysis
 from core.document import Paper
+from core.labelling.analysis import PaperAnalysis
 from tests.test_analysis import make_paper
 from tests.tiny_bundle import make_tiny_bundle
 
@@ -338,7 +338,7 @@ def test_eval_functions_scores_whole_parsed_papers(bundle: Path, tmp_path: Path)
     data = json.loads(out.read_text())
 
     # Recomputed here: each gold paper analysed whole (section by section), gold sentences picked.
-    from core.analysis import analyze_paper
+    from core.labelling.analysis import analyze_paper
     from core.paths import shared_dir
     from models import load_model
     from models.datasets.gold import load_gold_papers
@@ -390,7 +390,7 @@ def test_bench_analyze_runs_cold_processes(bundle: Path, tmp_path: Path,
 
 @pytest.mark.shared
 def test_eval_functions_scores_a_function_head(tmp_path: Path) -> None:
-    from core.analysis import analyze_paper
+    from core.labelling.analysis import analyze_paper
     from core.paths import shared_dir
     from models import load_model
     from models.datasets.gold import load_gold_papers

@@ -1,9 +1,9 @@
-"""core.moves: which moves a draft makes, against what its kind of section usually has."""
+"""core.taxonomy.moves: which moves a draft makes, against what its kind of section usually has."""
 
 from __future__ import annotations
 
-from core.functions import default_taxonomy
-from core.moves import EXPECTED, check_moves, describe_checks
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.moves import EXPECTED, check_moves, describe_checks
 
 
 def test_every_move_is_made_of_taxonomy_functions() -> None:

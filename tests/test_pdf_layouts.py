@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.document import Paper, SectionKind
-from core.figure_rank import candidate_figures
+from core.figures.figure_rank import candidate_figures
 from core.pdf import parse_pdf
 from tests.pdf_factory import layout_paper_pdf
 

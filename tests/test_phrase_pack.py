@@ -13,7 +13,7 @@ import pytest
 
 from core.library.pack import PackCorpus, PackFilter, build_pack, file_sha256, is_pack, quantise_rows
 from core.library.store import LibraryError
-from core.suggest import has_sentences, open_source, suggest
+from core.phrasing.suggest import has_sentences, open_source, suggest
 from tests.tiny_bundle import make_tiny_bundle
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from core.library.library import Library
 from core.library.store import LibraryError, NewSentence
-from core.search import (
+from core.phrasing.search import (
     QueryPaper,
     SearchError,
     clear_cache,

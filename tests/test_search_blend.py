@@ -13,7 +13,7 @@ import pytest
 
 from core.library.library import Library
 from core.library.store import NewSentence
-from core.search import (
+from core.phrasing.search import (
     DEFAULT_BLEND,
     MAX_SUM,
     FacetBlend,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from core.library.store import PaperRecord
-from core.source_titles import corpus_label, dataset_of, source_title
+from core.phrasing.source_titles import corpus_label, dataset_of, source_title
 
 
 def record(title: str, source: str, kind: str, paper_id: str = "x") -> PaperRecord:

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("hnswlib")
 
 from core.library.library import Library
-from core.suggest import Source, mmr, suggest
+from core.phrasing.suggest import Source, mmr, suggest
 from tests.tiny_bundle import make_tiny_bundle
 
 ROWS = [
@@ -102,7 +102,7 @@ def test_suggest_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 # -- the order shown and the titles, on a source whose vectors are set by hand -----------------------
 class _Encoding:
     def __init__(self) -> None:
-        from core.labels import FunctionPrediction, RolePrediction
+        from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
         self.roles = [RolePrediction("result", {"result": 0.9, "method": 0.1})]
         self.functions = [FunctionPrediction("outperforming", (("outperforming", 0.8),))]

@@ -1,5 +1,6 @@
 """The suggestion use case shared by ``rhetorica suggest`` and the Suggestions panel
-(``core.suggestion_sources``, issue 26.2): which folders count, each paper read once with its PDF path
+(``core.phrasing.suggestion_sources``, issue 26.2): which folders count, each paper read once with its PDF
+path
 attached, a broken library left out while another source answers, and no sources said clearly."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from core.errors import RhetoricaError
 from core.jobs import ensure_context
 from core.library.library import Library
 from core.library.store import DATABASE_NAME, MissingDatabaseError
-from core.suggestion_sources import (
+from core.phrasing.suggestion_sources import (
     NoSources,
     SuggestionRequest,
     find_suggestions,

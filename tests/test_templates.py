@@ -1,4 +1,5 @@
-"""Formulaic spans and templates (core.templates) and their evaluation against the hand-marked spans."""
+"""Formulaic spans and templates (core.phrasing.templates) and their evaluation against the hand-marked
+spans."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.templates import formulaic_spans, load_lexicon, template_of, tokens
+from core.phrasing.templates import formulaic_spans, load_lexicon, template_of, tokens
 
 
 def test_spans_are_word_bounded_and_templates_keep_them() -> None:
@@ -33,10 +34,11 @@ def test_glue_words_stay_and_slots_keep_their_punctuation(monkeypatch: pytest.Mo
     spans, template = template_of("In this paper, we introduce a parser for noisy text.")
     assert spans[0][0] == 3  # "In" is outside the span: it stays as written instead of becoming a slot
     assert template == "In this paper, we introduce a [CONTENT]."
-    import core.templates
+    import core.phrasing.templates
 
     text = "We study two tasks: citation prediction and tagging, as shown below."
-    monkeypatch.setattr(core.templates, "formulaic_spans", lambda t, lexicon=None: [(0, 18), (53, 61)])
+    monkeypatch.setattr(core.phrasing.templates, "formulaic_spans",
+                        lambda t, lexicon=None: [(0, 18), (53, 61)])
     assert text[0:18] == "We study two tasks" and text[53:61] == "as shown"
     assert template_of(text)[1] == "We study two tasks: [CONTENT], as shown [CONTENT]."
     assert formulaic_spans("") == []

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from core.labels import NO_FUNCTION, ROLES  # noqa: E402
+from core.taxonomy.labels import NO_FUNCTION, ROLES  # noqa: E402
 from tests.conftest import write_function_training_files  # noqa: E402
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
@@ -45,7 +45,7 @@ def test_function_training_selects_on_gold_dev_and_keeps_the_content_view(functi
     result, _ = function_run
     net, _, meta = load_checkpoint(result.checkpoint)
     assert net.has_functions and net.function_config.dim == 32
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     assert net.function_config.functions == list(default_taxonomy().ids)
     last = result.history[-1]
@@ -113,7 +113,7 @@ def test_four_output_export_parity_and_runtime_api(function_run, tmp_path):
     roles = model.classify_roles(texts)
     assert all(r.label in ROLES for r in roles)
 
-    from core.analysis import PaperAnalysis, analyze_texts
+    from core.labelling.analysis import PaperAnalysis, analyze_texts
 
     analysis = analyze_texts(texts, model)
     assert analysis.functions is not None and len(analysis.functions) == 4

@@ -13,7 +13,7 @@ def cached_pdf(path: Path, ctx: Any) -> tuple[Any, str, Any]:
     """A PDF's paper, sha256 and the user's analysis cache: the paper from the cache when the app (or
     an earlier command) parsed it already; nothing is written before the model has run."""
     from core.cache import AnalysisCache
-    from core.embedded_analysis import cached_pdf_paper
+    from core.labelling.embedded_analysis import cached_pdf_paper
 
     cache = AnalysisCache()
     paper, sha256 = cached_pdf_paper(path, cache, ctx, save=False)
@@ -23,7 +23,7 @@ def cached_pdf(path: Path, ctx: Any) -> tuple[Any, str, Any]:
 def embedded_pdf_analysis(paper: Any, sha256: str, cache: Any, model: Any, ctx: Any) -> Any:
     """The paper's embedded analysis (both views), shared with the app through the analysis cache:
     the encoder runs only when no entry is there (a damaged one is said in one note and recomputed)."""
-    from core.embedded_analysis import embedded_analysis
+    from core.labelling.embedded_analysis import embedded_analysis
 
     found = embedded_analysis(paper, model, cache=cache, sha256=sha256, ctx=ctx)
     if found.note:

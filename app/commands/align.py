@@ -79,8 +79,8 @@ def _draft_paper(path: Path) -> Any:
 
 
 def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
-    from core.align import side_from_library
-    from core.align_sides import analysed_side, pdf_side, require_text
+    from core.alignment.align import side_from_library
+    from core.alignment.align_sides import analysed_side, pdf_side, require_text
     from core.errors import NotAPdfError
     from core.jobs import JobContext
 
@@ -109,9 +109,14 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown, summary_text
-    from core.align_gaps import TOP_GAPS
-    from core.align_sides import align_sides
+    from core.alignment.align_export import (
+        alignment_to_html,
+        alignment_to_json,
+        alignment_to_markdown,
+        summary_text,
+    )
+    from core.alignment.align_gaps import TOP_GAPS
+    from core.alignment.align_sides import align_sides
     from core.errors import RhetoricaError
     from core.fileio import atomic_write_text
     from core.paths import library_dir

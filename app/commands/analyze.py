@@ -18,10 +18,10 @@ from app.commands._options import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
     from core.cache import AnalysisCache
     from core.document import Paper
     from core.jobs import JobContext
+    from core.labelling.analysis import PaperAnalysis
 
 EXAMPLES_PER_ROLE = 1
 
@@ -96,7 +96,7 @@ def _cached_paper(path: Path, cache: AnalysisCache | None, ctx: JobContext) -> t
     """A PDF's paper and sha256 from ``cache`` when it holds it, else parsed (cached by ``run`` once the
     model is there: a refusal leaves no file behind); any other input (a paper JSON, a draft) is read
     as it is, with no key ("")."""
-    from core.embedded_analysis import cached_pdf_paper
+    from core.labelling.embedded_analysis import cached_pdf_paper
 
     if cache is None or path.suffix.lower() != ".pdf":
         paper: Paper = _load_paper(path, ctx)
@@ -109,10 +109,10 @@ def run(args: argparse.Namespace) -> int:
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from core.analysis import analyze_paper, role_mix
     from core.cache import AnalysisCache
-    from core.embedded_analysis import cached_analysis, store_analysis
     from core.jobs import JobContext
+    from core.labelling.analysis import analyze_paper, role_mix
+    from core.labelling.embedded_analysis import cached_analysis, store_analysis
     from models.encoder import load_model
 
     check_input_file(args.pdf, "a PDF or a paper JSON")
@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if args.annotated_pdf is not None:
         write_annotated_pdf(args, paper, analysis, ctx)
     if args.export is not None:
-        from core.exports import EXPORTERS
+        from core.exporting.exports import EXPORTERS
 
         EXPORTERS[_export_format(args.export)](paper, analysis, args.export)
         print(f"wrote {args.export}")

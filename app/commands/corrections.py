@@ -68,7 +68,7 @@ def _open(args: argparse.Namespace):
 
 
 def _known_functions() -> frozenset[str]:
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     return frozenset(f.id for f in default_taxonomy().functions)
 

@@ -19,7 +19,7 @@ from app.commands._options import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
-    from core.figure_rank import FigureRanking
+    from core.figures.figure_rank import FigureRanking
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_rank(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
-    from core.figure_rank import rank_figures
+    from core.figures.figure_rank import rank_figures
     from core.fileio import atomic_write_text
     from core.jobs import JobContext
     from core.pdf import parse_pdf

@@ -19,7 +19,7 @@ from app.commands._options import (
     progress_line,
 )
 
-FACETS = ("background", "method", "result", "all")  # core.search.FACETS (not imported at startup)
+FACETS = ("background", "method", "result", "all")  # core.phrasing.search.FACETS (not imported at startup)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +54,7 @@ def _pdf_query(spec: str, args: argparse.Namespace) -> Any:
     from app.commands._pdf_analysis import cached_pdf, embedded_pdf_analysis
     from core.errors import RhetoricaError
     from core.jobs import JobContext
-    from core.search import query_from_analysis
+    from core.phrasing.search import query_from_analysis
     from models.encoder import load_model
 
     path = Path(spec)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.library.library import Library
     from core.paths import library_dir
-    from core.search import search_like
+    from core.phrasing.search import search_like
 
     if _is_pdf(args.like):
         check_input_file(args.like, "a PDF")
@@ -122,7 +122,7 @@ def check_bibliography_options(args: argparse.Namespace) -> None:
 
 def write_bibliographies(args: argparse.Namespace, library: Any, result: Any) -> list[str]:
     """The papers found as BibTeX/RIS (best first); one line per file written."""
-    from core.bibliography import library_entries, to_bibtex, to_ris
+    from core.exporting.bibliography import library_entries, to_bibtex, to_ris
     from core.fileio import atomic_write_text
 
     targets = [(path, write) for path, write in ((args.bibtex, to_bibtex), (args.ris, to_ris)) if path]

@@ -17,9 +17,9 @@ from app.commands._options import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.suggest import SuggestionResult, Templater
+    from core.phrasing.suggest import SuggestionResult, Templater
 
-MAX_K = 100  # core.suggest.MAX_K (not imported at startup)
+MAX_K = 100  # core.phrasing.suggest.MAX_K (not imported at startup)
 TITLE_CHARS = 70  # a source's title is cut (with "…") past this
 
 
@@ -48,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.fileio import read_text_input
-    from core.suggestion_sources import SuggestionRequest, opened_sources, search, source_folders
+    from core.phrasing.suggestion_sources import SuggestionRequest, opened_sources, search, source_folders
     from models.encoder import load_model
 
     if (args.sentence is None) == (args.input is None):
@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
 def _print_result(result: SuggestionResult) -> None:
     """The suggestions, most similar first: similarity, sentence, template, and where each comes from
     (its function's name · corpus or library: the source's title · its section)."""
-    from core.functions import default_taxonomy
-    from core.labels import NO_FUNCTION
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.labels import NO_FUNCTION
 
     taxonomy = default_taxonomy()
     query = result.query
@@ -115,7 +115,7 @@ def _print_result(result: SuggestionResult) -> None:
 def _templater() -> Templater | None:
     """The formulaic-span extractor, when it is built."""
     try:
-        from core.templates import template_of
+        from core.phrasing.templates import template_of
     except ImportError:
         return None
     return template_of

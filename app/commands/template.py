@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from app.commands._options import check_output_file
     from core.errors import RhetoricaError
     from core.fileio import atomic_write_text, read_text_input
-    from core.templates import template_of
+    from core.phrasing.templates import template_of
 
     check_output_file(args.json, "--json", inputs=[args.input])
     lines = [line.strip() for line in read_text_input(args.input, "a text file of sentences").splitlines()

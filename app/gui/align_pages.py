@@ -49,14 +49,14 @@ from PySide6.QtWidgets import (
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
 from app.gui.widgets import MUTED
-from core.analysis import PaperAnalysis
 from core.document import Paper
-from core.labels import NO_FUNCTION, RolePrediction
+from core.labelling.analysis import PaperAnalysis
+from core.taxonomy.labels import NO_FUNCTION, RolePrediction
 
 if TYPE_CHECKING:  # pragma: no cover
     import pymupdf
 
-    from core.align import AlignedPair, Alignment, AlignSide
+    from core.alignment.align import AlignedPair, Alignment, AlignSide
 
 LINK_WIDTH = 56  # the canvas between the two sides (pixels)
 
@@ -560,7 +560,7 @@ class AlignedPagesView(QWidget):
         doing = f" · {pair.function}" if pair.function and pair.function != NO_FUNCTION else ""
         a = ", ".join(str(i + 1) for i in pair.a_indices)
         b = ", ".join(str(j + 1) for j in pair.b_indices)
-        from core.align import method_text
+        from core.alignment.align import method_text
 
         return (f"A {a} ↔ B {b} · {pair.role or 'mixed roles'}{doing} · similarity {pair.shown_score:.2f}"
                 f" · {method_text(pair.method)}")

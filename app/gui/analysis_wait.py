@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject
 from app.gui.session import Session
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 WAITING = "Waiting for the paper's analysis…"
 

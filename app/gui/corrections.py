@@ -25,9 +25,9 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 import core.paths
 from app.gui.sentence_overlays import SentenceItem
-from core.functions import default_taxonomy
-from core.labels import ROLES
 from core.library.corrections import Correction, CorrectionCounts, Corrections
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import ROLES
 
 ROLE_SHORTCUTS = {role: f"Alt+{number}" for number, role in enumerate(ROLES, 1)}
 DRAFT_DOC_ID = "draft:current"

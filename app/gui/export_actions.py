@@ -1,6 +1,7 @@
 """Exporting the open paper's analysis from the GUI: the save dialog and writing the file.
 
-The formats themselves are ``core.exports`` (JSON, CSV, Markdown, HTML) and ``core.pdf.annotate`` (the PDF
+The formats themselves are ``core.exporting.exports`` (JSON, CSV, Markdown, HTML) and ``core.pdf.annotate``
+(the PDF
 with its role colours as highlight annotations, written by a background job); this module picks the
 file name (beside the last opened paper), reads the format from the dialog's filter or the file's
 suffix, and reports the outcome in the banner or the status bar.
@@ -22,9 +23,9 @@ from app.gui.settings import AppSettings
 from app.gui.workers import Worker
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
     from core.document import Paper
     from core.jobs import JobContext
+    from core.labelling.analysis import PaperAnalysis
     from core.pdf.annotate import AnnotatedPdf
 
 EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)",
@@ -78,7 +79,7 @@ class AnalysisExporter:
 
     def export_to(self, path: str | os.PathLike[str], fmt: str | None = None) -> Path | None:
         """Write the analysis as ``fmt`` (default: from the suffix); the written path, or None."""
-        from core.exports import EXPORTERS
+        from core.exporting.exports import EXPORTERS
 
         paper, analysis = self._session.paper, self._session.analysis
         if paper is None or analysis is None:

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from app.gui.palette import RolePalette
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 
 class Legend(QWidget):

@@ -14,8 +14,8 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
     from core.document import Paper
+    from core.labelling.analysis import PaperAnalysis
     from core.library.doctor import RepairReport
     from core.library.library import AddReport
     from core.library.store import LibraryStats, PaperRecord

@@ -69,13 +69,13 @@ from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
 from app.gui.train_dialog import ModelSwitch, TrainDialog
-from core.analysis import PaperAnalysis
 from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import RhetoricaError
-from core.labels import ROLES, role_text
+from core.labelling.analysis import PaperAnalysis
 from core.model_api import RoleModel
 from core.paths import sample_paper_path
+from core.taxonomy.labels import ROLES, role_text
 
 MODEL_LOAD_DELAY_MS = 150
 MIN_WINDOW_SIDE = 400  # a remembered window smaller than this (or off every screen) opens at the default

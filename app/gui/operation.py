@@ -41,7 +41,7 @@ from app.gui.workers import Worker
 from core.errors import RhetoricaError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
     from core.model_api import RoleModel
 
 LOADING_MODEL = "Loading the model…"

@@ -24,8 +24,8 @@ from app.gui.palette import RolePalette
 from app.gui.render_client import RenderClient
 from app.gui.sentence_overlays import SentenceItem, SentenceOverlays
 from app.gui.text_selection import TextSelection
-from core.analysis import PaperAnalysis
 from core.document import Paper
+from core.labelling.analysis import PaperAnalysis
 
 PAGE_MIN_WIDTH = 560  # pixels: a letter-size page at ~0.9x, small print still readable
 PAGE_MIN_HEIGHT = 240

@@ -6,8 +6,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor
 
 import app.gui.qtfix  # noqa: F401  (refcount guard for PySide6 6.12 / pymupdf 1.28 on Python 3.11)
-from core.labels import ROLES
-from core.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR
+from core.taxonomy.labels import ROLES
+from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR
 
 DEFAULT_OPACITY = 0.35
 

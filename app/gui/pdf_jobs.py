@@ -80,7 +80,7 @@ def figure_pngs_isolated(ctx: JobContext | None, path: str, figures: list[Any], 
 def parse_cached(ctx: JobContext, path: str, cache: AnalysisCache | None) -> tuple[Paper, str, bool]:
     """The parsed paper of ``path`` from the cache (keyed by its sha256 and the parser version) or
     parsed in a child process (pymupdf is not thread-safe) and cached: ``(paper, sha256, from the cache)``."""
-    from core.embedded_analysis import cached_pdf_paper
+    from core.labelling.embedded_analysis import cached_pdf_paper
 
     parsed: list[bool] = []
 

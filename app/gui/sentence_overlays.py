@@ -4,7 +4,7 @@ Items are built a chunk of ``OVERLAY_CHUNK`` per event-loop turn (hundreds of th
 UI), first unlabelled while the analysis runs, then given their roles in place.  This unit also
 follows the palette (colours, opacity, hidden roles) and highlights the selected sentence.
 
-A label whose probability is below ``core.labels.UNCERTAIN_BELOW`` is drawn uncertain: a faint
+A label whose probability is below ``core.taxonomy.labels.UNCERTAIN_BELOW`` is drawn uncertain: a faint
 fill hatched in its role colour instead of a solid one, and its tooltip names the runner-up
 ("uncertain: method (0.41) or result (0.35)").
 """
@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 
 from app.gui.page_layout import PageLayout
 from app.gui.palette import RolePalette
-from core.analysis import PaperAnalysis
 from core.document import Paper, Sentence
-from core.labels import UNCERTAIN_BELOW, RolePrediction, is_confident, runner_up
+from core.labelling.analysis import PaperAnalysis
+from core.taxonomy.labels import UNCERTAIN_BELOW, RolePrediction, is_confident, runner_up
 
 OVERLAY_CHUNK = 100  # sentence items built per event-loop turn
 UNCERTAIN_FILL = 0.4  # an uncertain label's flat fill, share of the overlay opacity (the hatch adds more)
@@ -60,7 +60,7 @@ class SentenceItem(QGraphicsItem):
 
     @property
     def uncertain(self) -> bool:
-        """A label below ``core.labels.UNCERTAIN_BELOW`` (drawn hatched)."""
+        """A label below ``core.taxonomy.labels.UNCERTAIN_BELOW`` (drawn hatched)."""
         return self.role is not None and self.confidence < UNCERTAIN_BELOW
 
     def boundingRect(self) -> QRectF:

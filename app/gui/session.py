@@ -7,7 +7,7 @@ Opening a PDF goes in stages so the window never waits:
 2. a worker parses it (or loads the parsed paper from the cache) → ``paperReady``;
 3. once the model is loaded (once, in the background, shared) a worker labels every sentence
    (or loads the analysis from the cache) → ``analysisReady`` (the overlays need nothing more);
-4. the same worker then finishes the paper's ONE embedded analysis (``core.embedded_analysis``: both
+4. the same worker then finishes the paper's ONE embedded analysis (``core.labelling.embedded_analysis``: both
    views of every sentence and of the title and caption sentences, from the runs that labelled it)
    and caches it with its vectors → ``analysisEmbedded``. The Search, Alignment and Graphical-abstract
    panels and "Add this paper to my library" read :attr:`Session.embedded`; none runs the model on
@@ -39,13 +39,13 @@ from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import CorruptPdfError, RhetoricaError
 from core.jobs import JobContext
-from core.labels import FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
+from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 if TYPE_CHECKING:  # pragma: no cover
     import pymupdf
 
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def _analysis_job(ctx: JobContext, paper: Paper, model: RoleModel, sha: str,
     """Yield ``("labelled", PaperAnalysis, from cache)`` as soon as the roles are known, then
     ``("embedded", PaperAnalysis, from cache)`` with both views (and ``("note", text, False)`` for a
     damaged cache entry). A whole cached entry gives ``embedded`` alone."""
-    from core.embedded_analysis import cached_analysis, start_embedded_analysis, store_analysis
+    from core.labelling.embedded_analysis import cached_analysis, start_embedded_analysis, store_analysis
 
     found, note = cached_analysis(paper, model.model_id, cache, sha, need_vectors=False)
     if note:

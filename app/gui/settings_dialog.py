@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.palette import DEFAULT_ROLE_COLORS, RolePalette
 from app.gui.settings import DEVICES
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 
 @dataclass

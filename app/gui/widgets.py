@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.palette import RolePalette
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 
 def paint_role_mix(painter: QPainter, rect: QRectF, counts: Mapping[str, int], palette: RolePalette) -> None:
@@ -162,7 +162,7 @@ UNCERTAIN_BACKGROUND = "#eeeeee"
 
 
 def uncertain_chip_style(color: QColor) -> str:
-    """A role chip for an uncertain label (``core.labels.UNCERTAIN_BELOW``): greyed, with a dashed
+    """A role chip for an uncertain label (``core.taxonomy.labels.UNCERTAIN_BELOW``): greyed, with a dashed
     border in the role colour instead of a solid fill."""
     return (f"background: {UNCERTAIN_BACKGROUND}; color: #444; border: 2px dashed {color.name()}; "
             "border-radius: 4px; padding: 1px 7px; font-style: italic;")

@@ -24,9 +24,9 @@ from app.lsp.settings import LspSettings
 from app.lsp.summary import SectionCheck, section_checks
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.labelling.sentence_context import SentenceContext
     from core.model_api import RoleModel
-    from core.sentence_context import SentenceContext
-    from core.suggest import Source, SuggestionResult
+    from core.phrasing.suggest import Source, SuggestionResult
 
 MAX_CHARS = 2_000_000  # a longer text is not labelled (one diagnostic says so)
 SUGGESTION_CACHE = 256
@@ -96,7 +96,7 @@ class DraftEngine:
     # -- suggestions (call from one thread: the sources are SQLite connections) ----------------------
     def context_of(self, labelled: LabelledDocument, index: int) -> SentenceContext:
         """The sentence with up to ``NEIGHBOURS`` sentences a side from its paragraph and its kind."""
-        from core.sentence_context import SentenceContext
+        from core.labelling.sentence_context import SentenceContext
 
         assert labelled.document is not None
         sentences = labelled.document.sentences
@@ -109,7 +109,7 @@ class DraftEngine:
         """(the top ``settings.suggestions`` suggestions for sentence ``index``, or None with a note
         saying why there are none)."""
         from core.errors import RhetoricaError
-        from core.suggest import suggest
+        from core.phrasing.suggest import suggest
 
         k = self.settings.suggestions
         if k == 0:
@@ -152,7 +152,7 @@ class DraftEngine:
 
     def _open_sources(self) -> list[Source]:
         from core.paths import corpus_dir, library_dir
-        from core.suggest import has_sentences, open_source
+        from core.phrasing.suggest import has_sentences, open_source
 
         settings = self.settings
         key = (settings.sources, settings.corpus, settings.library)
@@ -201,7 +201,7 @@ def _offset_of(error: Exception, text: str) -> int:
 
 def _templater() -> Any:
     try:
-        from core.templates import default_lexicon_path, template_of
+        from core.phrasing.templates import default_lexicon_path, template_of
     except ImportError:  # pragma: no cover - the templater ships with core
         return None
     return template_of if default_lexicon_path().is_file() else None

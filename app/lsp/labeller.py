@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.lsp.drafts import Document
-    from core.labels import FunctionPrediction, RolePrediction
     from core.model_api import RoleModel
+    from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 CACHE_PARAGRAPHS = 20_000
 

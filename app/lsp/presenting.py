@@ -8,12 +8,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.functions import default_taxonomy
-from core.labels import function_is_clear, is_confident, role_text
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import function_is_clear, is_confident, role_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.lsp.labeller import SentenceLabel
-    from core.suggest import Suggestion, SuggestionResult
+    from core.phrasing.suggest import Suggestion, SuggestionResult
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 

@@ -10,7 +10,8 @@ from typing import Any
 
 LABEL_MODES = ("inlay", "diagnostics", "both", "off")
 SOURCE_CHOICES = ("all", "corpus", "library", "none")
-SECTION_KINDS = ("abstract", "introduction", "discussion", "conclusion")  # core.moves.EXPECTED's keys
+# core.taxonomy.moves.EXPECTED's keys
+SECTION_KINDS = ("abstract", "introduction", "discussion", "conclusion")
 MAX_SUGGESTIONS = 10
 
 

@@ -1,9 +1,9 @@
 """The draft checklist per section ("your introduction never makes an aim statement"), as the draft
-pane's checklist judges it: ``core.moves.check_moves`` over the functions the model is clear about
-(``core.labels.function_is_clear``), saying on how many sentences it was judged.
+pane's checklist judges it: ``core.taxonomy.moves.check_moves`` over the functions the model is clear about
+(``core.taxonomy.labels.function_is_clear``), saying on how many sentences it was judged.
 
 A section is a run of headings of one kind (subsections inherit their parent's kind) and the
-sentences under them; only kinds with a usual list of moves (``core.moves.EXPECTED``) are checked,
+sentences under them; only kinds with a usual list of moves (``core.taxonomy.moves.EXPECTED``) are checked,
 and only once they hold a sentence. A draft's sentences before any heading are checked as
 ``default_kind`` when one is set (a draft pasted without headings), else not at all.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.labels import function_is_clear
-from core.moves import EXPECTED, Move, MoveCheck, check_moves, describe_checks
+from core.taxonomy.labels import function_is_clear
+from core.taxonomy.moves import EXPECTED, Move, MoveCheck, check_moves, describe_checks
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.lsp.drafts import Document, Heading

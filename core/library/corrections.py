@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import RhetoricaError
-from core.labels import ROLES
 from core.library.store import LibraryStore
+from core.taxonomy.labels import ROLES
 
 FIELDS = ("role", "function")
 MIN_ROLE_CORRECTIONS = 20  # what a training run needs (models.training.corrections, the GUI's dialog)

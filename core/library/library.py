@@ -42,8 +42,8 @@ from core.library.store import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
     from core.document import Paper
+    from core.labelling.analysis import PaperAnalysis
     from core.model_api import RoleModel
 
 EXACT_BELOW = 0  # libraries smaller than this use exact search (0: always HNSW)
@@ -400,7 +400,7 @@ class Library:
         saved = index.save(self.folder / INDEX_FILES[view])
         self.store.set_metas({count: str(len(index)), record: saved.to_json()})
 
-    duplicate_view = "content"  # the view core.suggest judges near-duplicate wording in
+    duplicate_view = "content"  # the view core.phrasing.suggest judges near-duplicate wording in
 
     def sentences(self, ids: Sequence[int]) -> list[SentenceRecord]:
         return self.store.sentences(ids)
@@ -445,9 +445,9 @@ class Library:
     def add_paper(self, paper: Paper, model: RoleModel, *, note: str = "",
                   ctx: JobContext | None = None, analysis: PaperAnalysis | None = None) -> list[int] | None:
         """Label, embed and store a parsed paper (None: already in the library). ``analysis``: the
-        paper's embedded analysis by ``model`` (``core.embedded_analysis``), stored as it is instead
+        paper's embedded analysis by ``model`` (``core.labelling.embedded_analysis``), stored as it is instead
         of running the model again."""
-        from core.analysis import analyze_paper
+        from core.labelling.analysis import analyze_paper
 
         if self.store.has_sha256(paper.sha256):
             return None

@@ -17,7 +17,7 @@ float32 matrix product, a few milliseconds for 10^5 sentences on two cores); a b
 no content view: near-duplicates are found in the function view (:data:`PackCorpus.duplicate_view`).
 
 It answers the same questions as :class:`core.library.library.Library` (``search``, ``sentences``,
-``vectors_of``, ``paper``), so :mod:`core.suggest` takes either.
+``vectors_of``, ``paper``), so :mod:`core.phrasing.suggest` takes either.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class PackCorpus:
         self._search: PackSearch | None = None  # opened on the first search (core.library.pack_index)
         self.load_seconds = time.monotonic() - started
 
-    # -- what core.suggest asks ---------------------------------------------------------------
+    # -- what core.phrasing.suggest asks ---------------------------------------------------------------
     def close(self) -> None:
         self._search = None
 

@@ -1,7 +1,7 @@
 """The open paper as a PDF with its role colours as real highlight annotations (issue 27.4).
 
 One highlight annotation per labelled sentence and page (its quads are the sentence's rectangles on
-that page), coloured with the role's colour (``core.role_colors``), its note (``/Contents``) carrying
+that page), coloured with the role's colour (``core.taxonomy.role_colors``), its note (``/Contents``) carrying
 the role, the communicative function and both confidences, its author (``/T``) :data:`ANNOTATION_AUTHOR`
 and its subject the role. Only annotations are added: no page content changes, so any reader can
 hide or delete them, and :func:`remove_role_highlights` takes them all out again. The source PDF is
@@ -21,11 +21,11 @@ from core.document import PageRect, Paper
 from core.errors import CorruptPdfError, EncryptedPdfError, MissingFileError, NotAPdfError, RhetoricaError
 from core.fileio import StorageError, atomic_write_with, file_sha256
 from core.jobs import JobContext, ensure_context
-from core.labels import FunctionPrediction, function_is_clear
-from core.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR, hex_to_rgb
+from core.taxonomy.labels import FunctionPrediction, function_is_clear
+from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR, hex_to_rgb
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 ANNOTATION_AUTHOR = "Rhetorica"
 HIGHLIGHT_OPACITY = 0.45  # multiply-blended: text stays readable under the darker colours

@@ -2,7 +2,7 @@
 
 Every reader returns :class:`LabelledDocument` objects: one document's sentences in reading
 order, each with its dataset's own label and the set of canonical roles
-(:data:`core.labels.ROLES`) that label allows.  Training (``models.training``) uses the allowed
+(:data:`core.taxonomy.labels.ROLES`) that label allows.  Training (``models.training``) uses the allowed
 sets; evaluation (``rhetorica eval``) maps a predicted role back to the dataset's label with
 :func:`to_dataset_label`.  The mappings are documented in ``docs/data.md``.
 

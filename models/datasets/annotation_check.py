@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from core.labels import NO_FUNCTION, ROLES
+from core.taxonomy.labels import NO_FUNCTION, ROLES
 
 
 def function_ids() -> set[str]:

@@ -169,12 +169,12 @@ UNLABELLED = ""  # a gold paper's sentence that was not sampled: context for its
 
 
 def gold_paper_documents(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR) -> list[LabelledDocument]:
-    """The gold papers as the app labels them: every section run (``core.analysis.section_runs``)
+    """The gold papers as the app labels them: every section run (``core.labelling.analysis.section_runs``)
     that holds a gold sentence is one document with ALL its sentences in reading order and the
     section's kind; gold sentences carry their role, the others :data:`UNLABELLED` (every role
     allowed). A dev score on these (``gold-papers:dev``) measures what ``rhetorica eval functions``
     measures, so model selection looks at sentences in their sections, not alone."""
-    from core.analysis import section_runs
+    from core.labelling.analysis import section_runs
 
     documents: list[LabelledDocument] = []
     for paper, items in load_gold_papers(split, pdf_dir, gold_dir):

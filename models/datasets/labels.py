@@ -8,7 +8,7 @@ to the dataset's label with :func:`to_dataset_label`.  The mappings are document
 from __future__ import annotations
 
 from core.errors import DatasetError
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 from models.datasets.documents import LabelledDocument
 
 

@@ -1,6 +1,6 @@
 """The user's own labelled data: JSONL or CSV files with canonical roles as labels.
 
-A label is one of :data:`core.labels.ROLES`, or several joined by ``|`` (a partial label).
+A label is one of :data:`core.taxonomy.labels.ROLES`, or several joined by ``|`` (a partial label).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from core.errors import DatasetError
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 from models.datasets.documents import LabelledDocument, need_file
 
 

@@ -10,7 +10,7 @@
 3. The figure head trained on the train papers; its epoch and the weight of word overlap added to its
    cosine chosen together, by mention matching on the dev papers (``models.training.figure_head``).
 4. A bundle = the source bundle + ``figures.onnx`` (int8, parity-checked).
-5. The ranking weights (``core.figure_fit``) fitted on the hand-labelled papers with the new bundle's
+5. The ranking weights (``core.figures.figure_fit``) fitted on the hand-labelled papers with the new bundle's
    scorer (the feature set and L2 strength selected by leave-one-paper-out,
    ``models.figure_eval.select_config``), written into its manifest (``--skip-ranker``: not, e.g. while
    comparing heads; ``rhetorica eval figures --skip-mentions --save-ranker`` fits them later).
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.figure_fit import LabelledPaper, fit_weights
-from core.figure_rank import candidate_figures, figure_features
+from core.figures.figure_fit import LabelledPaper, fit_weights
+from core.figures.figure_rank import candidate_figures, figure_features
 from core.jobs import JobContext, ensure_context
 from models.datasets.figure_gold import gold_papers, gold_pdf_names
 from models.datasets.figure_pairs import FigurePaper

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from core.errors import DatasetError
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 from models.datasets import LabelledDocument
 from models.encoder import pad_batch
 from models.training.batching import EncodedDocument

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from core.jobs import JobContext, ensure_context
-from core.labels import NO_FUNCTION
+from core.taxonomy.labels import NO_FUNCTION
 from models.training.net import RhetoricaNet
 from models.vector_cache import FeatureCache
 

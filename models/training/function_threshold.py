@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.labels import NO_FUNCTION
+from core.taxonomy.labels import NO_FUNCTION
 from models.encoder import pad_batch
 from models.training.base import load_tokenizer
 from models.training.net import RhetoricaNet

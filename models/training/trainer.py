@@ -309,7 +309,7 @@ def _read_function_data(cfg: TrainConfig) -> FunctionData:
     (read before the model loads, like every dataset)."""
     if not cfg.function_data:
         return None, [], [], [], []
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     taxonomy = default_taxonomy()
     ids = list(taxonomy.ids)

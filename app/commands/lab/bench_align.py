@@ -1,7 +1,7 @@
 """``rhetorica bench align``: aligning two analysed papers (issue 13 goal: two 15-page papers < 1 s).
 
 Both PDFs are parsed and analysed first (not timed: the app has them analysed already); then
-:func:`core.align.align` (sections matched, dynamic programme, fallback, gap report) runs ``--runs``
+:func:`core.alignment.align.align` (sections matched, dynamic programme, fallback, gap report) runs ``--runs``
 times and the median and best are reported, with the exports' time.
 """
 
@@ -36,9 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.align import align, side_from_paper
-    from core.align_export import alignment_to_html, alignment_to_json
-    from core.analysis import analyze_paper
+    from core.alignment.align import align, side_from_paper
+    from core.alignment.align_export import alignment_to_html, alignment_to_json
+    from core.labelling.analysis import analyze_paper
     from core.pdf import parse_pdf
     from models.encoder import load_model
 

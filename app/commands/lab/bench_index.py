@@ -256,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
                     engine == PACK_LOADED and not (Path(tmp) / "pack" / "function.ann").is_file()):
                 continue  # the worker that writes its files failed (its error is reported)
             out = Path(tmp) / f"{engine}.json"
-            command = [sys.executable, "-m", "app.commands.lab.bench_index", "--worker", engine, tmp, str(out)]
+            command = [sys.executable, "-m", "app.commands.lab.bench_index", "--worker", engine, tmp,
+                       str(out)]
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 results["engines"][engine] = {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}

@@ -2,7 +2,7 @@
 
 Measured in one fresh process, as the app meets them: loading the model bundle, opening the phrase
 corpus (and the library when given), then the first query (cold), then ``--queries`` more one at a
-time (p50 / p95 / max), each a full :func:`core.suggest.suggest` call (query labelling and
+time (p50 / p95 / max), each a full :func:`core.phrasing.suggest.suggest` call (query labelling and
 embedding, search, filters, MMR, templates). Queries are the sentences of the bundled sample paper
 (or ``--input FILE``, one per line), never the corpus's own sentences.
 
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     queries = _queries(args)  # parsed before the clock starts: the app has the paper open already
     started = time.perf_counter()
     from core.paths import corpus_dir
-    from core.suggest import open_source, suggest
+    from core.phrasing.suggest import open_source, suggest
     from models.encoder import load_model
 
     model = load_model(args.model, device="cpu", threads=args.threads)
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     sources = [open_source("corpus", args.corpus or corpus_dir(), model)]
     build_seconds = None
     if args.scale:
-        from core.suggest import Source
+        from core.phrasing.suggest import Source
 
         replicated = ReplicatedCorpus(sources[0].library, args.scale, args.noise)
         build_seconds = replicated.build_seconds
@@ -193,6 +193,6 @@ def _sentence_count(source: Any) -> int:
 
 
 def _templater() -> Any:
-    from core.templates import template_of
+    from core.phrasing.templates import template_of
 
     return template_of

@@ -1,4 +1,5 @@
-"""``rhetorica data formulas``: the formulaic-word lexicon of the template extractor (core.templates).
+"""``rhetorica data formulas``: the formulaic-word lexicon of the template extractor
+(core.phrasing.templates).
 
 A word is formulaic when it is common in the sentences of BOTH a CS and a biomedical abstract corpus
 (CSAbstruct train, Apache-2.0; PubMedQA train, MIT): shared academic vocabulary rather than any one
@@ -41,7 +42,7 @@ def word_shares(sentences: list[str]) -> dict[str, float]:
     """Share of ``sentences`` in which each lower-cased word occurs."""
     from collections import Counter
 
-    from core.templates import tokens
+    from core.phrasing.templates import tokens
 
     counts: Counter[str] = Counter()
     for sentence in sentences:
@@ -61,7 +62,7 @@ def inflections(lemma: str) -> set[str]:
 
 def marker_words() -> set[str]:
     """Every word of the function taxonomy's markers, with its inflected forms."""
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     words: set[str] = set()
     for function in default_taxonomy().functions:

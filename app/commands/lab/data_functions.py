@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     import itertools
 
     from core.fileio import check_text_file
-    from core.functions import load_taxonomy
+    from core.taxonomy.functions import load_taxonomy
     from models.training.function_corpus import corpus_sentences
     from models.training.function_labels import DistantLabeller, load_parser, parse_sentences
 

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from app.commands._options import read_jsonl
     from core.errors import RhetoricaError
     from core.fileio import check_text_file
-    from core.functions import load_taxonomy
+    from core.taxonomy.functions import load_taxonomy
     from models.training.function_labels import judged_precision
 
     if args.taxonomy is not None:

@@ -7,7 +7,7 @@ gold labels agree. Reported per system:
   gold labels agree (roles; on the full-paper gold set also functions, over pairs where both have one);
 - **coverage**: the share of gold-labelled sentences (of both sides) that are in some pair.
 
-Systems: ``rhetorica`` (:func:`core.align.align`, default settings: function and content views,
+Systems: ``rhetorica`` (:func:`core.alignment.align.align`, default settings: function and content views,
 role/function bonuses from the model's own labels), ``content-only`` (the same alignment with the
 content view alone and no label bonuses: what a topical sentence aligner does) and ``position``
 (sentence i of A with the sentence of B at the same relative position: every sentence aligned).
@@ -93,7 +93,7 @@ class Tally:
 
 
 def _side(model: Any, sentences: list[str], kinds: list[str] | str) -> Any:
-    from core.align import AlignSentence, AlignSide
+    from core.alignment.align import AlignSentence, AlignSide
 
     (encoding,) = model.encode_documents([(sentences, kinds)], with_embeddings=True,
                                          with_function_vectors=True)
@@ -106,12 +106,13 @@ def _side(model: Any, sentences: list[str], kinds: list[str] | str) -> Any:
 
 
 def _setting(text: str) -> str:
-    """``--set NAME=VALUE``: NAME an :class:`core.align.AlignSettings` field, VALUE a finite number in
+    """``--set NAME=VALUE``: NAME an :class:`core.alignment.align.AlignSettings` field, VALUE a finite number
+    in
     a sane range (a whole number 1..10 for ``max_merge``)."""
     import math
     from dataclasses import fields
 
-    from core.align import AlignSettings
+    from core.alignment.align import AlignSettings
 
     names = [f.name for f in fields(AlignSettings)]
     name, sep, value = text.partition("=")
@@ -129,7 +130,7 @@ def _setting(text: str) -> str:
 
 def _evaluate(sides: list[tuple[Any, list[str], list[str] | None]], pairs: list[tuple[int, int]],
               overrides: dict[str, float] | None = None) -> tuple[dict[str, Tally], float]:
-    from core.align import AlignSettings, align
+    from core.alignment.align import AlignSettings, align
 
     overrides = overrides or {}
     ours_settings = AlignSettings(**overrides)  # type: ignore[arg-type]
@@ -162,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     sides: list[tuple[Any, list[str], list[str] | None]] = []
     if args.data == "gold":
-        from core.align import side_from_paper
-        from core.analysis import analyze_paper
+        from core.alignment.align import side_from_paper
+        from core.labelling.analysis import analyze_paper
         from core.paths import shared_dir
         from models.datasets.gold import load_gold_papers
 

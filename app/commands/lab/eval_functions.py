@@ -7,9 +7,9 @@ rule (markers covering the dependency root, spaCy) as a baseline for functions.
 
 ``--isolated`` (issue 24.6) also feeds every gold sentence the way a draft sentence or a suggestion
 query reaches the model: alone (no section kind, no neighbours), with its section kind only, with its
-neighbours only, and with both (``core.sentence_context``, the app's query path), beside the normal
+neighbours only, and with both (``core.labelling.sentence_context``, the app's query path), beside the normal
 whole-section scoring. ``--confidence`` (issue 24.5) prints, per role-confidence threshold, the share
-of sentences kept and their accuracy: how ``core.labels.UNCERTAIN_BELOW`` is chosen (on dev only).
+of sentences kept and their accuracy: how ``core.taxonomy.labels.UNCERTAIN_BELOW`` is chosen (on dev only).
 """
 
 from __future__ import annotations
@@ -46,17 +46,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "its neighbours only and with both, beside the whole-section scoring")
     parser.add_argument("--neighbours", type=bounded_int(1, 32), default=None, metavar="N",
                         help="with --isolated: sentences taken on each side, within the section (default: "
-                        "the query path's core.sentence_context.QUERY_NEIGHBOURS)")
+                        "the query path's core.labelling.sentence_context.QUERY_NEIGHBOURS)")
     parser.add_argument("--confidence", action="store_true",
                         help="print accuracy and coverage of the confident role labels per threshold (how "
-                        "core.labels.UNCERTAIN_BELOW is chosen: on --split dev only)")
+                        "core.taxonomy.labels.UNCERTAIN_BELOW is chosen: on --split dev only)")
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the figures here")
     parser.set_defaults(func=run)
 
 
 def _role_figures(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    from core.labels import ROLES
+    from core.taxonomy.labels import ROLES
     from models.metrics import classification_report
 
     report = classification_report(gold, predicted, ROLES)
@@ -92,7 +92,7 @@ def function_figures(gold: Sequence[str], predicted: Sequence[str], ids: Sequenc
 def _calibration(gold: Sequence[str], best: Sequence[tuple[str, float]]) -> dict[str, Any]:
     """How far the shown probability of the best function is from its accuracy, on the gold
     sentences that have a function (ECE over 10 bins, and the two means)."""
-    from core.labels import NO_FUNCTION
+    from core.taxonomy.labels import NO_FUNCTION
     from models.metrics import expected_calibration_error
 
     chosen = [(b, g) for b, g in zip(best, gold, strict=True) if g != NO_FUNCTION]
@@ -104,7 +104,7 @@ def _calibration(gold: Sequence[str], best: Sequence[tuple[str, float]]) -> dict
 
 
 def _marker_predictions(items: list[Any]) -> list[str]:
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
     from models.training.function_labels import DistantLabeller, load_parser, parse_sentences
 
     parsed = list(parse_sentences((i.text for i in items), load_parser()))
@@ -127,7 +127,7 @@ def isolation_contexts(paper: Any, items: Sequence[Any], mode: str, neighbours: 
     alone, section kind unknown), "kind_only" (alone with its section kind), "neighbours_only" (up to
     ``neighbours`` sentences a side from its section, kind unknown) or "neighbours_and_kind" (both:
     what the app's query path feeds)."""
-    from core.sentence_context import alone, context_in_paper
+    from core.labelling.sentence_context import alone, context_in_paper
 
     if mode not in ISOLATION_MODES:
         raise ValueError(f"unknown isolation mode {mode!r}")
@@ -194,9 +194,9 @@ def _confident_figures(confidence: Sequence[float], correct: Sequence[bool],
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from core.analysis import analyze_paper
-    from core.functions import default_taxonomy
+    from core.labelling.analysis import analyze_paper
     from core.paths import shared_dir
+    from core.taxonomy.functions import default_taxonomy
     from models.datasets.gold import load_gold_papers
     from models.encoder import load_model
 
@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         results["functions"]["calibration"] = _calibration(gold_functions, best_functions)
     if args.markers:
         results["functions_marker_rule"] = function_figures(gold_functions, _marker_predictions(items), ids)
-    from core.labels import UNCERTAIN_BELOW
+    from core.taxonomy.labels import UNCERTAIN_BELOW
     from models.metrics import expected_calibration_error
 
     role_correct = [g == p for g, p in zip(gold_roles, predicted_roles, strict=True)]
@@ -282,7 +282,7 @@ def _isolation(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]], items: S
                in_context_functions: Sequence[str] | None, ids: Sequence[str]) -> dict[str, Any]:
     """Every gold sentence fed in each ``ISOLATION_MODES`` context (one model call per mode), scored
     like the whole-section run (``in_context``)."""
-    from core.sentence_context import QUERY_NEIGHBOURS, label_in_context
+    from core.labelling.sentence_context import QUERY_NEIGHBOURS, label_in_context
 
     width = neighbours or QUERY_NEIGHBOURS
     gold_roles = [i.role for i in items]
@@ -325,7 +325,8 @@ def _print(results: dict[str, Any], has_functions: bool) -> None:
     if not has_functions:
         print("functions (model): this bundle has no function head")
     c = results["confident_roles"]
-    print(f"confident roles (p >= {c['threshold']:.2f}, core.labels.UNCERTAIN_BELOW): {c['confident']} of "
+    print(f"confident roles (p >= {c['threshold']:.2f}, core.taxonomy.labels.UNCERTAIN_BELOW): "
+          f"{c['confident']} of "
           f"{results['sentences']} ({100 * c['coverage']:.1f} %), "
           f"accuracy {100 * c['accuracy_confident']:.1f}; "
           f"the uncertain rest {100 * c['accuracy_uncertain']:.1f}")

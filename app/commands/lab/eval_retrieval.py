@@ -120,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _gold_functions(args: argparse.Namespace) -> tuple[EncoderModel, list[str], list[str]]:
     """The bundle, and the gold split's sentences that have a function, with their functions."""
-    from core.labels import NO_FUNCTION
     from core.paths import shared_dir
+    from core.taxonomy.labels import NO_FUNCTION
     from models.datasets.gold import load_gold
     from models.encoder import load_model
 

@@ -2,7 +2,7 @@
 
 Every abstract of a split with gold role labels (CSAbstruct, PubMedQA), or a seeded sample of
 ``--queries`` of them, queries all the *other* abstracts of the split, once per facet (background =
-background + objective, method, result = result + conclusion; as in :mod:`core.search`).
+background + objective, method, result = result + conclusion; as in :mod:`core.phrasing.search`).
 
 **References** (``app/commands/lab/eval_search_scoring.py``), each from the GOLD role labels: ``content``
 (max-sum of the content view over the gold facet sentences of both sides: issue 13's reference, which
@@ -14,8 +14,8 @@ score lies above the (R+1)-th's.
 
 **Systems**, all on the same content vectors; only the choice of sentences and the aggregation differ:
 
-- ``faceted``: what ``rhetorica search --facet F`` ranks (:func:`core.search.blend_scores`, the
-  :data:`core.search.DEFAULT_BLEND`): the query's predicted facet sentences (all of them when it has
+- ``faceted``: what ``rhetorica search --facet F`` ranks (:func:`core.phrasing.search.blend_scores`, the
+  :data:`core.phrasing.search.DEFAULT_BLEND`): the query's predicted facet sentences (all of them when it has
   none) against every candidate sentence, facet sentences of the candidate with a small bonus, blended
   with whole-paper similarity;
 - ``facet-only``: issue 13's ranking, max-sum over the PREDICTED facet sentences of both sides; a
@@ -56,7 +56,7 @@ __all__ = ["REFERENCES", "evaluate", "max_sum_matrix", "mean_vector_matrix", "ne
 if TYPE_CHECKING:  # numpy loads inside the functions (fast CLI start-up)
     import numpy as np
 
-    from core.search import FacetBlend
+    from core.phrasing.search import FacetBlend
 
 EVAL_FACETS: tuple[str, ...] = ("background", "method", "result")
 SYSTEMS: tuple[str, ...] = ("faceted", "facet-only", "all", "mean", "random")
@@ -104,7 +104,7 @@ def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predic
     document (sorted), ``gold`` / ``predicted``: role labels, ``confidences``: the predicted roles'
     (default 1), ``texts``: the sentences (the lexical references); ``queries``: the documents that
     query; ``extra``: more systems as ready (n_docs, n_docs) score matrices; ``blend``: the faceted
-    system's (default :data:`core.search.DEFAULT_BLEND`).
+    system's (default :data:`core.phrasing.search.DEFAULT_BLEND`).
     """
     import numpy as np
 
@@ -115,7 +115,7 @@ def evaluate(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predic
         mean_vector_matrix,
         reference_matrix,
     )
-    from core.search import DEFAULT_BLEND, facet_mask
+    from core.phrasing.search import DEFAULT_BLEND, facet_mask
 
     owner = np.asarray(owner)
     n_docs = int(owner.max()) + 1 if len(owner) else 0

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # numpy loads inside the functions (fast CLI start-up)
     import numpy as np
 
-    from core.search import FacetBlend
+    from core.phrasing.search import FacetBlend
 
 REFERENCES: tuple[str, ...] = ("content", "lexical-facet", "lexical-whole")
 TUNE_BONUS: tuple[float, ...] = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)
@@ -44,11 +44,11 @@ def fraction_cutoff(n_candidates: int, fraction: float = 0.2) -> int:
 def max_sum_matrix(vectors: np.ndarray, owner: np.ndarray, query_mask: np.ndarray,
                    candidate_mask: np.ndarray, n_docs: int) -> np.ndarray:
     """(n_docs, n_docs) max-sum scores: [q, c] = mean over q's selected sentences of the best cosine
-    against c's selected sentences (as :func:`core.search.max_sum_scores`). A row whose query has no
+    against c's selected sentences (as :func:`core.phrasing.search.max_sum_scores`). A row whose query has no
     selected sentence is nan; a column whose candidate has none is -inf."""
     import numpy as np
 
-    from core.search import paper_starts
+    from core.phrasing.search import paper_starts
 
     out = np.full((n_docs, n_docs), -np.inf, dtype=np.float64)
     q_rows, c_rows = np.flatnonzero(query_mask), np.flatnonzero(candidate_mask)
@@ -79,12 +79,13 @@ def mean_vector_matrix(vectors: np.ndarray, owner: np.ndarray, n_docs: int) -> n
 
 def blend_matrix(vectors: np.ndarray, owner: np.ndarray, roles: Sequence[str], confidences: np.ndarray,
                  facet: str, blend: FacetBlend) -> np.ndarray:
-    """(n_docs, n_docs) scores of what ``rhetorica search --facet F`` ranks (:func:`core.search.blend_scores`
+    """(n_docs, n_docs) scores of what ``rhetorica search --facet F`` ranks
+    (:func:`core.phrasing.search.blend_scores`
     for every query at once, with the same fallback to all sentences for a query without the facet's
     roles); a test checks each row against core."""
     import numpy as np
 
-    from core.search import candidate_bonus, facet_mask, paper_means, paper_starts
+    from core.phrasing.search import candidate_bonus, facet_mask, paper_means, paper_starts
 
     starts = paper_starts(owner)
     means = paper_means(vectors, starts).astype(np.float64)
@@ -119,7 +120,7 @@ def reference_matrix(name: str, vectors: np.ndarray, owner: np.ndarray, gold_mas
     without gold facet sentences are -inf for the facet-to-facet references."""
     import numpy as np
 
-    from core.lexical import tfidf_similarity
+    from core.phrasing.lexical import tfidf_similarity
 
     if name == "content":
         return max_sum_matrix(vectors, owner, gold_mask, gold_mask, n_docs)
@@ -147,7 +148,7 @@ def tune(vectors: np.ndarray, owner: np.ndarray, gold: Sequence[str], predicted:
     import numpy as np
 
     from app.commands.lab.eval_search_metrics import ndcg_at_k, ranking_of, reference_judgements
-    from core.search import FacetBlend, facet_mask
+    from core.phrasing.search import FacetBlend, facet_mask
 
     n_docs = int(owner.max()) + 1
     cut = fraction_cutoff(n_docs - 1)

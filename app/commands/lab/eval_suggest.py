@@ -73,9 +73,9 @@ def _query_rows(count: int, gold: str = "v1") -> list[dict[str, Any]]:
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
          threads: int, gold: str = "v1") -> dict[str, Any]:
-    from core.functions import default_taxonomy
     from core.paths import corpus_dir as default_corpus
-    from core.suggest import open_source, suggest
+    from core.phrasing.suggest import open_source, suggest
+    from core.taxonomy.functions import default_taxonomy
     from models.encoder import load_model
 
     taxonomy = {f.id: f for f in default_taxonomy().functions}

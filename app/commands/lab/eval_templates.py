@@ -1,4 +1,4 @@
-"""``rhetorica eval templates``: formulaic spans (core.templates) against spans marked by hand.
+"""``rhetorica eval templates``: formulaic spans (core.phrasing.templates) against spans marked by hand.
 
 Token-level precision, recall and F1 over the words of the 150 hand-marked gold sentences
 (``models/datasets/gold_data/formulaic-spans.jsonl``, 75 dev, 75 test; rows of non-CC-BY papers
@@ -49,14 +49,14 @@ def marked_rows(split: str) -> list[tuple[str, list[tuple[int, int]]]]:
 
 def _words(text: str, spans: list[tuple[int, int]]) -> set[int]:
     """Indices of the word tokens of ``text`` that fall inside ``spans``."""
-    from core.templates import tokens
+    from core.phrasing.templates import tokens
 
     words = [(s, e) for s, e, t in tokens(text) if t[0].isalnum()]
     return {i for i, (s, e) in enumerate(words) if any(a <= s and e <= b for a, b in spans)}
 
 
 def score(rows: list[tuple[str, list[tuple[int, int]]]], lexicon: Any = None) -> dict[str, Any]:
-    from core.templates import formulaic_spans
+    from core.phrasing.templates import formulaic_spans
 
     tp = fp = fn = 0
     empty_right = 0
@@ -73,7 +73,7 @@ def score(rows: list[tuple[str, list[tuple[int, int]]]], lexicon: Any = None) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.templates import load_lexicon
+    from core.phrasing.templates import load_lexicon
 
     lexicon = load_lexicon(str(args.lexicon) if args.lexicon else None)
     scores = score(marked_rows(args.split), lexicon)

@@ -1,11 +1,12 @@
 """Alignment panel: the open paper (A) lined up sentence by sentence with a second PDF or the draft (B)
 by what each sentence does (issue 13). The panel is only widgets and wiring: the job is
-:func:`~app.gui.panels.alignment_job.align_job` (sides and alignment made by ``core.align_sides``, as
+:func:`~app.gui.panels.alignment_job.align_job` (sides and alignment made by ``core.alignment.align_sides``,
+as
 ``rhetorica align`` makes them; the open paper's side from the session's embedded analysis), run by a
 :class:`~app.gui.operation.PanelOperation`; the words are in ``alignment_text``, the gap list and pair
 table in ``alignment_view``, the top row in ``alignment_controls``, "Side by side" in ``alignment_pages``.
 Selecting a pair selects its A sentence on the page and back; a gap jumps to the first sentence of A it
-concerns; exports use ``core.align_export``."""
+concerns; exports use ``core.alignment.align_export``."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ from core.document import Paper
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.align_pages import AlignedPagesWindow
-    from core.align import AlignedPair, Alignment, AlignSide
-    from core.analysis import PaperAnalysis
+    from core.alignment.align import AlignedPair, Alignment, AlignSide
+    from core.labelling.analysis import PaperAnalysis
 
 __all__ = ["SIDE_BY_SIDE_SHORTCUT", "AlignmentPanel", "align_job", "gap_target", "gaps_basis", "summary_line"]
 
@@ -274,7 +275,7 @@ class AlignmentPanel(QWidget):
     def export(self, fmt: str, path: str | Path | None = None) -> str:
         """Save the alignment as ``fmt`` ("json", "md" or "html") at ``path`` (None: ask); returns the
         path written ("" when nothing was)."""
-        from core.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown
+        from core.alignment.align_export import alignment_to_html, alignment_to_json, alignment_to_markdown
 
         if self.alignment is None or fmt not in EXPORTS:
             return ""

@@ -1,5 +1,6 @@
 """The Alignment panel's background job (a worker thread: no widgets here): both sides and their
-alignment, made with ``core.align_sides`` as ``rhetorica align`` makes them; the second PDF is read from
+alignment, made with ``core.alignment.align_sides`` as ``rhetorica align`` makes them; the second PDF is read
+from
 the analysis cache or parsed in a child process (``app.gui.pdf_jobs.parse_cached``: pymupdf never runs
 in a thread of this process)."""
 
@@ -14,9 +15,9 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.align import Alignment, AlignSide
-    from core.analysis import PaperAnalysis
+    from core.alignment.align import Alignment, AlignSide
     from core.cache import AnalysisCache
+    from core.labelling.analysis import PaperAnalysis
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,8 @@ class AlignOutcome:
 
 def _open_paper_side(ctx: JobContext, paper: Paper, model: RoleModel,
                      analysis: PaperAnalysis | None) -> AlignSide:
-    from core.align import side_from_paper
-    from core.align_sides import analysed_side
+    from core.alignment.align import side_from_paper
+    from core.alignment.align_sides import analysed_side
 
     if analysis is not None and analysis.embedded:
         return side_from_paper(paper, analysis, kind="pdf")
@@ -49,7 +50,7 @@ def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: Role
     embedded analysis (else it is analysed here); ``cache``: where the second PDF's paper and analysis
     are looked up and kept."""
     from app.gui.pdf_jobs import parse_cached
-    from core.align_sides import align_sides, draft_text_side, pdf_side, require_text
+    from core.alignment.align_sides import align_sides, draft_text_side, pdf_side, require_text
 
     kind, value = other
     a = side_a if side_a is not None else _open_paper_side(ctx, paper, model, analysis_a)

@@ -10,13 +10,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from app.gui.session import Session
-from core.align import Alignment
+from core.alignment.align import Alignment
 from core.errors import RhetoricaError
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.align_pages import AlignedPagesWindow
-    from core.analysis import PaperAnalysis
     from core.document import Paper
+    from core.labelling.analysis import PaperAnalysis
 
 
 def pages_window(parent: QWidget, session: Session, alignment: Alignment, a_is_open_paper: bool,

@@ -7,11 +7,11 @@ import html
 from typing import TYPE_CHECKING
 
 from app.gui.widgets import MUTED
-from core.labels import NO_FUNCTION
+from core.taxonomy.labels import NO_FUNCTION
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.align import AlignedPair, Alignment
-    from core.align_gaps import GapItem
+    from core.alignment.align import AlignedPair, Alignment
+    from core.alignment.align_gaps import GapItem
 
 EXPORTS = {"json": ("JSON", "JSON (*.json)"), "md": ("Markdown", "Markdown (*.md)"),
            "html": ("HTML", "HTML page (*.html)")}
@@ -24,7 +24,7 @@ def gaps_basis(alignment: Alignment) -> str:
     judged = alignment.gaps.judged
     if not all(side in judged for side in ("a", "b")):
         return ""
-    from core.labels import judged_on
+    from core.taxonomy.labels import judged_on
 
     a, b = judged["a"], judged["b"]
     return (f" <span style='color:{MUTED}'>· {html.escape(judged_on(a['functions'], a['sentences']))} (A), "
@@ -73,7 +73,7 @@ def pair_texts(alignment: Alignment, pair: AlignedPair) -> tuple[str, str]:
 
 def pair_tooltip(pair: AlignedPair) -> str:
     """"method · proposal · matched as a block (…)": the pair's role, function and how it was matched."""
-    from core.align import method_text
+    from core.alignment.align import method_text
 
     doing = pair.function if pair.function and pair.function != NO_FUNCTION else ""
     return (f"{pair.role or 'mixed roles'}" + (f" · {doing}" if doing else "")
@@ -82,7 +82,7 @@ def pair_tooltip(pair: AlignedPair) -> str:
 
 def function_choices(alignment: Alignment) -> list[tuple[str, str]]:
     """(name, id) of each function the pairs share, in id order (an id the taxonomy lacks names itself)."""
-    from core.functions import default_taxonomy
+    from core.taxonomy.functions import default_taxonomy
 
     taxonomy = default_taxonomy()
     present = sorted({p.function for p in alignment.pairs if p.function and p.function != NO_FUNCTION})

@@ -33,10 +33,10 @@ from app.gui.panels.alignment_text import (
     pair_tooltip,
 )
 from app.gui.widgets import MUTED, clip
-from core.labels import ROLES
+from core.taxonomy.labels import ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.align import AlignedPair, Alignment
+    from core.alignment.align import AlignedPair, Alignment
 
 
 def _boxed(*parts: QWidget | QHBoxLayout) -> QWidget:

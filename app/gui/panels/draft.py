@@ -7,7 +7,7 @@ labelled as one document with the heading's section kind (``draft_labelling``). 
 (``draft_editor``) shows each sentence's role in its colour (hatched and greyed when uncertain, with
 the runner-up in the tooltip), chips in the margin and the function in the tooltip; below it, a
 checklist of the moves a section of the chosen kind usually makes, judged on the sentences with a clear
-function (``core.moves``; ``draft_text``). The draft is saved (debounced, atomically) to
+function (``core.taxonomy.moves``; ``draft_text``). The draft is saved (debounced, atomically) to
 ``user_data_dir()/drafts`` and restored on the next start. Draft files (.tex, .md, .docx, .txt) are
 opened, saved and dropped through ``draft_files``. The sentence at the cursor is published with its
 context (:meth:`DraftPanel.current_context`: heading kind and neighbours) for the Suggestions panel.
@@ -35,12 +35,12 @@ from app.gui.status_line import StatusLine
 from app.gui.widgets import one_line
 from core.draft_formats import ParsedDraft
 from core.drafts import DraftStore
-from core.labels import FunctionPrediction
-from core.moves import EXPECTED
+from core.taxonomy.labels import FunctionPrediction
+from core.taxonomy.moves import EXPECTED
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.corrections import CorrectionController, SentenceTarget
-    from core.sentence_context import SentenceContext
+    from core.labelling.sentence_context import SentenceContext
 
 LABEL_DELAY_MS = 600
 SAVE_DELAY_MS = 800

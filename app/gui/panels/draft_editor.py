@@ -30,7 +30,7 @@ from app.gui.palette import RolePalette
 from app.gui.panels.draft_labelling import LabelledDraft
 from app.gui.panels.draft_text import ABBREVIATIONS, PLACEHOLDER, sentence_tooltip
 from core.draft_formats import DRAFT_SUFFIXES
-from core.labels import FunctionPrediction, RolePrediction, is_confident
+from core.taxonomy.labels import FunctionPrediction, RolePrediction, is_confident
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.corrections import CorrectionController, SentenceTarget

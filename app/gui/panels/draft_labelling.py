@@ -4,8 +4,8 @@ each heading's sentences labelled as one document with its section kind (a backg
 from __future__ import annotations
 
 from core.jobs import JobContext
-from core.labels import FunctionPrediction, RolePrediction
 from core.model_api import RoleModel
+from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
 DraftLabels = tuple[LabelledDraft, list[FunctionPrediction] | None]  # and the functions, when known

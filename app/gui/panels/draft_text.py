@@ -6,9 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.functions import default_taxonomy
-from core.labels import FunctionPrediction, RolePrediction, function_is_clear, is_confident, role_text
-from core.moves import check_moves, describe_checks
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import (
+    FunctionPrediction,
+    RolePrediction,
+    function_is_clear,
+    is_confident,
+    role_text,
+)
+from core.taxonomy.moves import check_moves, describe_checks
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.panels.draft_labelling import LabelledDraft

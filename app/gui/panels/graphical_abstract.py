@@ -40,7 +40,7 @@ from app.gui.widgets import MessageStack, clip, heading_label, panel_layout, sho
 from core.document import Figure, Paper
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.figure_rank import FigureRanking
+    from core.figures.figure_rank import FigureRanking
 
 __all__ = ["FIGURE_ID", "MIN_THUMB_HEIGHT", "NO_FIGURES", "NO_MODEL", "NO_PAPER", "YOUR_CHOICE",
            "GraphicalAbstractPanel", "export_figure_png"]

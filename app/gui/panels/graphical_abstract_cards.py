@@ -22,7 +22,7 @@ from app.gui.panels.graphical_abstract_text import card_html, card_tooltip, rela
 from app.gui.widgets import MUTED
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.figure_rank import FigureRanking, RankedFigure
+    from core.figures.figure_rank import FigureRanking, RankedFigure
 
 THUMB = QSize(320, 190)  # the largest thumbnail box of a card (smaller when the panel is low)
 MIN_THUMB_HEIGHT = 120

@@ -9,7 +9,7 @@ from app.gui.settings import AppSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
-    from core.figure_rank import FigureRanking, RankedFigure
+    from core.figures.figure_rank import FigureRanking, RankedFigure
 
 
 def chosen_figure_id(choice: dict[str, str] | None, ranking: FigureRanking | None) -> str:

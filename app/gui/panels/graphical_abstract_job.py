@@ -12,7 +12,7 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 THUMB_ZOOM = 2.0  # thumbnails rendered at 144 dpi, scaled down to the card
 
@@ -30,14 +30,15 @@ def suggest_job(ctx: JobContext, paper: Paper, model: RoleModel, include_tables:
                 thumbnails: bool = True, analysis: PaperAnalysis | None = None) -> Iterator[tuple[str, Any]]:
     """Yield ``("ranking", FigureRanking)`` and then ``("thumbnail", (figure id, PNG bytes or None))``
     for each candidate, best first. ``analysis``: the paper's embedded analysis (the session's): the
-    scorer reads its texts' vectors from it (``core.analysis_vectors``) instead of running the model."""
-    from core.figure_rank import rank_figures
+    scorer reads its texts' vectors from it (``core.labelling.analysis_vectors``) instead of running the
+    model."""
+    from core.figures.figure_rank import rank_figures
     from models.figure_scorer import FigureScorer, load_figure_scorer
 
     ctx.progress(0, 1, "loading the figure scorer")
     scorer = load_figure_scorer(model)  # type: ignore[arg-type]
     if analysis is not None and analysis.embedded:
-        from core.analysis_vectors import AnalysisVectors
+        from core.labelling.analysis_vectors import AnalysisVectors
 
         vectors = AnalysisVectors(model, paper, analysis)
         scorer = FigureScorer(vectors, scorer.session, scorer.lexical_weight)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from app.gui.widgets import MUTED, clip
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Figure, Paper
-    from core.figure_rank import FigureRanking, RankedFigure
+    from core.figures.figure_rank import FigureRanking, RankedFigure
 
 CHOICE = "#b8860b"
 YOUR_CHOICE = "Your choice"
@@ -26,7 +26,7 @@ NO_SCORER = "This model cannot score figures: {error}"
 
 def nothing_to_rank(paper: Paper | None, include_tables: bool) -> str:
     """Why there is nothing to rank, as the panel says it ("" when there is something)."""
-    from core.figure_rank import candidate_figures
+    from core.figures.figure_rank import candidate_figures
 
     if paper is None:
         return NO_PAPER

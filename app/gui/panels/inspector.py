@@ -2,7 +2,7 @@
 communicative function (with the taxonomy's description and the two runners-up) when the model has a
 function head.
 
-A role below ``core.labels.UNCERTAIN_BELOW`` is shown as uncertain, on a greyed chip with the
+A role below ``core.taxonomy.labels.UNCERTAIN_BELOW`` is shown as uncertain, on a greyed chip with the
 runner-up ("uncertain: method 41% or result 35%"); a function below the bundle's threshold as "no
 clear function" with the top candidate."""
 
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style, uncertain_chip_style
-from core.functions import default_taxonomy
-from core.labels import (
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import (
     NO_FUNCTION,
     UNCERTAIN_BELOW,
     FunctionPrediction,

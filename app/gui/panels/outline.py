@@ -26,7 +26,7 @@ from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label, paint_role_mix, view_mode_row
 from core.document import Paper, Section
-from core.labels import NO_FUNCTION, ROLES, FunctionPrediction
+from core.taxonomy.labels import NO_FUNCTION, ROLES, FunctionPrediction
 
 COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
 SECTION_ROLE = Qt.ItemDataRole.UserRole
@@ -187,8 +187,8 @@ class OutlinePanel(QWidget):
 
 def _function_summary(section: Section, functions: list[FunctionPrediction] | None) -> tuple[str, str]:
     """(the section's most frequent function name, tooltip with the top three and its moves)."""
-    from core.functions import default_taxonomy
-    from core.moves import check_moves, describe_checks
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.moves import check_moves, describe_checks
 
     if functions is None:
         return "—", "This model has no function head"

@@ -1,6 +1,6 @@
 """Rhetorical profile: the share of each role per section, as stacked horizontal bars (QPainter), or,
 switched to functions, each section's most frequent communicative functions and the moves its kind
-of section usually makes (``core.moves``)."""
+of section usually makes (``core.taxonomy.moves``)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.widgets import hint_label, view_mode_row
-from core.analysis import PaperAnalysis
 from core.document import Paper
-from core.labels import NO_FUNCTION, ROLES
+from core.labelling.analysis import PaperAnalysis
+from core.taxonomy.labels import NO_FUNCTION, ROLES
 
 ROW_H = 22
 LEGEND_H = 26
@@ -130,8 +130,8 @@ def functions_html(paper: Paper, analysis: PaperAnalysis, session: Session) -> s
     """Per section: its most frequent functions (chips in their role's colour) and its move checklist."""
     import html
 
-    from core.functions import default_taxonomy
-    from core.moves import check_moves, describe_checks
+    from core.taxonomy.functions import default_taxonomy
+    from core.taxonomy.moves import check_moves, describe_checks
 
     functions = analysis.functions
     if functions is None:

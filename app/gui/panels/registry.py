@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QWidget
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.corrections import CorrectionController
     from app.gui.session import Session
-    from core.sentence_context import SentenceContext
+    from core.labelling.sentence_context import SentenceContext
 
 Area = Qt.DockWidgetArea
 

@@ -1,12 +1,12 @@
 """Search panel: "Papers like this one", the library's papers ranked against the open paper on one facet
-(issue 13, ``core.search``).
+(issue 13, ``core.phrasing.search``).
 
 The query is the open paper. "Search" runs :func:`~app.gui.panels.search_job.search_job` through the
 panel's :class:`~app.gui.operation.PanelOperation` (the job tracker's progress and Cancel in the status
 bar; progress, Cancel and errors in the panel's status line): the open paper's query comes from the
 session's embedded analysis (``Session.embedded``: the model does not run on the paper again; a search
 asked for before it is ready waits for it), then the job opens its OWN library (SQLite connections
-belong to their thread), ranks with ``core.search.search_like`` and closes it. The facet selector
+belong to their thread), ranks with ``core.phrasing.search.search_like`` and closes it. The facet selector
 (Background / Method / Result / Whole paper) and k choose what is ranked; changing the facet searches
 again, and a result that no longer matches (another facet, another paper, a changed library) is
 dropped, never shown.
@@ -48,7 +48,7 @@ from app.gui.widgets import MessageStack, heading_label, one_line, panel_layout,
 from core.document import Paper
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.search import QueryPaper
+    from core.phrasing.search import QueryPaper
 
 __all__ = ["EmptyLibrary", "SearchOutcome", "SearchPanel", "library_folder", "search_job"]
 

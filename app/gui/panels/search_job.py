@@ -1,5 +1,5 @@
 """The Search panel's background job (a worker thread: no Qt here): the user's library ranked against
-the open paper on one facet (``core.search.search_like``), with the PDF each result came from."""
+the open paper on one facet (``core.phrasing.search.search_like``), with the PDF each result came from."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from core.jobs import JobContext
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
-    from core.search import QueryPaper, SearchResult
+    from core.labelling.analysis import PaperAnalysis
+    from core.phrasing.search import QueryPaper, SearchResult
 
 
 def library_folder() -> Path:
@@ -52,8 +52,8 @@ def _has_papers(folder: Path) -> bool:
 def _query(ctx: JobContext, paper: Paper, model: RoleModel, paper_id: str, query: QueryPaper | None,
            analysis: PaperAnalysis | None) -> QueryPaper:
     """The open paper as a query: the one kept from an earlier search, else made from its analysis."""
-    from core.analysis import analyze_paper
-    from core.search import query_from_analysis
+    from core.labelling.analysis import analyze_paper
+    from core.phrasing.search import query_from_analysis
 
     if query is not None:
         if query.paper_id != (paper_id or paper.source_path):
@@ -73,7 +73,7 @@ def search_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel, fa
     made a query by an earlier search; ``analysis``: the paper's embedded analysis (the session's),
     else the paper is analysed here. The library is opened and closed here."""
     from core.library.library import Library
-    from core.search import search_like
+    from core.phrasing.search import search_like
 
     ctx.progress(0, 1, "opening the library")
     if not _has_papers(folder):

@@ -15,7 +15,7 @@ from app.gui.widgets import ACCENT, MUTED, clip
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.panels.search_job import SearchOutcome
-    from core.search import SearchHit, SearchQuery
+    from core.phrasing.search import SearchHit, SearchQuery
 
 FACET_CHOICES = (("Background", "background"), ("Method", "method"), ("Result", "result"),
                  ("Whole paper", "all"))

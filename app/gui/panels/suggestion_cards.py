@@ -26,7 +26,7 @@ from app.gui.panels.suggestion_text import highlighted_html, match_text, source_
 from app.gui.widgets import MUTED
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.suggest import Suggestion
+    from core.phrasing.suggest import Suggestion
 
 
 @dataclass(frozen=True)

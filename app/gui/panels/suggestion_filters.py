@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from core.document import SectionKind
-from core.functions import default_taxonomy
-from core.labels import ROLES
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import ROLES
 
 SOURCE_CHOICES = (("Corpus and library", ("corpus", "library")), ("Phrase corpus", ("corpus",)),
                   ("My library", ("library",)))

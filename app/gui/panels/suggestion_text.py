@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.gui.widgets import MUTED, one_line
-from core.functions import default_taxonomy
-from core.labels import NO_FUNCTION
-from core.source_titles import source_title
+from core.phrasing.source_titles import source_title
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import NO_FUNCTION
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.suggest import Suggestion
+    from core.phrasing.suggest import Suggestion
 
 HIGHLIGHT = "#fbe7a1"  # background of the formulaic wording
 TITLE_CHARS = 44  # a source's title and section fit one line of a card in a dock of ~440 px
@@ -46,7 +46,7 @@ def highlighted_html(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 def source_text(item: Suggestion) -> str:
     """Where the sentence comes from: "Title · Section" (plain text; the title is the source's own or a
-    label saying what it is, ``core.source_titles``, never a bare id; cut to one line of a card)."""
+    label saying what it is, ``core.phrasing.source_titles``, never a bare id; cut to one line of a card)."""
     source = item.source
     title = source.get("title") or source_title(None, source.get("paper_id", ""), source.get("kind", ""))
     if len(title) > TITLE_CHARS:

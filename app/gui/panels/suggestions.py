@@ -1,10 +1,12 @@
 """Suggestions panel: real sentences from the phrase corpus and the user's library that do the same
-rhetorical job as the sentence at hand (issue 12, ``core.suggest``).
+rhetorical job as the sentence at hand (issue 12, ``core.phrasing.suggest``).
 
 The query is the sentence selected on the page or the draft's sentence at the cursor (emitted 600 ms
-after typing stops), labelled in the context it has (``core.sentence_context``: its heading's kind and
+after typing stops), labelled in the context it has (``core.labelling.sentence_context``: its heading's kind
+and
 neighbours; the window lends the draft's ``current_context``). The search is
-``core.suggestion_sources.find_suggestions`` (shared with ``rhetorica suggest``: sources opened in the
+``core.phrasing.suggestion_sources.find_suggestions`` (shared with ``rhetorica suggest``: sources opened in
+the
 job's thread, a broken library left out while the phrase corpus answers, each library PDF's path read
 with its title) run by the panel's :class:`~app.gui.operation.PanelOperation`: a newer query supersedes
 the running search, an older query's result is dropped, the search waits for the model, and a query
@@ -48,7 +50,7 @@ from app.gui.panels.suggestion_text import (
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
 from app.gui.widgets import heading_label, hint_label, panel_layout
-from core.suggestion_sources import (
+from core.phrasing.suggestion_sources import (
     Found,
     NoSources,
     SourceFolders,
@@ -59,8 +61,8 @@ from core.suggestion_sources import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.sentence_context import SentenceContext
-    from core.suggest import Suggestion, SuggestionResult, Templater
+    from core.labelling.sentence_context import SentenceContext
+    from core.phrasing.suggest import Suggestion, SuggestionResult, Templater
 
 DEFAULT_K = 10
 
@@ -138,7 +140,7 @@ class SuggestionsPanel(QWidget):
             self.set_query(text, "draft", context)
 
     def _on_sentence_selected(self, index: int) -> None:
-        from core.sentence_context import context_in_paper
+        from core.labelling.sentence_context import context_in_paper
 
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):

@@ -3,11 +3,11 @@
 
 - :func:`source_folders`: the phrase corpus and the user's library that hold sentences (a library
   whose database has gone may be kept too, so that the search can say so);
-- :func:`opened_sources`: the folders opened as :class:`core.suggest.Source` (closed on exit); a
+- :func:`opened_sources`: the folders opened as :class:`core.phrasing.suggest.Source` (closed on exit); a
   phrase-corpus pack (read-only, slow to open) is opened once per process and kept in :data:`PACKS`;
   a library that cannot be read is left out (:attr:`OpenSources.left_out`) while another source
   answers;
-- :func:`search`: :func:`core.suggest.suggest` over them; a library that fails during the search is
+- :func:`search`: :func:`core.phrasing.suggest.suggest` over them; a library that fails during the search is
   left out the same way; a failure that a library built with another model explains says so; each
   library suggestion whose paper was added from a PDF gets that PDF's path (``source["path"]``) from
   the paper record the title was read from (the library is read once per paper, not twice);
@@ -32,9 +32,9 @@ from core.model_api import RoleModel
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from core.labelling.sentence_context import SentenceContext
     from core.library.store import PaperRecord, SentenceRecord
-    from core.sentence_context import SentenceContext
-    from core.suggest import SentenceSource, Source, SuggestionResult, Templater
+    from core.phrasing.suggest import SentenceSource, Source, SuggestionResult, Templater
 
 SourceFolders = list[tuple[str, Path]]  # (kind: "corpus" | "library", folder)
 KINDS = ("corpus", "library")
@@ -47,7 +47,7 @@ def source_folders(which: str = "all", corpus: Path | None = None, library: Path
     database is gone but which leaves traces counts too (the search then says what happened)."""
     from core.library.store import library_traces
     from core.paths import corpus_dir, library_dir
-    from core.suggest import has_sentences
+    from core.phrasing.suggest import has_sentences
 
     wanted = [("corpus", corpus or corpus_dir()), ("library", library or library_dir())]
     return [(kind, folder) for kind, folder in wanted if which in (kind, "all") and (
@@ -55,9 +55,9 @@ def source_folders(which: str = "all", corpus: Path | None = None, library: Path
 
 
 def available_templater() -> Templater | None:
-    """The formulaic-span extractor (``core.templates.template_of``), or None when its lexicon is not
+    """The formulaic-span extractor (``core.phrasing.templates.template_of``), or None when its lexicon is not
     there (suggestions then come without templates)."""
-    from core.templates import default_lexicon_path, template_of
+    from core.phrasing.templates import default_lexicon_path, template_of
 
     return template_of if default_lexicon_path().is_file() else None
 
@@ -92,7 +92,7 @@ class PackCache:
 
     def open(self, kind: str, folder: Path, model: RoleModel) -> Source:
         from core.library.pack import MANIFEST
-        from core.suggest import open_source
+        from core.phrasing.suggest import open_source
 
         key = (kind, str(folder), (folder / MANIFEST).stat().st_mtime_ns, model.model_id)
         with self._lock:
@@ -107,7 +107,7 @@ PACKS = PackCache()
 
 
 class RememberedPapers:
-    """A source that remembers the paper records it was asked for (``core.suggest`` reads each
+    """A source that remembers the paper records it was asked for (``core.phrasing.suggest`` reads each
     suggestion's paper for its title; the PDF path is then taken from the same record)."""
 
     def __init__(self, inner: SentenceSource) -> None:
@@ -154,7 +154,7 @@ def opened_sources(folders: Sequence[tuple[str, Path]], model: RoleModel, ctx: J
     """``folders`` opened (libraries closed on exit, packs kept in ``packs``). A library that cannot be
     opened is left out when another folder is there to answer; alone, its error is raised."""
     from core.library.pack import is_pack
-    from core.suggest import Source, open_source
+    from core.phrasing.suggest import Source, open_source
 
     ctx = ensure_context(ctx)
     opened = OpenSources([])
@@ -219,8 +219,8 @@ def find_suggestions(ctx: JobContext, request: SuggestionRequest, model: RoleMod
 
 def _suggest(request: SuggestionRequest, model: RoleModel, sources: Sequence[Source],
              templater: Templater | None) -> SuggestionResult:
-    """``core.suggest.suggest``; a failure that a library of another model explains says so."""
-    from core.suggest import suggest
+    """``core.phrasing.suggest.suggest``; a failure that a library of another model explains says so."""
+    from core.phrasing.suggest import suggest
 
     try:
         return suggest(request.text, model, sources, request.k, function=request.function,

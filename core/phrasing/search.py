@@ -50,8 +50,8 @@ import numpy as np
 from core.errors import RhetoricaError
 
 if TYPE_CHECKING:
-    from core.analysis import PaperAnalysis
     from core.document import Paper
+    from core.labelling.analysis import PaperAnalysis
     from core.library.library import Library
 
 FACETS: tuple[str, ...] = ("background", "method", "result", "all")

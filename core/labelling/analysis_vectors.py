@@ -16,8 +16,8 @@ from core.errors import ModelError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from core.analysis import PaperAnalysis
     from core.document import Paper
+    from core.labelling.analysis import PaperAnalysis
     from core.model_api import RoleModel
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper, Section
 from core.jobs import JobContext, ensure_context
-from core.labels import ROLES, FunctionPrediction, RolePrediction
 from core.model_api import RoleModel, StagedEncodingLike
+from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction
 
 if TYPE_CHECKING:  # the model is passed in; core does not load it
     import numpy as np
@@ -44,7 +44,7 @@ class PaperAnalysis:
     # The function view from the same runs (n x k) when asked for; not in JSON.
     function_vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
     # Texts of the paper that are not body sentences, embedded (content view) in the same runs by
-    # label_paper: its title and its figures' caption sentences (what core.figure_rank embeds).
+    # label_paper: its title and its figures' caption sentences (what core.figures.figure_rank embeds).
     figure_texts: list[str] = field(default_factory=list, repr=False, compare=False)
     figure_vectors: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -192,7 +192,7 @@ def analyze_paper(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
 def figure_texts(paper: Paper) -> list[str]:
     """The paper's texts the graphical-abstract ranking embeds beside its body sentences: the title
     and every sentence of every figure's and table's caption (distinct, stripped, in order)."""
-    from core.figure_rank import caption_body
+    from core.figures.figure_rank import caption_body
     from core.text.sentences import split_sentence_texts
 
     captions = [s for figure in paper.figures for s in split_sentence_texts(caption_body(figure.caption))]

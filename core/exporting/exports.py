@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper, Sentence
 from core.fileio import atomic_write_text
-from core.labels import ROLES
-from core.role_colors import DEFAULT_ROLE_COLORS
+from core.taxonomy.labels import ROLES
+from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
+    from core.labelling.analysis import PaperAnalysis
 
 EXPORT_FORMAT = 1
 CSV_COLUMNS = ("id", "index", "section_number", "section_heading", "section_kind", "page", "role",
@@ -197,7 +197,8 @@ def labelled_groups(paper: Paper) -> list[tuple[str, list[Sentence]]]:
 
 def to_html(paper: Paper, analysis: PaperAnalysis, colors: dict[str, str] | None = None) -> str:
     """One standalone HTML page (inline CSS, no script, nothing fetched): each sentence on its role's
-    colour (``core.role_colors``, or ``colors``), its role, confidence and function in its tooltip and
+    colour (``core.taxonomy.role_colors``, or ``colors``), its role, confidence and function in its tooltip
+    and
     after it; a legend; every text escaped."""
     _check(paper, analysis)
     esc = html.escape

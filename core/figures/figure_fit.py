@@ -1,4 +1,4 @@
-"""Fit the weights of the graphical-abstract ranking (``core.figure_rank``) on hand-labelled papers.
+"""Fit the weights of the graphical-abstract ranking (``core.figures.figure_rank``) on hand-labelled papers.
 
 Each labelled paper gives its candidates' raw features and a gain per candidate (3 for the
 reader's first choice, 2 for the second, 1 for the third, 0 for the rest). The fit is listwise:
@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from core.figure_rank import FEATURES, model_inputs
+from core.figures.figure_rank import FEATURES, model_inputs
 
 GAINS = (3.0, 2.0, 1.0)
 
@@ -39,7 +39,7 @@ class LabelledPaper:
         return model_inputs(np.asarray(self.values, dtype=np.float64))
 
     def scores(self, weights: dict[str, float]) -> np.ndarray:
-        """The candidates' scores under ``weights`` (as ``core.figure_rank.combine`` gives them)."""
+        """The candidates' scores under ``weights`` (as ``core.figures.figure_rank.combine`` gives them)."""
         return self.inputs @ np.array([float(weights.get(name, 0.0)) for name in FEATURES])
 
     def gains(self) -> np.ndarray:

@@ -1,6 +1,6 @@
 """One embedded analysis per paper: load it from the cache or compute it once (no Qt).
 
-The embedded analysis (:func:`core.analysis.label_paper` then ``.embed()``) holds everything the
+The embedded analysis (:func:`core.labelling.analysis.label_paper` then ``.embed()``) holds everything the
 features read of a paper: roles, functions, both views of every sentence, and the content view of
 its title and caption sentences. The GUI session owns one per open paper, and the panels and the
 library read it; the CLI's ``analyze`` reads and writes the same cache entry. It is keyed by the
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from core.jobs import JobContext, ensure_context
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import LabelledPaper, PaperAnalysis
     from core.cache import AnalysisCache
     from core.document import Paper
+    from core.labelling.analysis import LabelledPaper, PaperAnalysis
     from core.model_api import RoleModel
 
 
@@ -57,8 +57,8 @@ def store_analysis(paper: Paper, analysis: PaperAnalysis, cache: AnalysisCache |
 
 
 def start_embedded_analysis(paper: Paper, model: RoleModel, ctx: JobContext | None = None) -> LabelledPaper:
-    """The labels now (:func:`core.analysis.label_paper`); ``.embed(ctx)`` finishes the vectors."""
-    from core.analysis import label_paper
+    """The labels now (:func:`core.labelling.analysis.label_paper`); ``.embed(ctx)`` finishes the vectors."""
+    from core.labelling.analysis import label_paper
 
     return label_paper(paper, model, ctx)
 

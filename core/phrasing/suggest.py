@@ -2,13 +2,13 @@
 
 ``suggest(text, model, sources, k)``: the query's role and function (from the model, labelled inside
 the context that exists when one is given: the draft's heading and neighbouring sentences, or the
-selected sentence's section, ``core.sentence_context``), then the
+selected sentence's section, ``core.labelling.sentence_context``), then the
 nearest sentences in each source's *function* view (what a sentence does, not what it is about),
 merged, filtered (``function``, ``section_kind``), with the query itself and near-duplicates removed
 and the rest diversified by maximal marginal relevance (MMR: each pick trades similarity to the query
 against similarity to the picks so far); the picks are listed most similar first. Every suggestion
 carries its source (corpus or library, paper id, a title a reader can use: the paper's own, or
-``core.source_titles``' label such as "CSAbstruct abstract #1399 (CS, train set)", never a bare
+``core.phrasing.source_titles``' label such as "CSAbstruct abstract #1399 (CS, train set)", never a bare
 id, and its section) and, when a ``templater`` is given, the formulaic spans and a
 template.
 
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.source_titles import source_title
+from core.phrasing.source_titles import source_title
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.labelling.sentence_context import SentenceContext
     from core.library.store import PaperRecord, SentenceRecord
     from core.model_api import RoleModel
-    from core.sentence_context import SentenceContext
 
 DUPLICATE_SIMILARITY = 0.97  # content cosine above which two sentences count as the same wording
 # The same, per view: a pack (no content view) judges wording in the function view, where two
@@ -110,8 +110,10 @@ class Suggestion:
 
 @dataclass
 class SuggestionResult:
-    # text, role, function; with a model: "role_text" (core.labels.role_text: "uncertain: method (0.41) or
-    # result (0.35)" below core.labels.UNCERTAIN_BELOW) and "context" (what the query was labelled with)
+    # text, role, function; with a model: "role_text" (core.taxonomy.labels.role_text: "uncertain: method
+    # (0.41) or
+    # result (0.35)" below core.taxonomy.labels.UNCERTAIN_BELOW) and "context" (what the query was labelled
+    # with)
     query: dict[str, str]
     suggestions: list[Suggestion]
 
@@ -154,8 +156,8 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     ``context`` (its ``text`` is ``text``'s): the heading's section kind and the neighbouring sentences
     the query's role and function are read with (``section_kind`` is a filter on the suggestions, not
     the query's kind). Without it the query is labelled alone, kind unknown."""
-    from core.labels import role_text
-    from core.sentence_context import SentenceContext
+    from core.labelling.sentence_context import SentenceContext
+    from core.taxonomy.labels import role_text
 
     k = min(max(int(k), 1), MAX_K)
     if context is None or _normalise(context.text) != _normalise(text):

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.align import AlignedPair, Alignment, method_text
-from core.align_gaps import TOP_GAPS, GapItem, GapReport, kind_name
-from core.exports import markdown_text
-from core.labels import NO_FUNCTION, ROLES
+from core.alignment.align import AlignedPair, Alignment, method_text
+from core.alignment.align_gaps import TOP_GAPS, GapItem, GapReport, kind_name
+from core.exporting.exports import markdown_text
+from core.taxonomy.labels import NO_FUNCTION, ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.functions import FunctionTaxonomy
+    from core.taxonomy.functions import FunctionTaxonomy
 
 
 # -- exports --------------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def _taxonomy(taxonomy: FunctionTaxonomy | None) -> FunctionTaxonomy | None:
     if taxonomy is not None:
         return taxonomy
     try:
-        from core.functions import default_taxonomy
+        from core.taxonomy.functions import default_taxonomy
 
         return default_taxonomy()
     except Exception:  # only the names are lost

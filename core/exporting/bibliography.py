@@ -156,7 +156,7 @@ def library_entries(store: LibraryStore, paper_ids: Sequence[str],
 
 
 def suggestion_entries(store: LibraryStore, sources: Sequence[Mapping[str, str]]) -> list[BibEntry]:
-    """The library papers that phrasing suggestions came from (``core.suggest.Suggestion.source``
+    """The library papers that phrasing suggestions came from (``core.phrasing.suggest.Suggestion.source``
     dicts: kind, paper_id, title, section), each once, best suggestion first; phrase-corpus sources
     are left out (a dataset's abstract is no paper to cite)."""
     ids = [source.get("paper_id", "") for source in sources if source.get("kind") == "library"]

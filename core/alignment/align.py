@@ -17,10 +17,10 @@ second round; every sentence still left then goes through a global fallback that
 best matches above a higher threshold. A side without section kinds (a draft without headings)
 is aligned as one block against the whole other side.
 
-:func:`core.align_gaps.gap_report` (which holds the gap types and reads only the two sides) says
+:func:`core.alignment.align_gaps.gap_report` (which holds the gap types and reads only the two sides) says
 what one side does that the other does not, checked against both texts' structure and ranked by
 importance, phrased for people with the taxonomy's names ("B never admits a limitation"), and the
-share of each role per section side by side. :mod:`core.align_export`
+share of each role per section side by side. :mod:`core.alignment.align_export`
 writes the result as JSON, Markdown and one standalone HTML page (inline CSS, SVG and script,
 nothing fetched).
 """
@@ -34,15 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.align_gaps import GapItem as GapItem  # the gap types live in core.align_gaps
-from core.align_gaps import GapReport, gap_report
-from core.labels import NO_FUNCTION, UNCERTAIN_BELOW
+from core.alignment.align_gaps import GapItem as GapItem  # the gap types live in core.alignment.align_gaps
+from core.alignment.align_gaps import GapReport, gap_report
+from core.taxonomy.labels import NO_FUNCTION, UNCERTAIN_BELOW
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.analysis import PaperAnalysis
     from core.document import Paper
-    from core.functions import FunctionTaxonomy
+    from core.labelling.analysis import PaperAnalysis
     from core.library.library import Library
+    from core.taxonomy.functions import FunctionTaxonomy
 
 ALIGN_FORMAT = 1
 SIDES = ("a", "b")
@@ -58,7 +58,7 @@ class AlignSentence:
     section_kind: str = ""  # a core.document.SectionKind value; "" when unknown (a draft)
     role: str = ""
     function: str = ""  # a taxonomy function id, "none" (below threshold) or "" (no function head)
-    # the role's probability: below core.labels.UNCERTAIN_BELOW the gap report leaves the role out
+    # the role's probability: below core.taxonomy.labels.UNCERTAIN_BELOW the gap report leaves the role out
     # (1.0 where it is not known, e.g. an alignment file written before it was kept)
     role_confidence: float = 1.0
 

@@ -17,7 +17,7 @@ order; the first :data:`TOP_GAPS` are what a reader sees first):
   sections of other kinds ("its results are in the discussion"), a gap that says where, ranked low;
 - **a function one side never has** ("B never admits a limitation (A does, in 3 sentences …)").
   "Reporting a finding" is the result role's general job: a side with any confident result sentence
-  or any finding-type function (``core.moves.FINDING``), in its abstract or anywhere, reports a
+  or any finding-type function (``core.taxonomy.moves.FINDING``), in its abstract or anywhere, reports a
   finding and never gets that gap;
 - **a function one side has in a section where the other has it only elsewhere** ("In the
   discussion, B never admits a limitation (A does, in 3 sentences); B does so in the conclusion").
@@ -30,17 +30,17 @@ Importance (set by reasoning, not fitted): a base per kind of gap (a missing sec
 never used 0.8, a function in another section 0.5, a section whose job is done under other headings
 0.25) times the evidence (``n / (n + 2)`` for n sentences of a function, ``n / (n + 4)`` for a
 section of n sentences) times how central the function is (1 for a move of the genre's checklist,
-``core.moves``, that the section is expected to make; 0.75 for another move; 0.5 for a function in no
+``core.taxonomy.moves``, that the section is expected to make; 0.75 for another move; 0.5 for a function in no
 move; 0.3 for back matter such as funding or thanks), and × 0.6 when the side lacking the function
 makes the same move with another function in that scope.
 
 Only confident labels count (issue 24.5): a function below the bundle's threshold ("none") never
-makes or fills a gap, and a role below ``core.labels.UNCERTAIN_BELOW`` is left out of the role
+makes or fills a gap, and a role below ``core.taxonomy.labels.UNCERTAIN_BELOW`` is left out of the role
 shares and of the evidence above; ``GapReport.judged`` / ``GapReport.note`` say on how many
 sentences of each side the report was judged.
 
 The report reads only the two sides' sentences (:class:`GapSide`): it does not import
-``core.align``, which imports it.
+``core.alignment.align``, which imports it.
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.functions import default_taxonomy
-from core.labels import ROLES
-from core.moves import EXPECTED, FINDING, GAP, LIMITS, METHOD, OUTLINE, TERRITORY, Move
+from core.taxonomy.functions import default_taxonomy
+from core.taxonomy.labels import ROLES
+from core.taxonomy.moves import EXPECTED, FINDING, GAP, LIMITS, METHOD, OUTLINE, TERRITORY, Move
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.functions import FunctionTaxonomy
+    from core.taxonomy.functions import FunctionTaxonomy
 
 TOP_GAPS = 10  # the gaps a reader sees first; the rest sit behind "more"
 
@@ -115,7 +115,7 @@ _JOINED = re.compile(r"\s+(?:and|&)\s+|[,/;&]")
 
 # -- what the report reads --------------------------------------------------------------------------
 class GapSentence(Protocol):
-    """A sentence of a side (``core.align.AlignSentence`` is one)."""
+    """A sentence of a side (``core.alignment.align.AlignSentence`` is one)."""
 
     @property
     def section(self) -> str: ...
@@ -132,7 +132,8 @@ class GapSentence(Protocol):
 
 
 class GapSide(Protocol):
-    """A side of an alignment (``core.align.AlignSide`` is one): its sentences and where it came from
+    """A side of an alignment (``core.alignment.align.AlignSide`` is one): its sentences and where it came
+    from
     ("pdf", "library", "draft", or "" when not known)."""
 
     @property

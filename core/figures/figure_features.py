@@ -1,5 +1,5 @@
 """What a figure is made of, and how the paper speaks of it: features for graphical-abstract ranking
-(issue 25, ``core.figure_rank``).
+(issue 25, ``core.figures.figure_rank``).
 
 Two kinds of evidence, both local and cheap:
 
@@ -17,8 +17,8 @@ Two kinds of evidence, both local and cheap:
   series of like captions, and the sentences that mention the figure ("Figure 1 gives an overview",
   "as summarised in Fig. 7", "illustrated in"), with the section kinds those sentences sit in.
 
-Nothing here ranks: ``core.figure_rank`` turns these into features and combines them with weights
-fitted on readers' picks (``core.figure_fit``). No model, no Qt: pymupdf, numpy and the standard
+Nothing here ranks: ``core.figures.figure_rank`` turns these into features and combines them with weights
+fitted on readers' picks (``core.figures.figure_fit``). No model, no Qt: pymupdf, numpy and the standard
 library.
 """
 
@@ -297,7 +297,7 @@ def looks_for_paper(paper: Paper, figures: Sequence[Figure]) -> list[FigureLook]
         from core.procjobs import run_in_process
 
         dicts = [f.to_dict() for f in figures]
-        data = run_in_process(None, "core.figure_features:looks_job", str(path), dicts)
+        data = run_in_process(None, "core.figures.figure_features:looks_job", str(path), dicts)
         return [FigureLook.from_dict(d) for d in data]
     except Exception:  # a PDF MuPDF cannot read again: rank without the looks
         return unknown
@@ -392,7 +392,7 @@ def caption_cues(caption_body: str) -> tuple[float, float, float]:
 
 def title_overlap(title: str, caption_body: str) -> float:
     """The share of the title's content words (crudely stemmed) that the caption uses."""
-    from core.lexical import content_words, stem
+    from core.phrasing.lexical import content_words, stem
 
     words = {stem(w) for w in content_words(title)}
     if not words:
@@ -404,7 +404,7 @@ def caption_series(caption_bodies: Sequence[str], order: Sequence[int]) -> tuple
     """(series, later) per caption: the largest word overlap (Jaccard of stemmed content words) with any
     other caption of the paper — a member of a series of like figures ("Precision curves for A", "… for
     B") — and with an earlier one by ``order`` (indices, first figure first): a later member of a series."""
-    from core.lexical import content_words, stem
+    from core.phrasing.lexical import content_words, stem
 
     words = [{stem(w) for w in content_words(c)} for c in caption_bodies]
     rank = {i: k for k, i in enumerate(order)}

@@ -3,7 +3,7 @@
 The taxonomy is data with a version (``resources/functions/taxonomy.toml``, written for Rhetorica):
 each :class:`FunctionInfo` has an id, a short name, a one-line description (the labelling
 guideline), the section where it mostly occurs, the role it belongs to (one of
-:data:`core.labels.ROLES`) and its marker patterns.
+:data:`core.taxonomy.labels.ROLES`) and its marker patterns.
 
 A marker is a lower-cased lemma n-gram in which ``*`` stands for a slot of 0 to
 :data:`SLOT_MAX` arbitrary tokens (``"little attention * pay to"`` matches the lemmas of "little
@@ -22,8 +22,8 @@ from pathlib import Path
 
 from core.document import SectionKind
 from core.errors import TaxonomyError
-from core.labels import ROLES
 from core.paths import resources_dir
+from core.taxonomy.labels import ROLES
 
 SLOT = "*"
 SLOT_MAX = 3  # tokens a "*" may stand for

@@ -1,6 +1,6 @@
 """The context a single sentence is labelled in: its section kind and its neighbours (issue 24.6).
 
-A sentence of a parsed paper is labelled with its whole section around it (``core.analysis``). A
+A sentence of a parsed paper is labelled with its whole section around it (``core.labelling.analysis``). A
 draft sentence or a suggestion query used to reach the model alone, with no section kind, and the
 role head reads a lone sentence of unknown kind as an abstract sentence. :class:`SentenceContext`
 carries what context exists (the heading's section kind, the sentences before and after it in the
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
-    from core.labels import FunctionPrediction, RolePrediction
     from core.model_api import DocumentEncodingLike, RoleModel
+    from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 # Sentences taken on each side of a query, within its section. `rhetorica eval functions --data gold
 # --split dev --isolated --neighbours N` (0.6.0, 180 sentences; role accuracy / macro-F1): alone 53.9 /

@@ -82,7 +82,7 @@ NO_FUNCTION = "none"  # a sentence whose best function is below the bundle's cal
 @dataclass(frozen=True)
 class FunctionPrediction:
     """The communicative function of one sentence: the winner (or ``NO_FUNCTION``) and the top
-    candidates with their probabilities, best first (ids of ``core.functions`` taxonomy)."""
+    candidates with their probabilities, best first (ids of ``core.taxonomy.functions`` taxonomy)."""
 
     label: str
     top: tuple[tuple[str, float], ...]

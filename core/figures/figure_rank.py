@@ -8,7 +8,7 @@ Each candidate figure gets features, and the ranking is a weighted sum of them:
 * priors (issue 14): ``first_figure`` (1 for Figure 1, the lowest printed number), ``position``
   (0 first … 1 last, by printed number), ``size`` (the share of its page the figure covers) and
   ``mentions`` (log of 1 + how often the body mentions it);
-* the look of the figure itself (issue 25, :mod:`core.figure_features`, pymupdf on the PDF):
+* the look of the figure itself (issue 25, :mod:`core.figures.figure_features`, pymupdf on the PDF):
   ``diagram``, ``chart``, ``photo``, ``table_like`` (soft type scores 0–1), ``multi_panel``,
   ``vector`` (1 − the share under raster images) and ``width`` (its share of the page width);
 * the words around it: ``caption_overview`` / ``caption_detail`` / ``caption_result`` (cue phrases of
@@ -23,7 +23,8 @@ Each candidate figure gets features, and the ranking is a weighted sum of them:
 
 The issue-14 features (:data:`WITHIN_PAPER`) are centred and scaled within the paper (a ranking only
 compares a paper's own figures); the others are used as they are (each is 0–1 or a small log), so a
-weight means the same for any paper. The weights are measured, not guessed: ``core.figure_fit`` fits them
+weight means the same for any paper. The weights are measured, not guessed: ``core.figures.figure_fit`` fits
+them
 on the hand-labelled dev set (``models/datasets/gold_data/graphical-abstract``, reported leave-one-paper-out
 by ``rhetorica eval figures``) and the model bundle carries them (``context.figures.ranker``); a bundle
 with issue-14 weights ranks as before. Tables are not candidates unless asked for.
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from core.document import Figure, Paper, SectionKind
-from core.figure_features import (
+from core.figures.figure_features import (
     TYPE_WORDS,
     FigureLook,
     MentionProfile,
@@ -53,8 +54,8 @@ from core.figure_features import (
     title_overlap,
     type_scores,
 )
-from core.lexical import content_words, stem, tfidf_similarity
 from core.model_api import CaptionScorer
+from core.phrasing.lexical import content_words, stem, tfidf_similarity
 
 SCORER_FEATURES = ("caption_match", "best_sentence", "mention_match")
 PRIOR_FEATURES = ("first_figure", "position", "size", "mentions")
@@ -218,7 +219,7 @@ def figure_features(paper: Paper, scorer: CaptionScorer, include_tables: bool = 
                     looks: Sequence[FigureLook] | None = None) -> FigureFeatures:
     """The raw features of every candidate figure (see the module docstring). ``looks`` (one per
     candidate, in :func:`candidate_figures` order) are read from the PDF when not given
-    (:func:`core.figure_features.looks_for_paper`)."""
+    (:func:`core.figures.figure_features.looks_for_paper`)."""
     figures = candidate_figures(paper, include_tables)
     query, label = query_sentences(paper)
     n = len(figures)

@@ -1,6 +1,6 @@
 """The sides of an alignment and their alignment, made the same way by ``rhetorica align`` and the
 Alignment panel (issue 26.2): a PDF's side from its embedded analysis (cached), a draft's side analysed
-here with both views, and the check that two sides were embedded alike before ``core.align.align``.
+here with both views, and the check that two sides were embedded alike before ``core.alignment.align.align``.
 
 Reading a PDF stays with the caller (the command parses in-process, the GUI in a child process); each
 function here takes the parsed paper."""
@@ -16,9 +16,9 @@ from core.jobs import JobContext, ensure_context
 from core.model_api import RoleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.align import Alignment, AlignSide
-    from core.analysis import PaperAnalysis
+    from core.alignment.align import Alignment, AlignSide
     from core.cache import AnalysisCache
+    from core.labelling.analysis import PaperAnalysis
 
 DIFFERENT_MODELS = "the two texts were embedded differently: analyse them with the same model"
 
@@ -48,8 +48,8 @@ def pdf_side(paper: Paper, model: RoleModel, *, cache: AnalysisCache | None = No
              ctx: JobContext | None = None, name: str = "") -> PdfSide:
     """A parsed PDF's side from its embedded analysis (read from ``cache``, or made and cached there);
     ``name`` starts the one-line error for a PDF without text."""
-    from core.align import side_from_paper
-    from core.embedded_analysis import embedded_analysis
+    from core.alignment.align import side_from_paper
+    from core.labelling.embedded_analysis import embedded_analysis
 
     require_text(paper, name)
     ctx = ensure_context(ctx)
@@ -61,8 +61,8 @@ def pdf_side(paper: Paper, model: RoleModel, *, cache: AnalysisCache | None = No
 def analysed_side(paper: Paper, model: RoleModel, ctx: JobContext | None = None, *, kind: str = "draft",
                   name: str = "") -> AlignSide:
     """A side analysed here with both views (a draft; a paper without an embedded analysis)."""
-    from core.align import side_from_paper
-    from core.analysis import analyze_paper
+    from core.alignment.align import side_from_paper
+    from core.labelling.analysis import analyze_paper
 
     if not paper.sentences:
         raise RhetoricaError(_named(name, "the draft has no sentences"))
@@ -72,7 +72,7 @@ def analysed_side(paper: Paper, model: RoleModel, ctx: JobContext | None = None,
 
 def draft_text_side(text: str, model: RoleModel, ctx: JobContext | None = None) -> AlignSide:
     """A draft's text (Markdown headings as sections) as a side, analysed here."""
-    from core.align import paper_from_text
+    from core.alignment.align import paper_from_text
 
     ctx = ensure_context(ctx)
     paper = paper_from_text(text, title="Draft", source="draft")
@@ -89,8 +89,8 @@ def check_comparable(a: AlignSide, b: AlignSide, message: str = DIFFERENT_MODELS
 
 def align_sides(a: AlignSide, b: AlignSide, *, function_weight: float = 0.7,
                 ctx: JobContext | None = None, message: str = DIFFERENT_MODELS) -> Alignment:
-    """``core.align.align`` of two comparable sides (checked first), with progress."""
-    from core.align import align
+    """``core.alignment.align.align`` of two comparable sides (checked first), with progress."""
+    from core.alignment.align import align
 
     ctx = ensure_context(ctx)
     ctx.check()

@@ -1,6 +1,6 @@
 """Which rhetorical moves a piece of writing makes, and which a section of its kind usually makes.
 
-A move is a group of communicative functions (``core.functions``) that do the same job for the
+A move is a group of communicative functions (``core.taxonomy.functions``) that do the same job for the
 reader: "stating the aim" is done by an aim, a proposal, a research question or a hypothesis. The
 draft pane checks a draft against the moves its section usually has, so "your introduction has no
 aim statement" becomes visible. The lists follow the genre-analysis view of research articles
@@ -65,7 +65,7 @@ def describe_checks(checks: list[MoveCheck], section_kind: str, judged: tuple[in
         return ""
     line = f"{section_kind}: " + " · ".join(f"{'✓' if c.present else '✗'} {c.move.name}" for c in checks)
     if judged is not None:
-        from core.labels import judged_on
+        from core.taxonomy.labels import judged_on
 
         line += f" ({judged_on(*judged)})"
     return line

@@ -1,0 +1,1 @@
+"""Two texts side by side: the alignment, its sides, its gap report and its exports."""

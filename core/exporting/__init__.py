@@ -1,0 +1,1 @@
+"""A paper's or a draft's analysis as files: JSON, CSV, Markdown, HTML, BibTeX, RIS."""

@@ -1,0 +1,1 @@
+"""Graphical-abstract candidates: figure features, the ranking and its fitted weights."""

@@ -1,0 +1,1 @@
+"""Suggestions and search: similar phrasings, their sources and titles, templates, faceted search."""

@@ -1,0 +1,1 @@
+"""The label vocabularies: roles, the function taxonomy, moves and the role colours."""
