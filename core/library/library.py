@@ -5,7 +5,7 @@ sentences with the model it is given (``core.model_api.RoleModel``), writes the 
 database transaction, then adds the vectors to the indexes and saves them atomically. The database
 records, per view, how many sentences the saved index holds; an index that is missing, unreadable
 or out of step (a crash between the database write and the index save) is rebuilt from the
-database when the library opens it. Before hnswlib reads an index file (it trusts the file: a
+database when the library opens it. Before faiss reads an index file (it trusts the file: a
 damaged one crashes the process), the file is checked against the integrity record (sha256, size,
 item count) kept in the database when it was saved; a file that fails is rebuilt from the database
 first, and the library says so once through ``on_notice`` (kept in ``Library.notices``; without a
