@@ -119,8 +119,7 @@ def context_in_draft(text: str, position: int, neighbours: int | None = None) ->
     """The draft sentence at ``position`` (or the last one starting before it) with the context it is
     labelled in: the kind of the heading above it and up to ``neighbours`` (default
     ``core.labelling.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None
-    in
-    a draft without sentences before ``position``."""
+    in a draft without sentences before ``position``."""
     from core.labelling.sentence_context import QUERY_NEIGHBOURS, SentenceContext
 
     width = QUERY_NEIGHBOURS if neighbours is None else neighbours

@@ -84,8 +84,7 @@ class CaptionScorer(Protocol):
     for the paragraph/abstract side, "caption" for the caption side. The cosine of a text
     vector and a caption vector, plus ``lexical_weight`` times their word overlap
     (``core.phrasing.lexical.tfidf_similarity``), is the match score. ``trained`` is False when the model has
-    no
-    figure head and the vectors are the content view unchanged (the untrained baseline).
+    no figure head and the vectors are the content view unchanged (the untrained baseline).
     """
 
     @property

@@ -1,6 +1,5 @@
 """core.alignment.align: the monotone alignment, merges, skips, the function weight, reordered sections, the
-gap
-report, the exports (JSON round trip, a standalone HTML page) and ``rhetorica align``."""
+gap report, the exports (JSON round trip, a standalone HTML page) and ``rhetorica align``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """core.alignment.align_sides: the alignment sides ``rhetorica align`` and the Alignment panel both make
-(issue
-26.2), with the tiny function bundle: a draft's text as a side, the one-line refusals, the embedding
+(issue 26.2), with the tiny function bundle: a draft's text as a side, the one-line refusals, the embedding
 check, and a PDF's side read back from the analysis cache without a second encoder run."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """core.exporting.exports additions (issue 27.4): the HTML page and a draft's labels (its text before the
-first
-heading included) as Markdown/HTML, also through ``rhetorica analyze DRAFT --export OUT``."""
+first heading included) as Markdown/HTML, also through ``rhetorica analyze DRAFT --export OUT``."""
 
 from __future__ import annotations
 

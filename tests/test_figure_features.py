@@ -1,7 +1,6 @@
 """What a figure is made of (issue 25, core.figures.figure_features): a drawn diagram, a raster photo and a
-chart on
-synthetic PDFs made with pymupdf; the caption cues, title overlap, series and mention profiles; the looks
-of a paper read safely (main thread, another thread, a changed or missing PDF)."""
+chart on synthetic PDFs made with pymupdf; the caption cues, title overlap, series and mention profiles; the
+looks of a paper read safely (main thread, another thread, a changed or missing PDF)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Exporting the open paper's analysis from the GUI: the save dialog and writing the file.
 
 The formats themselves are ``core.exporting.exports`` (JSON, CSV, Markdown, HTML) and ``core.pdf.annotate``
-(the PDF
-with its role colours as highlight annotations, written by a background job); this module picks the
+(the PDF with its role colours as highlight annotations, written by a background job); this module picks the
 file name (beside the last opened paper), reads the format from the dialog's filter or the file's
 suffix, and reports the outcome in the banner or the status bar.
 """

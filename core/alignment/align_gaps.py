@@ -133,8 +133,7 @@ class GapSentence(Protocol):
 
 class GapSide(Protocol):
     """A side of an alignment (``core.alignment.align.AlignSide`` is one): its sentences and where it came
-    from
-    ("pdf", "library", "draft", or "" when not known)."""
+    from ("pdf", "library", "draft", or "" when not known)."""
 
     @property
     def sentences(self) -> Sequence[GapSentence]: ...

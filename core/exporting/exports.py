@@ -198,8 +198,7 @@ def labelled_groups(paper: Paper) -> list[tuple[str, list[Sentence]]]:
 def to_html(paper: Paper, analysis: PaperAnalysis, colors: dict[str, str] | None = None) -> str:
     """One standalone HTML page (inline CSS, no script, nothing fetched): each sentence on its role's
     colour (``core.taxonomy.role_colors``, or ``colors``), its role, confidence and function in its tooltip
-    and
-    after it; a legend; every text escaped."""
+    and after it; a legend; every text escaped."""
     _check(paper, analysis)
     esc = html.escape
     palette = {**DEFAULT_ROLE_COLORS, **(colors or {})}

@@ -24,8 +24,8 @@ Each candidate figure gets features, and the ranking is a weighted sum of them:
 The issue-14 features (:data:`WITHIN_PAPER`) are centred and scaled within the paper (a ranking only
 compares a paper's own figures); the others are used as they are (each is 0–1 or a small log), so a
 weight means the same for any paper. The weights are measured, not guessed: ``core.figures.figure_fit`` fits
-them
-on the hand-labelled dev set (``models/datasets/gold_data/graphical-abstract``, reported leave-one-paper-out
+them on the hand-labelled dev set (``models/datasets/gold_data/graphical-abstract``, reported
+leave-one-paper-out
 by ``rhetorica eval figures``) and the model bundle carries them (``context.figures.ranker``); a bundle
 with issue-14 weights ranks as before. Tables are not candidates unless asked for.
 """

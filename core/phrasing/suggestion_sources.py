@@ -5,10 +5,9 @@
   whose database has gone may be kept too, so that the search can say so);
 - :func:`opened_sources`: the folders opened as :class:`core.phrasing.suggest.Source` (closed on exit); a
   phrase-corpus pack (read-only, slow to open) is opened once per process and kept in :data:`PACKS`;
-  a library that cannot be read is left out (:attr:`OpenSources.left_out`) while another source
-  answers;
-- :func:`search`: :func:`core.phrasing.suggest.suggest` over them; a library that fails during the search is
-  left out the same way; a failure that a library built with another model explains says so; each
+  a library that cannot be read is left out (:attr:`OpenSources.left_out`) while another source answers;
+- :func:`search`: :func:`core.phrasing.suggest.suggest` over them; a library that fails during the search
+  is left out the same way; a failure that a library built with another model explains says so; each
   library suggestion whose paper was added from a PDF gets that PDF's path (``source["path"]``) from
   the paper record the title was read from (the library is read once per paper, not twice);
 - :func:`find_suggestions`: open, search, close, in one call (a background job's body: SQLite

@@ -107,8 +107,7 @@ def _side(model: Any, sentences: list[str], kinds: list[str] | str) -> Any:
 
 def _setting(text: str) -> str:
     """``--set NAME=VALUE``: NAME an :class:`core.alignment.align.AlignSettings` field, VALUE a finite number
-    in
-    a sane range (a whole number 1..10 for ``max_merge``)."""
+    in a sane range (a whole number 1..10 for ``max_merge``)."""
     import math
     from dataclasses import fields
 

@@ -1,8 +1,7 @@
 """Alignment panel: the open paper (A) lined up sentence by sentence with a second PDF or the draft (B)
 by what each sentence does (issue 13). The panel is only widgets and wiring: the job is
 :func:`~app.gui.panels.alignment_job.align_job` (sides and alignment made by ``core.alignment.align_sides``,
-as
-``rhetorica align`` makes them; the open paper's side from the session's embedded analysis), run by a
+as ``rhetorica align`` makes them; the open paper's side from the session's embedded analysis), run by a
 :class:`~app.gui.operation.PanelOperation`; the words are in ``alignment_text``, the gap list and pair
 table in ``alignment_view``, the top row in ``alignment_controls``, "Side by side" in ``alignment_pages``.
 Selecting a pair selects its A sentence on the page and back; a gap jumps to the first sentence of A it

@@ -1,7 +1,6 @@
 """The Alignment panel's background job (a worker thread: no widgets here): both sides and their
 alignment, made with ``core.alignment.align_sides`` as ``rhetorica align`` makes them; the second PDF is read
-from
-the analysis cache or parsed in a child process (``app.gui.pdf_jobs.parse_cached``: pymupdf never runs
+from the analysis cache or parsed in a child process (``app.gui.pdf_jobs.parse_cached``: pymupdf never runs
 in a thread of this process)."""
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 rhetorical job as the sentence at hand (issue 12, ``core.phrasing.suggest``).
 
 The query is the sentence selected on the page or the draft's sentence at the cursor (emitted 600 ms
-after typing stops), labelled in the context it has (``core.labelling.sentence_context``: its heading's kind
-and
-neighbours; the window lends the draft's ``current_context``). The search is
-``core.phrasing.suggestion_sources.find_suggestions`` (shared with ``rhetorica suggest``: sources opened in
-the
-job's thread, a broken library left out while the phrase corpus answers, each library PDF's path read
+after typing stops), labelled in the context it has (``core.labelling.sentence_context``: its heading's
+kind and neighbours; the window lends the draft's ``current_context``). The search is
+``core.phrasing.suggestion_sources.find_suggestions`` (shared with ``rhetorica suggest``: sources opened
+in the job's thread, a broken library left out while the phrase corpus answers, each library PDF's path read
 with its title) run by the panel's :class:`~app.gui.operation.PanelOperation`: a newer query supersedes
 the running search, an older query's result is dropped, the search waits for the model, and a query
 that arrives while the panel is hidden runs when it is shown.
