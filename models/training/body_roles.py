@@ -38,9 +38,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from core.jobs import JobContext, ensure_context
 from models.roles import ROLES
+from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
 from models.training.losses import PartialLabelCE
 from models.training.net import BODY_SECTION_KINDS, RhetoricaNet, section_index
 from models.vector_cache import FeatureCache
@@ -257,62 +259,49 @@ def body_accuracy(net: RhetoricaNet, runs: Sequence[BodyRun], cache: FeatureCach
     return (right / total if total else 0.0), total
 
 
+def role_batch_loss(net: RhetoricaNet, batch: Sequence[BodyRun], cache: FeatureCache,
+                    feature_noise: float = 0.0) -> torch.Tensor:
+    """The partial-label loss of ``net``'s role heads on a batch of runs (their labelled sentences);
+    ``feature_noise``: Gaussian noise on the pooled vectors, that share of each vector's norm."""
+    pooled, kinds, lengths, key_mask, allowed = _batch(batch, cache)
+    if feature_noise > 0:
+        scale = pooled.norm(dim=-1, keepdim=True) * feature_noise / pooled.shape[-1] ** 0.5
+        pooled = pooled + torch.randn_like(pooled) * scale
+    logits = net.role_logits(pooled, kinds, lengths, key_mask)
+    labelled = key_mask & allowed.any(-1)
+    return PartialLabelCE()(logits[labelled], allowed[labelled])
+
+
 def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: Sequence[BodyRun],
                     cache: FeatureCache, cfg: BodyConfig, ctx: JobContext | None = None,
                     fp32_cache: FeatureCache | None = None) -> BodyResult:
     """Train ``net``'s body head (added as a copy of the role head when missing) on cached pooled
     vectors; everything else stays frozen. Keeps the weights of the epoch with the best dev
     accuracy (epoch 0 = the copy before training, so the result is never worse on dev)."""
-    ctx = ensure_context(ctx)
-    started = time.monotonic()
-    torch.manual_seed(cfg.seed)
-    if net.body_head is None:
-        net.enable_body_head()
-    assert net.body_head is not None
-    for param in net.parameters():
-        param.requires_grad = False
-    for param in net.body_head.parameters():
-        param.requires_grad = True
+
+    def body_head() -> nn.Module:
+        if net.body_head is None:
+            net.enable_body_head()
+        assert net.body_head is not None
+        train_only(net, net.body_head)
+        return net.body_head
+
+    def loss(_head: nn.Module, batch: list[BodyRun], rng: random.Random) -> torch.Tensor:
+        use_fp32 = fp32_cache is not None and rng.random() < cfg.fp32_share
+        features = fp32_cache if use_fp32 and fp32_cache is not None else cache
+        return role_batch_loss(net, batch, features, cfg.feature_noise)
+
+    def dev_accuracy(_head: nn.Module) -> Evaluation:
+        accuracy, _ = body_accuracy(net, dev_runs, cache)
+        return Evaluation(accuracy, {"dev": accuracy})
+
     windows = [w for w in _windows(train_runs, cfg.max_run) if any(w.allowed)]
-    optimiser = torch.optim.AdamW(net.body_head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loss_fn = PartialLabelCE()
-    best_dev, _ = body_accuracy(net, dev_runs, cache)
-    best_state = {k: v.clone() for k, v in net.body_head.state_dict().items()}
-    result = BodyResult(0, best_dev, [{"epoch": 0, "dev": best_dev}])
-    rng = random.Random(cfg.seed)
-    steps_per_epoch = max(1, (len(windows) + cfg.batch_runs - 1) // cfg.batch_runs)
-    for epoch in range(1, cfg.epochs + 1):
-        net.body_head.train()
-        rng.shuffle(windows)
-        total = 0.0
-        for step in range(steps_per_epoch):
-            ctx.check()
-            batch = windows[step * cfg.batch_runs : (step + 1) * cfg.batch_runs]
-            use_fp32 = fp32_cache is not None and rng.random() < cfg.fp32_share
-            features = fp32_cache if use_fp32 and fp32_cache is not None else cache
-            pooled, kinds, lengths, key_mask, allowed = _batch(batch, features)
-            if cfg.feature_noise > 0:
-                scale = pooled.norm(dim=-1, keepdim=True) * cfg.feature_noise / pooled.shape[-1] ** 0.5
-                pooled = pooled + torch.randn_like(pooled) * scale
-            logits = net.role_logits(pooled, kinds, lengths, key_mask)
-            labelled = key_mask & allowed.any(-1)
-            loss = loss_fn(logits[labelled], allowed[labelled])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach())
-            ctx.progress((epoch - 1) * steps_per_epoch + step + 1, cfg.epochs * steps_per_epoch,
-                         f"epoch {epoch}: loss {total / (step + 1):.4f}")
-        dev, _ = body_accuracy(net, dev_runs, cache)
-        result.history.append({"epoch": epoch, "loss": round(total / steps_per_epoch, 5), "dev": dev})
-        if dev > best_dev:
-            best_dev = dev
-            best_state = {k: v.clone() for k, v in net.body_head.state_dict().items()}
-            result.best_epoch, result.best_dev = epoch, dev
-    net.body_head.load_state_dict(best_state)
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
+                          weight_decay=cfg.weight_decay, seed=cfg.seed, label="body head ")
+    fit = fit_head(body_head, loss, windows, loop, evaluate=dev_accuracy, ctx=ctx)
     net.eval()
-    result.seconds = time.monotonic() - started
-    return result
+    assert fit.best is not None
+    return BodyResult(fit.best_epoch, fit.best.score, fit.history(loss_digits=5), fit.seconds)
 
 
 def _fit_functions(net: RhetoricaNet, model: Any, data: BodyData, cache: FeatureCache,

@@ -28,20 +28,21 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from core.errors import RhetoricaError
 from core.jobs import JobContext, ensure_context
 from core.library.corrections import MIN_ROLE_CORRECTIONS, Correction
 from models.training.body_roles import (
     BodyRun,
-    _batch,
     _windows,
     body_accuracy,
     dataset_runs,
     fill_cache,
     gold_runs,
+    role_batch_loss,
 )
-from models.training.losses import PartialLabelCE
+from models.training.head_loop import HeadLoopConfig, fit_head, train_only
 from models.training.net import BODY_SECTION_KINDS
 from models.vector_cache import FeatureCache
 
@@ -115,47 +116,20 @@ def train_role_heads(net: Any, runs: Sequence[BodyRun], cache: FeatureCache,
                      ctx: JobContext | None = None) -> tuple[list[dict[str, float]], float, int]:
     """Train the role head and the body head (when the net has one) on ``runs``; everything else is
     frozen. Returns (history, seconds per step, steps)."""
-    ctx = ensure_context(ctx)
-    torch.manual_seed(cfg.seed)
-    rng = random.Random(cfg.seed)
-    for param in net.parameters():
-        param.requires_grad = False
-    heads = [h for h in (net.head, net.body_head) if h is not None]
-    params = [p for h in heads for p in h.parameters()]
-    for param in params:
-        param.requires_grad = True
-    optimiser = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.01)
-    loss_fn = PartialLabelCE()
+
+    def role_heads() -> nn.ModuleList:
+        heads = [h for h in (net.head, net.body_head) if h is not None]
+        train_only(net, *heads)
+        return nn.ModuleList(heads)
+
+    def loss(_heads: nn.ModuleList, batch: list[BodyRun], _rng: random.Random) -> torch.Tensor:
+        return role_batch_loss(net, batch, cache)
+
     windows = [w for w in _windows(runs, 64) if any(w.allowed)]
-    steps_per_epoch = max(1, (len(windows) + cfg.batch_runs - 1) // cfg.batch_runs)
-    history: list[dict[str, float]] = []
-    started = time.monotonic()
-    for epoch in range(1, cfg.epochs + 1):
-        for head in heads:
-            head.train()
-        rng.shuffle(windows)
-        total = 0.0
-        for step in range(steps_per_epoch):
-            ctx.check()
-            batch = windows[step * cfg.batch_runs : (step + 1) * cfg.batch_runs]
-            pooled, kinds, lengths, key_mask, allowed = _batch(batch, cache)
-            logits = net.role_logits(pooled, kinds, lengths, key_mask)
-            labelled = key_mask & allowed.any(-1)
-            loss = loss_fn(logits[labelled], allowed[labelled])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach())
-            done = (epoch - 1) * steps_per_epoch + step + 1
-            elapsed = time.monotonic() - started
-            left = elapsed / done * (cfg.epochs * steps_per_epoch - done)
-            ctx.progress(done, cfg.epochs * steps_per_epoch,
-                         f"epoch {epoch}/{cfg.epochs}: loss {total / (step + 1):.3f}, "
-                         f"about {left:.0f} s left")
-        history.append({"epoch": epoch, "loss": round(total / steps_per_epoch, 4)})
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs, seed=cfg.seed)
+    fit = fit_head(role_heads, loss, windows, loop, ctx=ctx)
     net.eval()
-    steps = cfg.epochs * steps_per_epoch
-    return history, (time.monotonic() - started) / steps, steps
+    return fit.history(loss_digits=4), fit.seconds / fit.steps, fit.steps
 
 
 def _measure(net: Any, sets: Mapping[str, Sequence[BodyRun]], cache: FeatureCache) -> dict[str, float]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from core.jobs import JobContext, ensure_context
 from models.bundle import read_manifest, verify_bundle, write_manifest
 from models.figure_matching import MatchingSet, lexical_scores, mention_report, set_vectors
 from models.figure_scorer import FIGURE_GRAPH_KEY, OUTPUTS
+from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head
 from models.vector_cache import FeatureCache
 
 FIGURE_GRAPH = "figures.onnx"
@@ -170,73 +170,53 @@ def _paper_rows(data: MatchingSet) -> tuple[dict[int, list[int]], dict[int, list
 def train_figure_head(train: SetVectors, dev: SetVectors, cfg: FigureHeadConfig,
                       ctx: JobContext | None = None) -> tuple[FigureHead, FigureHeadResult]:
     """Train a head on ``train``; keep the epoch with the best dev mention matching."""
-    ctx = ensure_context(ctx)
     if cfg.negatives not in NEGATIVES:
         raise ValueError(f"unknown negatives {cfg.negatives!r}: use one of {', '.join(NEGATIVES)}")
-    started = time.monotonic()
-    torch.manual_seed(cfg.seed)
-    rng = random.Random(cfg.seed)
-    head = FigureHead(train.text.shape[1], cfg.rank, cfg.dropout, cfg.nonlinear)
-    optimiser = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     figures, mentions = _paper_rows(train.data)
     papers = [p for p in mentions if p in figures]
     train_lexical = _lexical_rows(train.data, figures) if cfg.lexical_in_loss else {}
     dev_lexical = lexical_scores(dev.data)
-    result = FigureHeadResult(history=[])
-    best = -1.0
-    best_state = {k: v.clone() for k, v in head.state_dict().items()}
+    text_all, caption_all = torch.from_numpy(train.text), torch.from_numpy(train.caption)
 
-    def keep_if_best(epoch: int, loss: float | None) -> None:
-        nonlocal best, best_state
+    def new_head() -> FigureHead:
+        return FigureHead(train.text.shape[1], cfg.rank, cfg.dropout, cfg.nonlinear)
+
+    def loss(head: FigureHead, batch: list[int], _rng: random.Random) -> torch.Tensor:
+        """InfoNCE from each mention of the batch's papers to their figures' captions."""
+        fig_rows = [r for p in batch for r in figures[p]]
+        column = {r: i for i, r in enumerate(fig_rows)}
+        men_rows = [r for p in batch for r in mentions[p]]
+        target = torch.zeros(len(men_rows), len(fig_rows))
+        overlap = torch.zeros(len(men_rows), len(fig_rows))
+        for i, r in enumerate(men_rows):
+            for positive in train.data.positives[r]:
+                target[i, column[positive]] = 1.0
+            if r in train_lexical:
+                own = figures[train.data.mention_paper[r]]
+                overlap[i, [column[c] for c in own]] = torch.from_numpy(train_lexical[r])
+        text = head.side(text_all[men_rows], "text")
+        caption = head.side(caption_all[fig_rows], "caption")
+        logits = text @ caption.T + cfg.lexical_in_loss * overlap
+        log_q = F.log_softmax(logits / cfg.temperature, dim=-1)
+        # Several positives (a paragraph naming two figures): the probability of any of them.
+        return -(torch.logsumexp(log_q.masked_fill(target == 0, -1e9), dim=-1)).mean()
+
+    def dev_matching(head: FigureHead) -> Evaluation:
+        """Dev mention matching with the best word-overlap weight (chosen with the epoch)."""
         by_weight = dev_accuracy_by_weight(head, dev, dev_lexical)
         weight = best_weight(by_weight)
-        row = {"epoch": epoch, "dev": round(by_weight[0.0], 4),
-               "dev_with_overlap": round(by_weight[weight], 4), "lexical_weight": weight}
-        result.history.append(row if loss is None else {**row, "loss": round(loss, 4)})
-        if by_weight[weight] > best:
-            best, result.best_epoch, result.best_dev, result.lexical_weight = by_weight[weight], epoch, \
-                by_weight[weight], weight
-            best_state = {k: v.clone() for k, v in head.state_dict().items()}
+        return Evaluation(by_weight[weight], {"dev": round(by_weight[0.0], 4),
+                                              "dev_with_overlap": round(by_weight[weight], 4),
+                                              "lexical_weight": weight})
 
-    keep_if_best(0, None)
-    text_all, caption_all = torch.from_numpy(train.text), torch.from_numpy(train.caption)
     per_batch = 1 if cfg.negatives == "paper" else cfg.papers_per_batch
-    steps = max(1, (len(papers) + per_batch - 1) // per_batch)
-    for epoch in range(1, cfg.epochs + 1):
-        head.train()
-        rng.shuffle(papers)
-        total = 0.0
-        for step in range(steps):
-            ctx.check()
-            batch = papers[step * per_batch : (step + 1) * per_batch]
-            fig_rows = [r for p in batch for r in figures[p]]
-            column = {r: i for i, r in enumerate(fig_rows)}
-            men_rows = [r for p in batch for r in mentions[p]]
-            target = torch.zeros(len(men_rows), len(fig_rows))
-            overlap = torch.zeros(len(men_rows), len(fig_rows))
-            for i, r in enumerate(men_rows):
-                for positive in train.data.positives[r]:
-                    target[i, column[positive]] = 1.0
-                if r in train_lexical:
-                    own = figures[train.data.mention_paper[r]]
-                    overlap[i, [column[c] for c in own]] = torch.from_numpy(train_lexical[r])
-            text = head.side(text_all[men_rows], "text")
-            caption = head.side(caption_all[fig_rows], "caption")
-            logits = text @ caption.T + cfg.lexical_in_loss * overlap
-            log_q = F.log_softmax(logits / cfg.temperature, dim=-1)
-            # Several positives (a paragraph naming two figures): the probability of any of them.
-            loss = -(torch.logsumexp(log_q.masked_fill(target == 0, -1e9), dim=-1)).mean()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach())
-            ctx.progress((epoch - 1) * steps + step + 1, cfg.epochs * steps,
-                         f"epoch {epoch}: loss {total / (step + 1):.4f}")
-        keep_if_best(epoch, total / steps)
-    head.load_state_dict(best_state)
-    head.eval()
-    result.seconds = time.monotonic() - started
-    return head, result
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=per_batch, weight_decay=cfg.weight_decay,
+                          seed=cfg.seed, label="figure head ")
+    fit = fit_head(new_head, loss, papers, loop, evaluate=dev_matching, ctx=ctx)
+    assert fit.best is not None
+    result = FigureHeadResult(fit.best_epoch, fit.best.score, fit.history(loss_digits=4), fit.seconds,
+                              fit.best.record["lexical_weight"])
+    return fit.head, result
 
 
 def export_head(head: FigureHead, path: Path) -> None:

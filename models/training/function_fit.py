@@ -13,15 +13,16 @@ annotated corpus's dev papers (never the gold test sets); epoch 0, the head as s
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from core.jobs import JobContext, ensure_context
+from core.jobs import JobContext
 from core.taxonomy.labels import NO_FUNCTION
+from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
 from models.training.net import RhetoricaNet
 from models.vector_cache import FeatureCache
 
@@ -71,60 +72,42 @@ def fit_function_head(net: RhetoricaNet, train: Sequence[tuple[str, str]], dev: 
                       fp32_cache: FeatureCache | None = None) -> FunctionFitResult:
     """Fine-tune ``net``'s function head on (text, function id) pairs; everything else stays frozen.
     Keeps the epoch with the best dev accuracy (epoch 0 = as given, so never worse on dev)."""
-    ctx = ensure_context(ctx)
-    if net.function_head is None or net.function_config is None:
+    head = net.function_head
+    if head is None or net.function_config is None:
         raise ValueError("this net has no function head to fit")
-    started = time.monotonic()
-    torch.manual_seed(cfg.seed)
     functions = net.function_config.functions
     train_pairs, dev_pairs = labelled_pairs(train, functions), labelled_pairs(dev, functions)
     counts = {"train": len(train_pairs), "dev": len(dev_pairs),
               "train_functions": len({c for _, c in train_pairs}),
               "train_none": sum(1 for _, f in train if f == NO_FUNCTION)}
-    for param in net.parameters():
-        param.requires_grad = False
-    head = net.function_head
-    for param in head.parameters():
-        param.requires_grad = True
-    optimiser = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     texts = [t for t, _ in train_pairs]
     int8 = torch.from_numpy(cache.of(texts))
     fp32 = torch.from_numpy(fp32_cache.of(texts)) if fp32_cache is not None else int8
     labels = torch.tensor([c for _, c in train_pairs])
-    best_dev = head_accuracy(net, dev_pairs, cache)
-    best_state = {k: v.clone() for k, v in head.state_dict().items()}
-    result = FunctionFitResult(0, best_dev, counts, [{"epoch": 0, "dev": best_dev}])
-    rng = random.Random(cfg.seed)
-    order = list(range(len(train_pairs)))
-    steps = max(1, (len(order) + cfg.batch - 1) // cfg.batch)
-    for epoch in range(1, cfg.epochs + 1):
-        head.train()
-        rng.shuffle(order)
-        total = 0.0
-        for step in range(steps):
-            ctx.check()
-            chosen = torch.tensor(order[step * cfg.batch:(step + 1) * cfg.batch])
-            features = (fp32 if rng.random() < 0.5 else int8)[chosen]
-            if cfg.feature_noise > 0:
-                scale = features.norm(dim=-1, keepdim=True) * cfg.feature_noise / features.shape[-1] ** 0.5
-                features = features + torch.randn_like(features) * scale
-            _, logits = head(features)
-            loss = F.cross_entropy(logits, labels[chosen])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach())
+
+    def function_head() -> nn.Module:
+        train_only(net, head)
+        return head
+
+    def loss(trained: nn.Module, batch: list[int], rng: random.Random) -> torch.Tensor:
+        chosen = torch.tensor(batch)
+        features = (fp32 if rng.random() < 0.5 else int8)[chosen]
+        if cfg.feature_noise > 0:
+            scale = features.norm(dim=-1, keepdim=True) * cfg.feature_noise / features.shape[-1] ** 0.5
+            features = features + torch.randn_like(features) * scale
+        _, logits = trained(features)
+        return F.cross_entropy(logits, labels[chosen])
+
+    def dev_accuracy(_head: nn.Module) -> Evaluation:
         accuracy = head_accuracy(net, dev_pairs, cache)
-        result.history.append({"epoch": epoch, "loss": round(total / steps, 5), "dev": round(accuracy, 5)})
-        ctx.progress(epoch, cfg.epochs, f"function head epoch {epoch}: loss {total / steps:.4f}, "
-                     f"dev {accuracy:.4f}")
-        if accuracy > best_dev:
-            best_dev, result.best_epoch, result.best_dev = accuracy, epoch, accuracy
-            best_state = {k: v.clone() for k, v in head.state_dict().items()}
-    head.load_state_dict(best_state)
+        return Evaluation(accuracy, {"dev": round(accuracy, 5)})
+
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch, weight_decay=cfg.weight_decay,
+                          seed=cfg.seed, label="function head ")
+    fit = fit_head(function_head, loss, range(len(train_pairs)), loop, evaluate=dev_accuracy, ctx=ctx)
     net.eval()
-    result.seconds = time.monotonic() - started
-    return result
+    assert fit.best is not None
+    return FunctionFitResult(fit.best_epoch, fit.best.score, counts, fit.history(loss_digits=5), fit.seconds)
 
 
 def function_pairs(spec: str) -> list[tuple[str, str]]:
