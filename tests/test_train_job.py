@@ -97,3 +97,21 @@ def test_the_real_job_refuses_too_few_corrections_in_its_child(request_: Trainin
         run_training(JobContext(), few)  # app.gui.train_job:train_in_child, torch imported in the child
     assert one_line(caught.value).startswith("TooFewCorrections: 3 role corrections so far")
     assert not few.out.exists()
+
+
+def test_staging_folders_a_crashed_run_left_a_day_ago_are_removed(tmp_path: Path) -> None:
+    import time
+
+    from app.gui.train_job import STALE_STAGING_SECONDS, remove_stale_staging
+
+    work = tmp_path / "work"
+    old, fresh, other = work / "bundle-1.partial", work / "bundle-2.partial", work / "cache"
+    for folder in (old, fresh, other):
+        folder.mkdir(parents=True)
+        (folder / "model.onnx").write_bytes(b"x")
+    day_ago = time.time() - STALE_STAGING_SECONDS - 60
+    os.utime(old, (day_ago, day_ago))
+    os.utime(other, (day_ago, day_ago))
+    assert remove_stale_staging(work) == [old]
+    assert not old.exists() and fresh.is_dir() and other.is_dir()  # a running job's folder stays, and others
+    assert remove_stale_staging(tmp_path / "missing") == []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,10 +84,32 @@ def run_training(ctx: JobContext, request: TrainingRequest, target: str = TRAINI
     return TrainingOutcome.from_dict(value)
 
 
+STALE_STAGING_SECONDS = 24 * 3600  # a staging folder untouched this long belongs to no running job
+
+
+def remove_stale_staging(work: Path, now: float | None = None) -> list[Path]:
+    """Remove the ``*.partial`` staging folders in ``work`` that a crashed or killed run left behind
+    (untouched for a day: a run that is still going writes into its folder); returns them."""
+    now = time.time() if now is None else now
+    removed = []
+    for folder in sorted(work.glob("*.partial")) if work.is_dir() else []:
+        try:
+            stale = folder.is_dir() and not folder.is_symlink() \
+                and now - folder.stat().st_mtime > STALE_STAGING_SECONDS
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 def build_then_install(request: TrainingRequest, build: Callable[[Path], T]) -> T:
     """``build(staging)`` writes the bundle into a fresh staging folder, which then becomes
-    ``request.out`` in one rename (same file system: both are under the user's models folder)."""
+    ``request.out`` in one rename (same file system: both are under the user's models folder).
+    Staging folders that earlier runs left behind a day ago or more are removed first."""
     staging = staging_dir(request)
+    remove_stale_staging(request.work)
     shutil.rmtree(staging, ignore_errors=True)
     staging.parent.mkdir(parents=True, exist_ok=True)
     value = build(staging)
