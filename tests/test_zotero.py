@@ -307,3 +307,24 @@ def test_the_command_says_what_is_wrong_in_one_line(fixture: Fixture, tmp_path: 
         assert main(["library", "add", *args, *lib]) == 2
         err = capsys.readouterr().err
         assert err.startswith("rhetorica: error: ") and expected in err and err.count("\n") == 1
+
+
+def test_a_first_sync_hashes_each_new_pdf_once(fixture: Fixture, model, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan hashes every new file; adding them reuses those hashes instead of reading each file
+    again to see whether the library already has it."""
+    import core.fileio
+
+    hashed: list[str] = []
+    real = core.fileio.file_sha256
+
+    def counting(path: Path) -> str:  # type: ignore[no-untyped-def]
+        if Path(path).suffix == ".pdf":  # not the index files' integrity checks
+            hashed.append(f"{Path(path).parent.name}/{Path(path).name}")
+        return real(path)
+
+    monkeypatch.setattr(core.fileio, "file_sha256", counting)
+    with Library(tmp_path / "lib") as library:
+        report = sync_zotero(library, read_zotero(fixture.zotero.folder), model, workers=0)
+    assert len(report.added) == 5
+    assert len(hashed) == len(set(hashed)) == 5, sorted(hashed)

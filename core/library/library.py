@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -472,7 +472,7 @@ class Library:
                                      function=analysis.function_vectors)
 
     def add_pdfs(self, paths: Iterable[Path], model: RoleModel, ctx: JobContext | None = None,
-                 workers: int = 1) -> AddReport:
+                 workers: int = 1, known_sha256: Mapping[Path, str] | None = None) -> AddReport:
         """Parse and add PDFs; a PDF that cannot be read is skipped with its reason.
 
         With ``workers`` > 0 the PDFs are parsed in that many child processes (pymupdf is not
@@ -480,7 +480,9 @@ class Library:
         and stores the ones already parsed; at most ``2 × workers`` parsed papers wait at a time, so
         memory stays bounded however many PDFs there are (the corpus pipeline's parse stage,
         :func:`core.corpus_pipeline.parse.parse_pdfs`). ``workers=0`` parses here, one by one. A PDF
-        already in the library (same sha256) is skipped, so an interrupted add resumes."""
+        already in the library (same sha256) is skipped, so an interrupted add resumes;
+        ``known_sha256`` gives the hashes a caller has just computed (a Zotero sync's plan), so those
+        files are not read an extra time for that check."""
         from core.corpus_pipeline.parse import parse_pdfs
         from core.fileio import file_sha256
 
@@ -490,7 +492,8 @@ class Library:
         todo: list[Path] = []
         for path in paths:
             try:
-                if self.store.has_sha256(file_sha256(path)):
+                sha = (known_sha256 or {}).get(path) or file_sha256(path)
+                if self.store.has_sha256(sha):
                     report.record(str(path), "", None)
                     continue
             except OSError as error:

@@ -318,7 +318,8 @@ def _add_new(library: Library, plan: SyncPlan, model: RoleModel, ctx: JobContext
     reasons: dict[str, str] = {}
     finished = False
     try:
-        added = library.add_pdfs(list(paths.values()), model, ctx, workers=workers)
+        added = library.add_pdfs(list(paths.values()), model, ctx, workers=workers,
+                                 known_sha256={path: sha for sha, path in paths.items()})
         reasons, finished = dict(added.skipped), True
         report.sentences += added.sentences
     finally:  # also after a cancel: what was added is recorded, so the next sync does not add it again
