@@ -31,8 +31,10 @@ NICE = 10  # the growth thread's (and its ONNX threads') scheduling priority: be
 
 
 def grow_in_background(ctx: JobContext, bundle_dir: Path) -> Any:
-    """The worker's job: lower this thread's priority, load a one-thread copy of the model (its
-    ONNX threads inherit the priority) and grow the corpus (``core.library.corpus_growth``)."""
+    """The worker's job: lower this thread's priority, check that this model should grow the corpus
+    (hashing the model file here, not on the UI thread), then load a one-thread copy of the model (its
+    ONNX threads inherit the priority) and grow the corpus (``core.library.corpus_growth``). None
+    when there is nothing to grow."""
     from core.library.corpus_growth import grow_corpus
     from core.library.pack import file_sha256
     from models.encoder import load_model
@@ -40,15 +42,27 @@ def grow_in_background(ctx: JobContext, bundle_dir: Path) -> Any:
     # Linux: nice is per thread, and threads started from this one inherit it (elsewhere: normal)
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    model_sha256 = file_sha256(bundle_dir / "model.onnx")
+    if not growth_needed(bundle_dir, model_sha256):
+        return None
     ctx.check()
     model = load_model(bundle_dir, device="cpu", threads=1)
-    return grow_corpus(model, file_sha256(bundle_dir / "model.onnx"), ctx)
+    return grow_corpus(model, model_sha256, ctx)
 
 
-def growth_needed(bundle_dir: Path | None) -> bool:
-    """True when the corpus should grow with the model in ``bundle_dir``: the extra text is there, the
-    corpus has not grown (or grew for another release, which is then set aside), and the model is the
-    one the shipped pack was labelled with."""
+def may_need_growth() -> bool:
+    """The cheap first look (manifests only, fit for the UI thread): has the corpus not grown yet,
+    or grown for another release? :func:`growth_needed` then decides in the worker."""
+    from core.library.corpus_growth import growth_status
+
+    return growth_status().state in ("needed", "stale")
+
+
+def growth_needed(bundle_dir: Path | None, model_sha256: str | None = None) -> bool:
+    """True when the corpus should grow with the model in ``bundle_dir`` (whose ``model.onnx`` hashes
+    to ``model_sha256``, computed when not given): the extra text is there, the corpus has not grown
+    (or grew for another release, which is then set aside), and the model is the one the shipped pack
+    was labelled with."""
     import json
 
     from core.library.corpus_growth import GrowthPaths, growth_status, retire_stale_growth
@@ -67,7 +81,7 @@ def growth_needed(bundle_dir: Path | None) -> bool:
         built_with = json.loads((paths.base / MANIFEST).read_text(encoding="utf-8")).get("model_sha256", "")
     except (OSError, ValueError):
         return False
-    return bool(built_with) and built_with == file_sha256(bundle_dir / "model.onnx")
+    return bool(built_with) and built_with == (model_sha256 or file_sha256(bundle_dir / "model.onnx"))
 
 
 class CorpusGrowth(QObject):
@@ -100,7 +114,7 @@ class CorpusGrowth(QObject):
             return
         folder = getattr(model, "bundle_dir", None)
         bundle_dir = Path(folder) if folder else None
-        if bundle_dir is None or not growth_needed(bundle_dir):
+        if bundle_dir is None or not may_need_growth():
             return
         worker = Worker(grow_in_background, bundle_dir, name="corpus-growth")
         worker.result.connect(self._on_result)
@@ -111,6 +125,8 @@ class CorpusGrowth(QObject):
         self.tracker.start(worker, LABEL)
 
     def _on_result(self, result: Any) -> None:
+        if result is None:  # another model, or grown meanwhile: nothing to do
+            return
         sentences = int(result.manifest.get("sentences", 0))
         self.notify(f"Phrase corpus grown: {sentences:,} sentences")
         self.grown.emit(sentences)
