@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,46 +32,31 @@ from core.library.corpus_growth import (
 )
 from core.library.pack import PackCorpus, build_pack, file_sha256
 from core.library.store import LibraryError
+from tests.phrase_paper_fakes import FakePaper, FakeSection
 from tests.tiny_bundle import make_tiny_bundle
 
-
-@dataclass
-class _Section:
-    heading: str
-    kind: str
-    sentences: list[str]
-
-
-@dataclass
-class _Paper:
-    dataset: str
-    paper_id: str
-    title: str
-    sections: list[_Section] = field(default_factory=list)
-    licence: str = "Apache-2.0"
-
-
 BASE = [
-    _Paper("csabstruct", "b1", "Base one", [_Section("Abstract", "abstract", [
+    FakePaper("csabstruct", "b1", "Base one", [FakeSection("Abstract", "abstract", [
         "We propose a new method for parsing scientific text.",
         "Results show that it works well on two datasets."])]),
-    _Paper("scitldr", "b2", "Base two", [_Section("Abstract", "abstract", [
+    FakePaper("scitldr", "b2", "Base two", [FakeSection("Abstract", "abstract", [
         "Previous work has studied this problem in depth.",
         "Our goal is to improve accuracy on scientific text."])]),
 ]
 EXTRA = [
-    _Paper("arxiv", "arXiv:1", "Extra one", [_Section("Abstract", "abstract", [
+    FakePaper("arxiv", "arXiv:1", "Extra one", [FakeSection("Abstract", "abstract", [
         "We propose a new method for parsing scientific text.",  # in the base pack: left out
         "Experiments on two datasets demonstrate large gains.",
         "Too short."])], "CC0 1.0"),
-    _Paper("arxiv", "arXiv:2", "Extra two", [_Section("Abstract", "abstract", [
+    FakePaper("arxiv", "arXiv:2", "Extra two", [FakeSection("Abstract", "abstract", [
         "In conclusion the approach is simple and fast.",
         "experiments on two   datasets demonstrate LARGE gains."])], "CC0 1.0"),  # same wording
-    _Paper("unarxive", "arXiv:3", "Extra three", [
-        _Section("Introduction", "introduction", ["Previous work has studied parsing of scientific text."]),
-        _Section("Results", "result", ["Results on two datasets show large gains in accuracy."])],
+    FakePaper("unarxive", "arXiv:3", "Extra three", [
+        FakeSection("Introduction", "introduction",
+                    ["Previous work has studied parsing of scientific text."]),
+        FakeSection("Results", "result", ["Results on two datasets show large gains in accuracy."])],
         "CC BY 4.0"),
-    _Paper("unarxive", "arXiv:4", "Extra four", [_Section("Abstract", "abstract", ["Too short."])],
+    FakePaper("unarxive", "arXiv:4", "Extra four", [FakeSection("Abstract", "abstract", ["Too short."])],
            "CC BY 4.0"),  # nothing left: not written
 ]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,38 +13,19 @@ import pytest
 from core.library.pack import PackCorpus, PackFilter, build_pack, file_sha256, is_pack, quantise_rows
 from core.library.store import LibraryError
 from core.phrasing.suggest import has_sentences, open_source, suggest
+from tests.phrase_paper_fakes import FakePaper, FakeSection
 from tests.tiny_bundle import make_tiny_bundle
 
-
-@dataclass
-class _Section:
-    heading: str
-    kind: str
-    sentences: list[str]
-
-
-@dataclass
-class _Paper:
-    dataset: str
-    paper_id: str
-    title: str
-    sections: list[_Section] = field(default_factory=list)
-
-    @property
-    def licence(self) -> str:
-        return "Apache-2.0"
-
-
 PAPERS = [
-    _Paper("csabstruct", "p1", "First paper", [_Section("Abstract", "abstract", [
+    FakePaper("csabstruct", "p1", "First paper", [FakeSection("Abstract", "abstract", [
         "We propose a new method for parsing scientific text.",
         "Results show that the method works well on two datasets.",
         "Too short."])]),
-    _Paper("scirex", "p2", "Second paper", [
-        _Section("Introduction", "introduction",
+    FakePaper("scirex", "p2", "Second paper", [
+        FakeSection("Introduction", "introduction",
                  ["Little attention has been paid to the role of syntax here.",
                   "We propose a new method for parsing scientific text."]),
-        _Section("Results", "result",
+        FakeSection("Results", "result",
                  ["Experiments on three corpora demonstrate large gains over baselines."])]),
 ]
 
