@@ -1,7 +1,7 @@
 """``corpus build --engine ray`` on a real local Ray cluster: a head node and one worker node started
 on this machine with ``ray start`` (temp folders, own ports), stopped at the end. The Ray engine's
 pack is byte-identical to the local engine's for the same input (a few papers per source from
-``../shared/data`` and two real PDFs; without the shared folder, as in CI, six synthetic PDFs), and a
+``../shared/data`` and two real PDFs; without the shared folder, as in CI, eight generated PDFs), and a
 labelling worker killed mid-build is survived: its shards are done again, and the pack has every
 sentence once. Skipped without Ray (the ``scale`` extra)."""
 
@@ -159,16 +159,41 @@ def corpus_input(tmp_path_factory):  # type: ignore[no-untyped-def]
     pdfs = [SHARED / "pdfs" / "bmc-datta2010.pdf", SHARED / "pdfs" / "naacl2018-N18-3011.pdf"]
     if (SHARED / "data").is_dir() and all(pdf.is_file() for pdf in pdfs):
         return CorpusInput(["csabstruct", "pubmedqa", "oa-stm"], 3, pdfs, "CC BY 4.0")
-    from tests import pdf_factory
-
     folder = tmp_path_factory.mktemp("pdfs")
-    made = [pdf_factory.two_column_pdf(folder / "two-column.pdf"),
-            pdf_factory.figure_pdf(folder / "figure.pdf"),
-            pdf_factory.hyphen_pdf(folder / "hyphen.pdf"),
-            pdf_factory.many_pages_pdf(folder / "pages.pdf", 4),
-            pdf_factory.furniture_pdf(folder / "furniture.pdf"),
-            pdf_factory.references_pdf(folder / "refs.pdf")]
+    made = [_varied_pdf(folder / f"paper-{number}.pdf", number) for number in range(8)]
     return CorpusInput([], 3, made, "CC0 1.0")
+
+
+NOUNS = ("model", "sample", "network", "protein", "survey", "sensor", "corpus", "solver", "cohort",
+         "enzyme", "detector", "compiler")
+VERBS = ("improves", "predicts", "reduces", "explains", "measures", "stabilises", "compresses",
+         "separates", "tracks", "ranks")
+PLACES = ("under heavy load", "in cold climates", "across four sites", "after long training",
+          "with noisy inputs", "in small villages", "at low doses", "during the night")
+
+
+def _varied_pdf(path: Path, number: int) -> Path:
+    """A five-section paper (one section a page) of sentences worded differently from every other
+    paper's, so that no sentence is dropped as a repeat and the build has about twenty shards."""
+    import random
+
+    import pymupdf
+
+    rng = random.Random(number)
+    doc = pymupdf.open()
+    headings = ("Abstract", "1 Introduction", "2 Method", "3 Results", "4 Conclusion")
+    for index, heading in enumerate(headings):
+        page = doc.new_page(width=612, height=792)
+        if index == 0:
+            page.insert_text((72, 70), f"A Generated Study of the {NOUNS[number % len(NOUNS)].title()}",
+                             fontsize=18, fontname="hebo")
+        page.insert_text((72, 110), heading, fontsize=12, fontname="hebo")
+        words = [f"The {rng.choice(NOUNS)} {rng.choice(VERBS)} the {rng.choice(NOUNS)} "
+                 f"{rng.choice(PLACES)} while the {rng.choice(NOUNS)} {rng.choice(VERBS)} "
+                 f"the {rng.choice(NOUNS)} {rng.choice(PLACES)}." for _ in range(8)]
+        page.insert_textbox(pymupdf.Rect(72, 120, 540, 720), " ".join(words), fontsize=10, fontname="helv")
+    doc.save(path)
+    return path
 
 
 SECTIONS = 2  # small shards: several per worker, so a killed worker has some in flight
