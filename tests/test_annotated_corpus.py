@@ -119,3 +119,27 @@ def test_annotated_labels_are_the_roles_for_dev_scoring() -> None:
 
     assert dataset_key("annotated:dev") == "annotated"
     assert [to_dataset_label("annotated", r) for r in ROLES] == list(ROLES)
+
+
+def test_a_second_round_never_draws_a_section_the_first_labelled() -> None:
+    import random
+
+    from models.datasets.annotation import annotated_sections, pack_batches
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    def section(kind: str, tag: str) -> SourceSection:
+        return SourceSection(kind.title(), kind, [f"{tag} sentence {i} of a section." for i in range(12)])
+
+    paper = SourcePaper("pdfs2", "p1", "computer science", True, "A paper",
+                        [section("abstract", "a"), section("introduction", "i"), section("method", "m"),
+                         section("result", "r"), section("discussion", "d")])
+    labelled = {text_sha1(paper.sections[0].sentences[3]), text_sha1(paper.sections[2].sentences[5])}
+    assert annotated_sections(paper, labelled) == frozenset({0, 2})
+    [(_, [(_, windows, units)])] = pack_batches([paper], split="train", prefix="r2-", target=10,
+                                                rng=random.Random(1), first_uid=20000,
+                                                annotated_sha1=labelled)
+    assert {w.section for w in windows} == {1, 3, 4}
+    assert not {u.sha1 for u in units} & labelled and units[0].uid == "u20000"
+    [(_, [(_, windows, _)])] = pack_batches([paper], split="train", prefix="train-", target=10,
+                                            rng=random.Random(1), first_uid=0)
+    assert {w.section for w in windows} == {0, 1, 2, 3, 4}  # round 1: every section may be drawn

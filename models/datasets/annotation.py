@@ -62,12 +62,16 @@ class Window:
 
 
 def sample_windows(paper: SourcePaper, rng: random.Random, *, abstract_max: int = ABSTRACT_MAX,
-                   window: int = WINDOW, windows: int = WINDOWS) -> list[Window]:
+                   window: int = WINDOW, windows: int = WINDOWS,
+                   skip_sections: frozenset[int] = frozenset()) -> list[Window]:
     """The abstract's first ``abstract_max`` sentences and up to ``windows`` body runs of ``window``
-    sentences, one per section, sections of different kinds first (introduction, method, results …)."""
+    sentences, one per section, sections of different kinds first (introduction, method, results …).
+    Sections in ``skip_sections`` (already annotated in an earlier round) are never drawn."""
     chosen: list[Window] = []
     body: list[int] = []
     for index, section in enumerate(paper.sections):
+        if index in skip_sections:
+            continue
         if section.kind == "abstract":
             if not any(paper.sections[w.section].kind == "abstract" for w in chosen):
                 chosen.append(Window(index, 0, min(abstract_max, len(section.sentences))))
@@ -135,14 +139,23 @@ def write_batch(folder: Path, name: str,
     return len(units)
 
 
+def annotated_sections(paper: SourcePaper, annotated_sha1: set[str]) -> frozenset[int]:
+    """Indices of the paper's sections that hold a sentence an earlier round labelled (by text hash)."""
+    return frozenset(index for index, section in enumerate(paper.sections)
+                     if any(text_sha1(text) in annotated_sha1 for text in section.sentences))
+
+
 def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, target: int, rng: random.Random,
-                 first_uid: int) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
-    """Papers (in the given order) sampled and packed into batches of about ``target`` sentences."""
+                 first_uid: int, annotated_sha1: set[str] | None = None,
+                 ) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
+    """Papers (in the given order) sampled and packed into batches of about ``target`` sentences; with
+    ``annotated_sha1``, sections holding an already-labelled sentence are left out."""
     batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []
     current: list[tuple[SourcePaper, list[Window], list[Unit]]] = []
     size, uid = 0, first_uid
     for paper in papers:
-        windows = sample_windows(paper, rng)
+        skip = annotated_sections(paper, annotated_sha1) if annotated_sha1 else frozenset()
+        windows = sample_windows(paper, rng, skip_sections=skip)
         name = f"{prefix}{len(batches) + 1:02d}"
         units = paper_units(paper, windows, split=split, batch=name, first_uid=uid)
         abstract_only = all(s.kind == "abstract" for s in paper.sections)

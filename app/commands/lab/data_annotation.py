@@ -8,6 +8,8 @@ from pathlib import Path
 
 GOLD_TEST_PAPERS = {"biomedical/life": 4, "computer science": 3, "physical/engineering": 3, "social/other": 2}
 TRAIN_TAKE = {"oa-stm": 4, "unarxive": 30, "pmc-jats": 13, "scirex": 30, "arxiv-abs": 25, "csabstruct": 15}
+ROUND_TWO_SCIREX = 30  # further SciREX train papers in round 2 (every other source: all it has left)
+ROUND_TWO_FIRST_UID = 20000
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -17,6 +19,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
+    parser.add_argument("--round", type=int, choices=(1, 2), default=1,
+                        help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
+                        "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
+                        "papers it did not label, never a gold paper (use --seed 29)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -49,12 +55,12 @@ def _field_key(field: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     import random
-    import sys
 
+    if args.round == 2:
+        return _run_round_two(args)
     from models.datasets import annotation_sources as src
-    from models.datasets.annotation import pack_batches, write_batch
+    from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
     root = src.shared_root(None)
@@ -85,25 +91,79 @@ def run(args: argparse.Namespace) -> int:
     }
     for pool in pools.values():
         rng.shuffle(pool)
-    interleaved: list[src.SourcePaper] = []
-    while any(pools.values()):
-        for name in sorted(pools):
-            if pools[name]:
-                interleaved.append(pools[name].pop())
+    interleaved = _interleave(pools)
     gold_batches = pack_batches(gold, split="gold-test", prefix="gold-", target=10 ** 6, rng=rng,
                                 first_uid=90000)
     train_batches = pack_batches(interleaved, split="train", prefix="train-", target=args.batch_size, rng=rng,
                                  first_uid=0)
+    _write_batches(args.out, gold_batches + train_batches, "summary.json")
+    return 0
+
+
+def _interleave(pools: dict) -> list:
+    """One paper from each source in turn, so each batch mixes fields."""
+    interleaved = []
+    while any(pools.values()):
+        for name in sorted(pools):
+            if pools[name]:
+                interleaved.append(pools[name].pop())
+    return interleaved
+
+
+def _run_round_two(args: argparse.Namespace) -> int:
+    """Round 2: the papers of every source that round 1 left out (SciREX: ``ROUND_TWO_SCIREX`` more),
+    and, of round 1's pdfs2 and PMC papers, the sections it labelled none of; no gold v1/v2 paper."""
+    import json
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotated_corpus import ANNOTATED_DIR, GOLD2_DIR
+    from models.datasets.annotation import pack_batches
+
+    rng = random.Random(args.seed)
+    corpus = (ANNOTATED_DIR / "train.jsonl").read_text(encoding="utf-8")
+    done = [json.loads(line) for line in corpus.splitlines() if line.strip()]
+    done_papers = {(str(r["source"]), str(r["paper_id"])) for r in done}
+    done_sha1 = {str(r["sha1"]) for r in done}
+    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()}
+    root = src.shared_root(None)
+
+    def fresh(papers: object) -> list[src.SourcePaper]:
+        return [p for p in papers if (p.source, p.paper_id) not in done_papers]  # type: ignore[attr-defined]
+
+    pools = {
+        "oa-stm": fresh(src.read_oa_stm(root)),
+        "unarxive": fresh(src.read_unarxive(root)),
+        "scirex": rng.sample(fresh(src.read_scirex(root)), ROUND_TWO_SCIREX),
+        "pmc-jats": list(src.read_pmc_jats(root)),
+        "pdfs2": [p for p in src.read_pdfs2(root.parent) if p.paper_id not in gold_pdfs
+                  and sum(len(s.sentences) for s in p.sections) >= 40],
+    }
+    for pool in pools.values():
+        pool.sort(key=lambda p: p.paper_id)
+        rng.shuffle(pool)
+    batches = pack_batches(_interleave(pools), split="train", prefix="r2-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_TWO_FIRST_UID, annotated_sha1=done_sha1)
+    _write_batches(args.out, batches, "summary-r2.json")
+    return 0
+
+
+def _write_batches(out: Path, batches: list, summary_name: str) -> None:
+    import json
+    import sys
+
+    from models.datasets.annotation import write_batch
+
     summary = []
-    for name, papers in gold_batches + train_batches:
-        count = write_batch(args.out, name, papers)
+    for name, papers in batches:
+        count = write_batch(out, name, papers)
         body = sum(1 for _, _, us in papers for u in us if u.section_kind != "abstract")
         fields = sorted({p.field for p, _, _ in papers})
         summary.append({"batch": name, "papers": len(papers), "sentences": count, "body": body,
                         "fields": fields})
         print(f"{name}: {len(papers)} papers, {count} sentences ({body} body)", file=sys.stderr)
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    return 0
+    (out / summary_name).write_text(json.dumps(summary, indent=1), encoding="utf-8")
 
 
 def run_agreement(args: argparse.Namespace) -> int:
