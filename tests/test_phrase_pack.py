@@ -183,3 +183,21 @@ def test_blind_judgements_are_scored_per_system_macro_over_queries() -> None:
     assert result["random"]["precision_strict"] == 0.0 and result["random"]["precision_lenient"] == 0.5
     with pytest.raises(ValueError, match="not in the key"):
         score([{"query_id": "q9", "cid": "q9-0", "same_job": 2}], key)
+
+
+def test_a_candidate_both_models_gave_counts_for_both_and_recognition_is_per_model() -> None:
+    from app.commands.lab.eval_suggest import score
+
+    def row(cid: str, system: str, predicted: str) -> dict[str, str]:
+        return {"query_id": "q0", "cid": cid, "system": system, "gold_function": "aim",
+                "predicted_function": predicted}
+
+    key = [row("q0-0", "model", "aim"), row("q0-0", "baseline", "gap"), row("q0-1", "baseline", "gap"),
+           row("q0-2", "random", "aim")]
+    judged = [{"query_id": "q0", "cid": cid, "same_job": mark} for cid, mark in
+              (("q0-0", 2), ("q0-1", 0), ("q0-2", 0))]
+    result = score(judged, key)
+    assert result["model"]["precision_strict"] == 1.0 and result["baseline"]["precision_strict"] == 0.5
+    assert result["model"]["query_function_recognised"]["queries"] == 1
+    assert result["baseline"]["query_function_recognised"]["queries"] == 0  # the baseline read it as a gap
+    assert result["random"]["query_function_recognised"]["queries"] == 1  # split by the model's reading

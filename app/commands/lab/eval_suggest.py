@@ -5,7 +5,9 @@ Two steps, so the judge never knows which system gave a candidate:
 1. ``--draw DIR``: ``--queries`` sentences of the hand-labelled full-paper gold set
    (``models/datasets/gold_data``, dev and test, the rows of CC BY papers whose gold function is
    not "none"; drawn with a fixed seed) each get the top ``-k`` suggestions from the phrase corpus
-   and ``-k`` sentences of the same corpus drawn at random, shuffled together. Writes
+   and ``-k`` sentences of the same corpus drawn at random, shuffled together (with ``--compare-model``,
+   also the top ``-k`` of a second model from its own corpus: the blind comparison of two models; a
+   sentence both models suggest is shown once and counts for both). Writes
    ``DIR/sample.jsonl`` (what the judge sees: the query, its gold function with the taxonomy's name
    and description, the candidates) and ``DIR/key.jsonl`` (which system gave each candidate).
 2. ``--judgements FILE --key FILE``: the judge's rows ``{"query_id", "cid", "same_job": 0|1|2}``
@@ -54,56 +56,85 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--corpus", type=input_folder, default=None,
                         help="phrase corpus (default: the shipped one)")
     parser.add_argument("--model", type=as_text(bundle_path), default=None)
+    parser.add_argument("--compare-model", type=as_text(bundle_path), default=None, metavar="BUNDLE",
+                        help="with --draw: a second model whose top -k (from --compare-corpus) join the "
+                        "candidates as system 'baseline'")
+    parser.add_argument("--compare-corpus", type=input_folder, default=None, metavar="DIR",
+                        help="the phrase corpus built with --compare-model (default: the shipped one)")
+    parser.add_argument("--seed", type=bounded_int(0, 2 ** 31), default=SEED,
+                        help=f"query draw seed (default {SEED}, the v1 and v2 samples')")
+    parser.add_argument("--exclude", type=input_file, action="append", default=[], metavar="SAMPLE",
+                        help="with --draw: leave out the queries of an earlier sample.jsonl (repeatable), "
+                        "so a new judgement has fresh queries")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
 
 
-def _query_rows(count: int, gold: str = "v1") -> list[dict[str, Any]]:
-    """Gold rows (open papers only: their text is in the repository) with a real function."""
+def _query_rows(count: int, gold: str = "v1", seed: int = SEED,
+                exclude: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Gold rows (open papers only: their text is in the repository) with a real function, none of whose
+    text is in ``exclude``."""
     from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.gold import GOLD_DIR
 
     files = [GOLD_DIR / "dev.jsonl", GOLD_DIR / "test.jsonl"] if gold == "v1" else [GOLD2_DIR / "test.jsonl"]
     rows = [json.loads(line) for path in files
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    pool = [r for r in rows if r.get("text") and r["function"] != "none"]
-    return random.Random(SEED).sample(pool, min(count, len(pool)))
+    pool = [r for r in rows if r.get("text") and r["function"] != "none" and r["text"] not in exclude]
+    return random.Random(seed).sample(pool, min(count, len(pool)))
+
+
+def sample_queries(paths: list[Path]) -> frozenset[str]:
+    """The query texts of earlier samples (``sample.jsonl``)."""
+    return frozenset(str(row["query"]) for path in paths for row in _read(path, "a sample.jsonl"))
 
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
-         threads: int, gold: str = "v1") -> dict[str, Any]:
+         threads: int, gold: str = "v1", compare: tuple[str, Path | None] | None = None,
+         seed: int = SEED, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
     from core.paths import corpus_dir as default_corpus
     from core.phrasing.suggest import open_source, suggest
     from core.taxonomy.functions import default_taxonomy
     from models.encoder import load_model
 
     taxonomy = {f.id: f for f in default_taxonomy().functions}
-
-    model = load_model(model_path, device="cpu", threads=threads)
-    source = open_source("corpus", corpus_dir or default_corpus(), model)
-    rng = random.Random(SEED + 1)
-    size = len(source.library)  # type: ignore[arg-type]
+    systems = [("model", load_model(model_path, device="cpu", threads=threads), corpus_dir)]
+    if compare is not None:
+        systems.append(("baseline", load_model(compare[0], device="cpu", threads=threads), compare[1]))
+    sources = [open_source("corpus", folder or default_corpus(), model) for _, model, folder in systems]
+    rng = random.Random(seed + 1)
+    size = len(sources[0].library)  # type: ignore[arg-type]
     sample, key = [], []
-    for number, row in enumerate(_query_rows(queries, gold)):
+    for number, row in enumerate(_query_rows(queries, gold, seed, exclude)):
         query = str(row["text"])
-        found = suggest(query, model, [source], k)
-        chosen = [("model", s.text) for s in found.suggestions[:k]]
-        randoms = [r.text for r in source.library.sentences(rng.sample(range(size), k * 3))
-                   if r.text != query and r.text not in {t for _, t in chosen}][:k]
-        candidates = [*chosen, *[("random", t) for t in randoms]]
+        given: dict[str, list[str]] = {}  # candidate text -> the systems that gave it
+        predicted: dict[str, str] = {}
+        for (system, model, _), source in zip(systems, sources, strict=True):
+            found = suggest(query, model, [source], k)
+            predicted[system] = str(found.query["function"])
+            for suggestion in found.suggestions[:k]:
+                given.setdefault(suggestion.text, []).append(system)
+        randoms = [r.text for r in sources[0].library.sentences(rng.sample(range(size), k * 3))
+                   if r.text != query and r.text not in given][:k]
+        for text in randoms:
+            given[text] = ["random"]
+        candidates = list(given.items())
         rng.shuffle(candidates)
         qid = f"q{number:02d}"
-        shown = [{"cid": f"{qid}-{i}", "text": t} for i, (_, t) in enumerate(candidates)]
+        shown = [{"cid": f"{qid}-{i}", "text": t} for i, (t, _) in enumerate(candidates)]
         function = taxonomy[row["function"]]
         sample.append({"query_id": qid, "query": query, "section_kind": row["section_kind"],
                        "gold_function": {"id": function.id, "name": function.name,
                                          "description": function.description},
                        "candidates": shown})
         key += [{"query_id": qid, "cid": f"{qid}-{i}", "system": system, "gold_function": row["function"],
-                 "predicted_function": found.query["function"], "pdf": row["pdf"], "sid": row["sid"]}
-                for i, (system, _) in enumerate(candidates)]
-    source.library.close()
+                 "predicted_function": predicted.get(system, predicted["model"]), "pdf": row["pdf"],
+                 "sid": row["sid"]}
+                for i, (_, names) in enumerate(candidates) for system in names]
+    for source in sources:
+        source.library.close()
+    model = systems[0][1]
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("sample.jsonl", sample), ("key.jsonl", key)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -113,16 +144,20 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
 
 def score(judgements: list[dict[str, Any]], key: list[dict[str, Any]]) -> dict[str, Any]:
     """Per system: strict (judged 2) and lenient (judged >= 1) precision, macro over queries."""
-    system_of = {row["cid"]: row["system"] for row in key}
+    systems_of: dict[str, list[str]] = {}
+    for row in key:  # a candidate two systems gave has a key row for each
+        systems_of.setdefault(row["cid"], []).append(row["system"])
     per_query: dict[str, dict[str, list[int]]] = {}
     for row in judgements:
-        system = system_of.get(row["cid"])
-        if system is None:
+        if row["cid"] not in systems_of:
             raise ValueError(f"judged candidate {row['cid']} is not in the key")
-        per_query.setdefault(system, {}).setdefault(row["query_id"], []).append(int(row["same_job"]))
-    # Queries whose function the model recognised (its predicted function = the gold one), when known.
-    recognised = {row["query_id"] for row in key
-                  if row.get("gold_function") and row.get("predicted_function") == row.get("gold_function")}
+        for system in systems_of[row["cid"]]:
+            per_query.setdefault(system, {}).setdefault(row["query_id"], []).append(int(row["same_job"]))
+    # Queries whose function each system's model recognised (predicted function = the gold one).
+    recognised: dict[str, set[str]] = {}
+    for row in key:
+        if row.get("gold_function") and row.get("predicted_function") == row.get("gold_function"):
+            recognised.setdefault(row["system"], set()).add(row["query_id"])
 
     def summary(queries: dict[str, list[int]]) -> dict[str, Any]:
         strict = [sum(v == 2 for v in values) / len(values) for values in queries.values()]
@@ -135,10 +170,11 @@ def score(judgements: list[dict[str, Any]], key: list[dict[str, Any]]) -> dict[s
     for system, queries in sorted(per_query.items()):
         result[system] = summary(queries)
         if any("predicted_function" in row for row in key):
+            known = recognised.get(system, set())  # random rows carry the model's reading
             result[system]["query_function_recognised"] = summary(
-                {q: v for q, v in queries.items() if q in recognised})
+                {q: v for q, v in queries.items() if q in known})
             result[system]["query_function_missed"] = summary(
-                {q: v for q, v in queries.items() if q not in recognised})
+                {q: v for q, v in queries.items() if q not in known})
     return result
 
 
@@ -150,7 +186,9 @@ def _read(path: Path, what: str) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
-        report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold)
+        compare = (args.compare_model, args.compare_corpus) if args.compare_model else None
+        report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold,
+                      compare, args.seed, sample_queries(args.exclude))
     else:
         from core.errors import RhetoricaError
 
