@@ -7,11 +7,13 @@ a single candidate figure are left out of the measures (every method ranks them 
 
 Methods: "first figure" (the lowest printed number), the caption–text scorer alone, the previous
 ranker (issue 14: the scorer and four priors, with the weights it shipped with, fitted on the twelve
-v1 papers — so in-sample there), and the ranker of issue 25 (every feature of ``core.figures.figure_rank``,
+v1 papers — so in-sample there), and the ranker of issue 25 (the features of ``core.figures.figure_rank``,
 ``core.figures.figure_fit``) **leave-one-paper-out**: each paper is ranked with weights fitted on the other
-papers only, and the L2 strength is chosen among :data:`L2_CHOICES` by an inner leave-one-paper-out on
-those other papers (nested), so no choice ever sees the held-out paper. The weights a bundle carries
-(fitted on every dev paper) are shown in-sample, labelled so.
+papers only, and the configuration — the feature set (:data:`FEATURE_SETS`: issue 25's, or issue 25's plus
+the relative evidence of session 13) and the L2 strength (:data:`L2_CHOICES`) — is chosen among
+:data:`CONFIGS` by an inner leave-one-paper-out on those other papers (nested), so no choice ever sees the
+held-out paper. Every configuration is also shown on its own (leave-one-paper-out, no choice). The
+weights a bundle carries (fitted on every dev paper) are shown in-sample, labelled so.
 """
 
 from __future__ import annotations
@@ -25,19 +27,23 @@ import numpy as np
 
 from core.document import Paper
 from core.figures.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
-from core.figures.figure_rank import FEATURES, combine, figure_features
+from core.figures.figure_rank import FEATURES, RELATIVE_FEATURES, combine, figure_features
 from core.model_api import CaptionScorer
 from models.datasets.figure_gold import FigureGold
 from models.metrics import average_precision, reciprocal_rank
 
 PRIORS = ("first_figure", "position", "size", "mentions")
 SCORER_FEATURES = ("caption_match", "best_sentence", "mention_match")
-# The feature sets the ranking may use: issue 14's (the scorer + priors) and every feature (issue 25).
+ISSUE25_FEATURES = tuple(f for f in FEATURES if f not in RELATIVE_FEATURES)
+# The feature sets the ranking may use: issue 14's (the scorer + priors), issue 25's, and issue 25's with the
+# relative evidence of session 13 (``overview_strongest``).
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "scorer + priors (issue 14)": ("caption_match", *PRIORS),
-    "every feature (issue 25)": FEATURES,
+    "every feature (issue 25)": ISSUE25_FEATURES,
+    "issue 25 + strongest overview cue": FEATURES,
 }
-SHIPPED_SET = "every feature (issue 25)"
+# The feature sets the shipped fit chooses from (with the L2 strength) by leave-one-paper-out.
+SELECTED_SETS = ("every feature (issue 25)", "issue 25 + strongest overview cue")
 # L2 strengths (on standardised inputs) the shipped fit chooses from by leave-one-paper-out; the report
 # nests that choice inside its own leave-one-paper-out.
 L2_CHOICES = (0.1, 0.3, 1.0)
@@ -54,7 +60,9 @@ class RankerConfig:
     l2: float
 
 
-CONFIGS = tuple(RankerConfig(SHIPPED_SET, l2) for l2 in L2_CHOICES)
+# Every configuration the selection compares (ties: the first listed, so the simpler feature set).
+CONFIGS = tuple(RankerConfig(features, l2) for features in SELECTED_SETS for l2 in L2_CHOICES)
+NESTED = "ranker, leave-one-paper-out (nested: features and L2 chosen inside)"
 
 
 @dataclass
@@ -152,8 +160,8 @@ def fit_selected(papers: Sequence[LabelledPaper]) -> tuple[dict[str, float], Ran
 
 
 def nested_fit(train: Sequence[LabelledPaper]) -> dict[str, float]:
-    """The shipped procedure on ``train`` alone: L2 chosen by leave-one-paper-out within ``train``, then
-    fitted on all of ``train``."""
+    """The shipped procedure on ``train`` alone: the configuration (feature set, L2) chosen by
+    leave-one-paper-out within ``train``, then fitted on all of ``train``."""
     return fit_selected(train)[0]
 
 
@@ -180,12 +188,13 @@ def dev_report(cases: Sequence[GoldCase], bundle_weights: Mapping[str, float] | 
     out = {name: measures({c.name: ranking(c.numbers, m(c)) for c in cases}, cases)
            for name, m in methods.items()}
     if nested:
-        out["ranker, leave-one-paper-out (nested L2)"] = measures(held_out_rankings(cases, nested_fit), cases)
-    for l2 in L2_CHOICES:
-        def fixed(train: Sequence[LabelledPaper], l2: float = l2) -> dict[str, float]:
-            return fit_weights(train, FEATURES, l2)
+        out[NESTED] = measures(held_out_rankings(cases, nested_fit), cases)
+    for config in CONFIGS:
+        def fixed(train: Sequence[LabelledPaper], config: RankerConfig = config) -> dict[str, float]:
+            return fit_weights(train, FEATURE_SETS[config.features], config.l2)
 
-        out[f"ranker, leave-one-paper-out (L2 {l2:g})"] = measures(held_out_rankings(cases, fixed), cases)
+        out[f"ranker, leave-one-paper-out ({config.features}, L2 {config.l2:g})"] = measures(
+            held_out_rankings(cases, fixed), cases)
     if bundle_weights:
         out["bundle ranker weights (in-sample)"] = measures(
             {c.name: ranking(c.numbers, combine(c.values, bundle_weights)[0]) for c in cases}, cases)

@@ -23,10 +23,21 @@ from core.figures.figure_rank import (
     rank_figures,
     scale_within_paper,
     shared_words,
+    strongest,
 )
 from core.model_api import CaptionScorer
 from models.datasets.figure_gold import FigureGold
-from models.figure_eval import GoldCase, dev_report, held_out_rankings, measures, nested_fit
+from models.figure_eval import (
+    CONFIGS,
+    FEATURE_SETS,
+    NESTED,
+    GoldCase,
+    dev_report,
+    held_out_rankings,
+    measures,
+    nested_fit,
+    select_config,
+)
 from models.metrics import average_precision, reciprocal_rank
 from tests.paper_factory import make_paper
 
@@ -294,9 +305,11 @@ def test_nested_selection_never_sees_the_held_out_paper(monkeypatch: pytest.Monk
 def test_the_report_has_every_method_overall_and_per_field() -> None:
     report = dev_report(_cases(8), {"diagram": 1.0})
     assert "first figure" in report and "previous ranker (issue 14 weights)" in report
-    assert "ranker, leave-one-paper-out (nested L2)" in report
+    assert NESTED in report
     assert "bundle ranker weights (in-sample)" in report
-    row = report["ranker, leave-one-paper-out (nested L2)"]
+    for config in CONFIGS:  # every configuration the selection chooses from, on its own
+        assert f"ranker, leave-one-paper-out ({config.features}, L2 {config.l2:g})" in report
+    row = report[NESTED]
     assert set(row) == {"all", "biomedical", "CS", "physical", "social"}
     assert row["all"]["papers"] == 8 and row["biomedical"]["papers"] == 2
     assert report["bundle ranker weights (in-sample)"]["all"]["mrr_top1"] == 1.0
@@ -308,3 +321,46 @@ def test_measures_leave_out_single_figure_papers() -> None:
                    ["1"], np.zeros((1, len(FEATURES))))
     rankings = {c.name: list(c.numbers) for c in [*cases, one]}
     assert measures(rankings, [*cases, one])["all"]["papers"] == 2
+
+
+# -- session 13: relative evidence, and the feature set chosen inside the leave-one-paper-out -------------
+def test_the_strongest_overview_cue_marks_only_the_strongest_captions() -> None:
+    assert strongest([0.0, 0.5, 1.0, 1.0]) == [0.0, 0.0, 1.0, 1.0]
+    assert strongest([0.0, 0.5]) == [0.0, 1.0]  # a cue later in the caption, when no caption has more
+    assert strongest([0.0, 0.0]) == [0.0, 0.0]  # no caption names an overview: no evidence
+    assert strongest([]) == []
+    paper = paper_with_figures()
+    feats = figure_features(paper, WordScorer(), looks=[FigureLook(), FigureLook()])
+    assert list(feats.column("overview_strongest")) == [0.0, 1.0]  # "Overview of the citation encoder …"
+    paper.figures[0].caption = "Figure 1: Overview of the venues."  # now both captions open with the cue
+    feats = figure_features(paper, WordScorer(), looks=[FigureLook(), FigureLook()])
+    assert list(feats.column("overview_strongest")) == [1.0, 1.0]
+
+
+def _overview_papers(seed: int, n: int = 8) -> list[LabelledPaper]:
+    """Synthetic papers whose readers pick the figure with the strongest overview cue, every other
+    feature noise: only a feature set with ``overview_strongest`` can learn them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in range(n):
+        values = rng.normal(size=(4, len(FEATURES)))
+        values[:, FEATURES.index("overview_strongest")] = 0.0
+        pick = int(rng.integers(4))
+        values[pick, FEATURES.index("overview_strongest")] = 1.0
+        numbers = [str(i + 1) for i in range(4)]
+        rest = [numbers[i] for i in range(4) if i != pick]
+        out.append(LabelledPaper(f"p{p}", numbers, values, [numbers[pick], *rest[:2]]))
+    return out
+
+
+def test_the_selection_chooses_the_feature_set_by_leave_one_paper_out() -> None:
+    papers = _overview_papers(4)
+    config, scores = select_config(papers)
+    assert "overview_strongest" in FEATURE_SETS[config.features]
+    assert "overview_strongest" not in FEATURE_SETS["every feature (issue 25)"]
+    assert len(scores) == len(CONFIGS) == len({(c.features, c.l2) for c in CONFIGS})
+    with_cue = [v for k, v in scores.items() if k.startswith("issue 25 + strongest overview cue")]
+    without = [v for k, v in scores.items() if k.startswith("every feature (issue 25)")]
+    assert min(with_cue) > max(without)
+    weights = nested_fit(papers)
+    assert max(weights, key=lambda k: abs(weights[k])) == "overview_strongest"

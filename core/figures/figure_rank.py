@@ -19,7 +19,10 @@ Each candidate figure gets features, and the ranking is a weighted sum of them:
   (a mention calls it an overview or summary), ``mentioned_early`` (in the abstract or
   introduction), ``mentioned_late`` (in the discussion or conclusion), ``first_mention`` (where
   the first mention sits, 0 start … 1 end or never);
-* where it sits: ``first_page``, ``last_figure``, ``appendix``.
+* where it sits: ``first_page``, ``last_figure``, ``appendix``;
+* relative evidence (session 13): ``overview_strongest`` (1 for the figure(s) whose caption has the
+  paper's strongest overview cue, when any caption has one: an overview cue says more when the paper's
+  other captions lack it).
 
 The issue-14 features (:data:`WITHIN_PAPER`) are centred and scaled within the paper (a ranking only
 compares a paper's own figures); the others are used as they are (each is 0–1 or a small log), so a
@@ -64,7 +67,9 @@ TEXT_FEATURES = ("caption_overview", "caption_detail", "caption_result", "captio
                  "series", "series_later", "mention_overview", "mentioned_early", "mentioned_late",
                  "first_mention")
 PLACE_FEATURES = ("first_page", "last_figure", "appendix")
-FEATURES = (*SCORER_FEATURES, *PRIOR_FEATURES, *LOOK_FEATURES, *TEXT_FEATURES, *PLACE_FEATURES)
+RELATIVE_FEATURES = ("overview_strongest",)
+FEATURES = (*SCORER_FEATURES, *PRIOR_FEATURES, *LOOK_FEATURES, *TEXT_FEATURES, *PLACE_FEATURES,
+            *RELATIVE_FEATURES)
 WITHIN_PAPER = frozenset((*SCORER_FEATURES, *PRIOR_FEATURES))  # scaled within the paper (issue 14)
 # Without fitted weights: the scorer alone (what the untrained baseline also uses).
 SCORER_ONLY = {"caption_match": 1.0}
@@ -269,6 +274,7 @@ def figure_features(paper: Paper, scorer: CaptionScorer, include_tables: bool = 
     put("caption_overview", [c[0] for c in cues])
     put("caption_detail", [c[1] for c in cues])
     put("caption_result", [c[2] for c in cues])
+    put("overview_strongest", strongest([c[0] for c in cues]))
     put("caption_length", [np.log1p(len(b.split())) for b in bodies])
     put("title_overlap", [title_overlap(paper.title, b) for b in bodies])
     series, later = caption_series(bodies, order)
@@ -284,6 +290,12 @@ def figure_features(paper: Paper, scorer: CaptionScorer, include_tables: bool = 
     put("appendix", [1.0 if is_appendix_page(paper, f.page) else 0.0 for f in figures])
     best = [query[int(per_sentence[:, i].argmax())] if len(per_sentence) else "" for i in range(n)]
     return FigureFeatures(figures, values, best, label, " ".join(query), looks, profiles)
+
+
+def strongest(values: Sequence[float]) -> list[float]:
+    """1 for the values equal to the largest one, when it is above 0; else 0 (ties all get 1)."""
+    top = max(values, default=0.0)
+    return [1.0 if top > 1e-9 and v >= top - 1e-9 else 0.0 for v in values]
 
 
 def _look_row(look: FigureLook, paper: Paper, figure: Figure) -> list[float]:

@@ -12,8 +12,9 @@
    reader's first choice, MAP of the reader's top 3 and P@1, overall and per field (biomedical, CS,
    physical, social; v1 counts as CS), for "pick the first figure", the caption–text scorer alone,
    the previous ranker (issue 14) and the ranker of issue 25 — leave-one-paper-out (each paper ranked
-   with weights fitted on the others; the L2 strength chosen inside, on the others, too), since the
-   weights are fitted on these same papers. The bundle's own weights are shown in-sample, labelled so.
+   with weights fitted on the others; the feature set and the L2 strength chosen inside, on the others,
+   too), since the weights are fitted on these same papers; each configuration it chooses from is shown
+   on its own as well. The bundle's own weights are shown in-sample, labelled so.
    ``--save-ranker`` fits the ranker on every paper of the chosen set and writes it into the bundle.
 
 Limits: the dev set is 64 papers labelled by language-model annotators (agreement in the README);
@@ -164,11 +165,13 @@ def _print_dev(block: dict[str, Any]) -> None:
     print(f"Graphical-abstract dev set {block['gold']} (papers with two or more figures: "
           + ", ".join(f"{g} {counts[g]['papers']}" for g in groups) + ")")
     print("  MRR of the reader's top-1 / MAP of the top 3 / P@1")
-    print(f"  {'method':<44}" + "".join(f"{g:>21}" for g in groups))
+    width = max(44, *(len(name) for name in methods))
+    print(f"  {'method':<{width}}" + "".join(f"{g:>21}" for g in groups))
     for name, row in methods.items():
         cells = "".join(f"{row[g]['mrr_top1']:>7.3f}{row[g]['map_top3']:>7.3f}{row[g]['p_at_1']:>7.3f}"
                         for g in groups)
-        print(f"  {name:<44}{cells}")
+        print(f"  {name:<{width}}{cells}")
     if "saved_ranker" in block:
         saved = block["saved_ranker"]
-        print(f"Saved the ranker (L2 {saved['selected']['l2']:g}) into {saved['bundle']}")
+        print(f"Saved the ranker ({saved['selected']['features']}, L2 {saved['selected']['l2']:g}) "
+              f"into {saved['bundle']}")
