@@ -34,6 +34,7 @@ from core.errors import ModelError
 from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
+from models.function_prior import RolePrior
 from models.role_calibration import apply_temperatures
 from models.roles import RolePrediction
 
@@ -210,6 +211,10 @@ class EncoderModel:
         self.function_threshold = float(functions.get("threshold", 0.0))
         self.function_dim = int(functions.get("embedding_dim", 0))
         self._role_temperatures = self._temperatures_by_kind(manifest)
+        # Functions reweighted by the contextual role probabilities (models/function_prior.py).
+        self._function_prior = RolePrior.from_manifest(functions, self.labels)
+        if self._function_prior is not None and self._function_prior.alpha > 0:
+            self.function_threshold = self._function_prior.threshold
 
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
@@ -489,8 +494,10 @@ class EncoderModel:
         if self._role_temperatures is not None and kinds is not None and len(logits):
             uncalibrated = probabilities
             probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
-        return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels,
-                                None if function_logits is None else softmax(function_logits),
+        function_probabilities = None if function_logits is None else softmax(function_logits)
+        if function_probabilities is not None and self._function_prior is not None:
+            function_probabilities = self._function_prior.apply(function_probabilities, probabilities)
+        return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels, function_probabilities,
                                 self.function_ids, self.function_threshold, adapter_features,
                                 uncalibrated_probabilities=uncalibrated)
 

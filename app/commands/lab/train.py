@@ -12,6 +12,7 @@ MODULES = (
     "app.commands.lab.train_figures",
     "app.commands.lab.train_corrections",
     "app.commands.lab.train_calibrate",
+    "app.commands.lab.train_function_prior",
 )
 
 

@@ -1,0 +1,68 @@
+"""``rhetorica train function-prior``: fit how much the contextual role probabilities reweight the
+function probabilities (``models/function_prior.py``), on dev data, into the bundle's manifest.
+
+No torch and no re-export: ``alpha``, the "none" threshold after reweighting and each function's role are
+written into ``context.functions.role_prior`` and applied by the runtime."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from app.commands._options import add_model_options, input_folder
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "function-prior", help="fit the role prior on function probabilities of a bundle, on dev data",
+        description="Encode the annotated corpus's dev runs as the app feeds sentences (with section kinds "
+        "and neighbours), then choose alpha in p(f) ∝ p_head(f) · p_role(role(f))^alpha and the 'none' "
+        "threshold for function accuracy on those sentences; write them into the bundle's manifest "
+        "(run it after calibrate-roles: it reads the calibrated role probabilities). Never a test split.")
+    parser.add_argument("--bundle", type=input_folder, required=True, help="bundle to fit (in place)")
+    add_model_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import tomllib
+
+    import numpy as np
+
+    from core.errors import RhetoricaError
+    from core.paths import resources_dir
+    from models.bundle import read_manifest, write_manifest
+    from models.datasets.annotated_corpus import annotated_runs
+    from models.encoder import load_model
+    from models.function_prior import fit_role_prior
+
+    manifest = read_manifest(args.bundle)
+    functions = dict(manifest.context.get("functions", {}))
+    if not functions.get("ids"):
+        raise RhetoricaError(f"{args.bundle}: this bundle has no function head")
+    functions.pop("role_prior", None)
+    manifest.context = {**manifest.context, "functions": functions}
+    write_manifest(args.bundle, manifest, tuple(manifest.files))  # fit on the model without a prior
+    taxonomy = tomllib.loads((resources_dir() / "functions" / "taxonomy.toml").read_text(encoding="utf-8"))
+    role_of = {str(f["id"]): str(f["role"]) for f in taxonomy["function"]}
+    ids = [str(i) for i in functions["ids"]]
+    model = load_model(args.bundle, device=args.device, threads=args.threads)
+    missing = [i for i in ids if role_of.get(i) not in model.labels]
+    if missing:
+        raise RhetoricaError(f"{args.bundle}: functions without a role the model labels: "
+                             f"{', '.join(missing)}")
+    runs = annotated_runs("dev")
+    encodings = model.encode_documents([([c.text for c in r], [c.section_kind for c in r]) for r in runs],
+                                       with_embeddings=False)
+    function_p = np.vstack([e.function_probabilities for e in encodings
+                            if e.function_probabilities is not None])
+    role_p = np.vstack([e.probabilities for e in encodings])
+    gold = [c.function for run in runs for c in run]
+    columns = np.array([list(model.labels).index(role_of[i]) for i in ids], dtype=np.int64)
+    _, record = fit_role_prior(function_p, role_p, gold, ids, columns)
+    record = {**record, "dev": ["annotated:dev"], "roles": [role_of[i] for i in ids]}
+    functions["role_prior"] = record
+    manifest.context = {**manifest.context, "functions": functions}
+    write_manifest(args.bundle, manifest, tuple(manifest.files))
+    print(json.dumps({k: v for k, v in record.items() if k != "roles"}, indent=2))
+    return 0

@@ -1,0 +1,68 @@
+"""The role prior on function probabilities (models/function_prior.py): reweighting, its fit on dev
+sentences, and reading it from a manifest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.function_prior import RolePrior, best_threshold, fit_role_prior
+
+IDS = ["limitation", "gap-neglected", "aim"]
+LABELS = ("background", "objective", "conclusion")
+COLUMNS = np.array([2, 0, 1])  # limitation: conclusion, gap: background, aim: objective
+
+
+def test_the_contextual_role_decides_between_functions_the_head_confuses() -> None:
+    head = np.array([[0.45, 0.50, 0.05]])  # the head leans to "gap in earlier work"
+    roles = np.array([[0.1, 0.1, 0.8]])  # the context says conclusion (a discussion)
+    out = RolePrior(1.0, 0.0, COLUMNS).apply(head, roles)
+    assert out.argmax() == 0 and out.sum() == pytest.approx(1.0)
+    assert np.allclose(RolePrior(0.0, 0.0, COLUMNS).apply(head, roles), head)  # alpha 0: unchanged
+
+
+def test_the_fit_prefers_the_prior_when_roles_carry_the_evidence() -> None:
+    rng = np.random.default_rng(0)
+    n = 200
+    gold_index = rng.integers(0, 2, n)  # limitation or gap, which the head cannot tell apart
+    head = np.tile([0.48, 0.47, 0.05], (n, 1))
+    roles = np.where(gold_index[:, None] == 0, [0.1, 0.1, 0.8], [0.8, 0.1, 0.1])
+    gold = [IDS[i] for i in gold_index]
+    prior, record = fit_role_prior(head, roles, gold, IDS, COLUMNS)
+    assert prior.alpha > 0 and record["dev_accuracy"] == 1.0 and record["dev_accuracy_alpha0"] < 0.6
+    _, useless = fit_role_prior(head, np.full((n, 3), 1 / 3), gold, IDS, COLUMNS)
+    assert useless["alpha"] == 0.0  # flat roles: ties go to the smaller alpha
+
+
+def test_the_none_threshold_is_chosen_for_accuracy() -> None:
+    probabilities = np.array([[0.9, 0.05, 0.05], [0.3, 0.35, 0.35], [0.2, 0.5, 0.3]])
+    threshold, accuracy = best_threshold(probabilities, IDS, ["limitation", "none", "gap-neglected"])
+    assert 0.35 < threshold <= 0.5 and accuracy == 1.0
+
+
+def test_a_manifest_prior_is_read_only_when_it_matches_the_bundle() -> None:
+    record = {"alpha": 1.0, "threshold": 0.3, "roles": ["conclusion", "background", "objective"]}
+    prior = RolePrior.from_manifest({"ids": IDS, "role_prior": record}, LABELS)
+    assert prior is not None and list(prior.role_columns) == [2, 0, 1] and prior.threshold == 0.3
+    assert RolePrior.from_manifest({"ids": IDS}, LABELS) is None
+    assert RolePrior.from_manifest({"ids": IDS[:2], "role_prior": record}, LABELS) is None  # length
+    bad = {**record, "roles": ["conclusion", "background", "mystery"]}
+    assert RolePrior.from_manifest({"ids": IDS, "role_prior": bad}, LABELS) is None
+
+
+def test_the_runtime_applies_the_shipped_prior_to_every_encoding() -> None:
+    from models.encoder import load_model
+
+    model = load_model(None, device="cpu", threads=1)
+    prior = model._function_prior
+    if prior is None or prior.alpha == 0:
+        pytest.skip("the shipped bundle has no role prior")
+    sentences = ["One limitation of this study is the small sample.", "Future work should test more sites."]
+    encoding = model.encode_document(sentences, "discussion")
+    manifest_free = load_model(None, device="cpu", threads=1)
+    manifest_free._function_prior = None
+    raw = manifest_free.encode_document(sentences, "discussion")
+    assert raw.function_probabilities is not None and encoding.function_probabilities is not None
+    expected = prior.apply(raw.function_probabilities, raw.probabilities)
+    assert np.allclose(encoding.function_probabilities, expected, atol=1e-5)
+    assert encoding.function_threshold == pytest.approx(prior.threshold)
