@@ -4,7 +4,9 @@ worker threads (labelling; suggestions, whose SQLite sources stay on the thread 
 ``rhetorica bench lsp`` and the tests call it directly.
 
 The model is loaded once by the caller and handed in; the suggestion sources (phrase corpus, library)
-are opened on first use and kept until the settings name other ones.
+are :mod:`core.phrasing.suggestion_sources`' (the same folders, opening and search as ``rhetorica
+suggest`` and the GUI's Suggestions panel), opened on first use and kept while the settings lead to the
+same folders.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.lsp.drafts import Document, DocumentUnreadable, read_document
@@ -26,7 +30,8 @@ from app.lsp.summary import SectionCheck, section_checks
 if TYPE_CHECKING:  # pragma: no cover
     from core.labelling.sentence_context import SentenceContext
     from core.model_api import RoleModel
-    from core.phrasing.suggest import Source, SuggestionResult
+    from core.phrasing.suggest import SuggestionResult
+    from core.phrasing.suggestion_sources import OpenSources
 
 MAX_CHARS = 2_000_000  # a longer text is not labelled (one diagnostic says so)
 SUGGESTION_CACHE = 256
@@ -59,7 +64,8 @@ class DraftEngine:
         self.model = model
         self.settings = settings or LspSettings()
         self.labeller = ParagraphLabeller(model)
-        self._sources: list[Source] | None = None
+        self._opened: OpenSources | None = None
+        self._closing = ExitStack()  # closes the opened libraries
         self._sources_key: tuple[Any, ...] | None = None
         self._sources_note = ""
         self._suggestions: OrderedDict[tuple[Any, ...], SuggestionResult] = OrderedDict()
@@ -107,34 +113,36 @@ class DraftEngine:
 
     def suggestions(self, labelled: LabelledDocument, index: int) -> tuple[SuggestionResult | None, str]:
         """(the top ``settings.suggestions`` suggestions for sentence ``index``, or None with a note
-        saying why there are none)."""
+        saying why there are none; with suggestions, the note names a library left out because it
+        cannot be read)."""
         from core.errors import RhetoricaError
-        from core.phrasing.suggest import suggest
+        from core.phrasing.suggestion_sources import SuggestionRequest, available_templater, search
 
         k = self.settings.suggestions
         if k == 0:
             return None, ""
         try:
-            sources = self._open_sources()
+            opened = self._open_sources()
         except (RhetoricaError, OSError) as error:
-            return None, f"no suggestions: {' '.join(str(error).split())}"
-        if not sources:
+            return None, _no_suggestions(error)
+        if not opened.sources:
             return None, self._sources_note
         context = self.context_of(labelled, index)
         key = (context, k, self._sources_key)
         with self._lock:
             if key in self._suggestions:
                 self._suggestions.move_to_end(key)
-                return self._suggestions[key], ""
+                return self._suggestions[key], _left_out_note(opened)
         try:
-            result = suggest(context.text, self.model, sources, k, templater=_templater(), context=context)
+            result = search(opened, SuggestionRequest(context.text, k, context=context), self.model,
+                            available_templater())
         except (RhetoricaError, OSError) as error:
-            return None, f"no suggestions: {' '.join(str(error).split())}"
+            return None, _no_suggestions(error)
         with self._lock:
             self._suggestions[key] = result
             while len(self._suggestions) > SUGGESTION_CACHE:
                 self._suggestions.popitem(last=False)
-        return result, ""
+        return result, _left_out_note(opened)
 
     def hover(self, labelled: LabelledDocument, index: int) -> str:
         """The hover's Markdown for sentence ``index`` (suggestions included)."""
@@ -150,38 +158,31 @@ class DraftEngine:
         size = end - first
         return f"in its paragraph ({size} sentence{'s' if size != 1 else ''}) {where}"
 
-    def _open_sources(self) -> list[Source]:
-        from core.paths import corpus_dir, library_dir
-        from core.phrasing.suggest import has_sentences, open_source
+    def _open_sources(self) -> OpenSources:
+        """The settings' sources: ``core.phrasing.suggestion_sources.source_folders`` (the folders that
+        hold sentences, looked for at each query as ``rhetorica suggest`` does: a library added or a
+        phrase corpus grown since is read) opened with ``opened_sources`` (a library that cannot be read
+        is left out while the phrase corpus answers), kept open while the folders stay the same."""
+        from core.phrasing.suggestion_sources import ADD_SOURCES, opened_sources, source_folders
 
         settings = self.settings
-        key = (settings.sources, settings.corpus, settings.library)
-        if self._sources is not None and key == self._sources_key:
-            return self._sources
+        folders = source_folders(settings.sources, _folder(settings.corpus), _folder(settings.library))
+        key = (settings.sources, tuple(folders))
+        if self._opened is not None and key == self._sources_key:
+            return self._opened
         self.close()
-        wanted = [("corpus", settings.corpus or corpus_dir()), ("library", settings.library or library_dir())]
-        folders = [(kind, folder) for kind, folder in wanted
-                   if settings.sources in (kind, "all") and has_sentences(folder)]
-        self._sources_note = (
-            "no suggestions: suggestions are off (sources: none)" if settings.sources == "none"
-            else "no suggestions: build the phrase corpus with 'rhetorica corpus build' or add papers with "
-                 "'rhetorica library add PDF…'")
-        opened: list[Source] = []
-        try:
-            for kind, folder in folders:
-                opened.append(open_source(kind, folder, self.model))
-        except BaseException:
-            for source in opened:
-                source.library.close()
-            raise
-        self._sources, self._sources_key = opened, key
-        return opened
+        self._sources_note = ("no suggestions: suggestions are off (sources: none)"
+                              if settings.sources == "none" else f"no suggestions: {ADD_SOURCES}")
+        closing = ExitStack()
+        self._opened = closing.enter_context(opened_sources(folders, self.model))
+        self._closing, self._sources_key = closing, key
+        return self._opened
 
     def close(self) -> None:
-        """Close the suggestion sources (they are opened again when needed)."""
-        for source in self._sources or []:
-            source.library.close()
-        self._sources = None
+        """Close the suggestion sources (they are opened again when needed; phrase-corpus packs stay in
+        ``core.phrasing.suggestion_sources.PACKS``)."""
+        self._closing.close()
+        self._opened = None
         self._sources_key = None
         with self._lock:
             self._suggestions.clear()
@@ -199,9 +200,15 @@ def _offset_of(error: Exception, text: str) -> int:
     return positions.line_bounds(min(max(line, 0), positions.line_count - 1))[0]
 
 
-def _templater() -> Any:
-    try:
-        from core.phrasing.templates import default_lexicon_path, template_of
-    except ImportError:  # pragma: no cover - the templater ships with core
-        return None
-    return template_of if default_lexicon_path().is_file() else None
+def _folder(setting: str | None) -> Path | None:
+    return Path(setting) if setting else None
+
+
+def _no_suggestions(error: Exception) -> str:
+    return f"no suggestions: {' '.join(str(error).split())}"
+
+
+def _left_out_note(opened: OpenSources) -> str:
+    """The first library left out of the suggestions because it cannot be read ("" when none)."""
+    return "".join(f"suggestions from the phrase corpus only: {' '.join(str(error).split())}"
+                   for error in opened.left_out[:1])

@@ -12,6 +12,10 @@
   the paper record the title was read from (the library is read once per paper, not twice);
 - :func:`find_suggestions`: open, search, close, in one call (a background job's body: SQLite
   connections belong to the thread that opened them).
+
+Its callers: ``rhetorica suggest``, the GUI's Suggestions panel, the language server
+(``app.lsp.engine``: sources opened once and kept until its settings name others) and
+``rhetorica bench suggest``.
 """
 
 from __future__ import annotations
@@ -61,12 +65,16 @@ def available_templater() -> Templater | None:
     return template_of if default_lexicon_path().is_file() else None
 
 
+# how to get something to suggest from (NoSources's message; the language server's note)
+ADD_SOURCES = ("build the phrase corpus with 'rhetorica corpus build' or add papers with "
+               "'rhetorica library add PDF…'")
+
+
 class NoSources(RhetoricaError):
     """There is no phrase corpus or library to suggest from."""
 
     def __init__(self) -> None:
-        super().__init__("nothing to suggest from: build the phrase corpus with 'rhetorica corpus build' or "
-                         "add papers with 'rhetorica library add PDF…'")
+        super().__init__(f"nothing to suggest from: {ADD_SOURCES}")
 
 
 @dataclass(frozen=True)

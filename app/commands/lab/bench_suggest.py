@@ -1,10 +1,11 @@
 """``rhetorica bench suggest``: how soon suggestions are usable on a fresh start, and how fast they come.
 
 Measured in one fresh process, as the app meets them: loading the model bundle, opening the phrase
-corpus (and the library when given), then the first query (cold), then ``--queries`` more one at a
-time (p50 / p95 / max), each a full :func:`core.phrasing.suggest.suggest` call (query labelling and
-embedding, search, filters, MMR, templates). Queries are the sentences of the bundled sample paper
-(or ``--input FILE``, one per line), never the corpus's own sentences.
+corpus (and the library when given) with :mod:`core.phrasing.suggestion_sources` (the folders, opening
+and search that ``rhetorica suggest``, the GUI and the language server use), then the first query
+(cold), then ``--queries`` more one at a time (p50 / p95 / max), each a full search (query labelling
+and embedding, search, filters, MMR, templates, library PDF paths). Queries are the sentences of the
+bundled sample paper (or ``--input FILE``, one per line), never the corpus's own sentences.
 
 ``--scale N`` measures the same at N sentences: the corpus's real function vectors replicated with
 small Gaussian noise (``--noise``, per dimension σ/√d, re-normalised) up to N, searched through an
@@ -101,7 +102,7 @@ class ReplicatedCorpus:
         return self.pack.paper(paper_id)
 
     def close(self) -> None:
-        self.pack.close()
+        """Nothing to close: the pack is ``core.phrasing.suggestion_sources.PACKS``'s, kept open."""
 
 
 def _peak_rss_mb() -> float:
@@ -130,42 +131,44 @@ def run(args: argparse.Namespace) -> int:
 
     queries = _queries(args)  # parsed before the clock starts: the app has the paper open already
     started = time.perf_counter()
-    from core.paths import corpus_dir
-    from core.phrasing.suggest import open_source, suggest
+    from core.phrasing.suggestion_sources import (
+        NoSources,
+        SuggestionRequest,
+        available_templater,
+        opened_sources,
+        search,
+        source_folders,
+    )
     from models.encoder import load_model
 
     model = load_model(args.model, device="cpu", threads=args.threads)
     loaded_model = time.perf_counter()
-    sources = [open_source("corpus", args.corpus or corpus_dir(), model)]
-    build_seconds = None
-    if args.scale:
-        from core.phrasing.suggest import Source
-
-        replicated = ReplicatedCorpus(sources[0].library, args.scale, args.noise)
-        build_seconds = replicated.build_seconds
-        sources = [Source("corpus", replicated)]
-    if args.library is not None:
-        sources.append(open_source("library", args.library, model))
-    opened = time.perf_counter()
-    templater = _templater()
-    first = suggest(queries[0], model, sources, args.k, templater=templater)
-    first_done = time.perf_counter()
-    latencies = []
-    counts = [len(first.suggestions)]
-    for query in queries[1:]:
-        tick = time.perf_counter()
-        result = suggest(query, model, sources, args.k, templater=templater)
-        latencies.append(time.perf_counter() - tick)
-        counts.append(len(result.suggestions))
-    sizes = {s.kind: _sentence_count(s.library) for s in sources}
+    # the phrase corpus, and a library only when one is given (never the user's own)
+    folders = source_folders("corpus" if args.library is None else "all", args.corpus, args.library)
+    if not folders:
+        raise NoSources()
+    with opened_sources(folders, model) as opened:
+        build_seconds = _replicate(opened.sources, args) if args.scale else None
+        sources_open = time.perf_counter()
+        templater = available_templater()
+        first = search(opened, SuggestionRequest(queries[0], args.k), model, templater)
+        first_done = time.perf_counter()
+        latencies = []
+        counts = [len(first.suggestions)]
+        for query in queries[1:]:
+            tick = time.perf_counter()
+            result = search(opened, SuggestionRequest(query, args.k), model, templater)
+            latencies.append(time.perf_counter() - tick)
+            counts.append(len(result.suggestions))
+        sizes = {s.kind: _sentence_count(s.library) for s in opened.sources}
     report: dict[str, Any] = {
-        "corpus": str(args.corpus or corpus_dir()),
+        "corpus": str(dict(folders).get("corpus", "")) or None,  # the phrase corpus searched
         "sources": sizes,
         "model_id": model.model_id,
         "threads": args.threads,
         "seconds_to_model": round(loaded_model - started, 3),
-        "seconds_to_open_sources": round(opened - loaded_model, 3),
-        "seconds_first_query": round(first_done - opened, 3),
+        "seconds_to_open_sources": round(sources_open - loaded_model, 3),
+        "seconds_first_query": round(first_done - sources_open, 3),
         "seconds_to_first_suggestions": round(first_done - started, 3),
         "queries": len(queries),
         "latency_ms": ({"p50": round(float(np.percentile(latencies, 50)) * 1000, 1),
@@ -179,20 +182,29 @@ def run(args: argparse.Namespace) -> int:
             f"{'-k' if k == 'k' else '--' + k.replace('_', '-')} {v}" for k, v in vars(args).items()
             if k not in ("func", "command", "bench_command", "json") and v is not None),
     }
-    for source in sources:
-        source.library.close()
     print(json.dumps(report, indent=2))
     if args.json is not None:
         write_output(args.json, json.dumps(report, indent=2) + "\n")
     return 0
 
 
+def _replicate(sources: list[Any], args: argparse.Namespace) -> float:
+    """Put the phrase corpus replicated to ``--scale`` sentences in its place in ``sources``; the
+    index's build time in seconds."""
+    from core.errors import RhetoricaError
+    from core.phrasing.suggest import Source
+
+    at = next((i for i, source in enumerate(sources) if source.kind == "corpus"), None)
+    if at is None:
+        raise RhetoricaError("bench suggest: --scale replicates the phrase corpus, and there is none to "
+                             "replicate (give --corpus FOLDER)")
+    replicated = ReplicatedCorpus(getattr(sources[at].library, "inner", sources[at].library), args.scale,
+                                  args.noise)
+    sources[at] = Source("corpus", replicated)
+    return replicated.build_seconds
+
+
 def _sentence_count(source: Any) -> int:
+    source = getattr(source, "inner", source)  # the opened source behind RememberedPapers
     store = getattr(source, "store", None)  # a library; a pack knows its length
     return int(store.sentence_count()) if store is not None else len(source)
-
-
-def _templater() -> Any:
-    from core.phrasing.templates import template_of
-
-    return template_of
