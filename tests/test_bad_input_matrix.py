@@ -457,8 +457,8 @@ def _cases() -> list[Case]:
         # a damaged index is rebuilt from the database, which records the new index's size and checksum
         rewrites = (
             (
-                "lib/content.hnsw",
-                "lib/function.hnsw",
+                "lib/content.ann",
+                "lib/function.ann",
                 "lib/library.sqlite3",
                 "lib/library.sqlite3-wal",
                 "lib/library.sqlite3-shm",
@@ -650,7 +650,7 @@ def _prepare(case: Case, w: Path, t: Path) -> None:
         if damage == "flipped-db":
             _flip_pages(db)
         elif damage == "flipped-index":
-            for name in ("content.hnsw", "function.hnsw"):
+            for name in ("content.ann", "function.ann"):
                 if (t / "lib" / name).is_file():
                     _flip(t / "lib" / name)
         elif damage == "zero-db":

@@ -199,6 +199,6 @@ def test_a_damaged_index_is_rebuilt_not_read_and_the_status_says_so(qtbot, bundl
     scramble(index, index.stat().st_size // 2, 2048)
     for panel in suggestions_panel(qtbot, bundle):
         _search(qtbot, panel)
-        assert panel.rows() and "function.hnsw is damaged" in panel.status.text()
+        assert panel.rows() and "function.ann is damaged" in panel.status.text()
         _search(qtbot, panel)  # rebuilt and saved: quiet from then on
         assert panel.notes == [] and "damaged" not in panel.status.text()

@@ -72,13 +72,13 @@ def test_a_healthy_library_needs_nothing_and_a_bad_index_is_rebuilt(
     assert main(["library", "doctor", "--library", str(library)]) == 0
     out = capsys.readouterr().out
     assert f"database {library / DATABASE_NAME}: ok ({PAPERS} papers, {5 * PAPERS} sentences)" in out
-    assert "index function.hnsw: ok" in out and "nothing to repair" in out
+    assert "index function.ann: ok" in out and "nothing to repair" in out
     scramble(library / INDEX_FILES["function"], 1000, 500)
     assert main(["library", "doctor", "--check", "--library", str(library)]) == 1
-    assert "index function.hnsw: is damaged (its checksum does not match" in capsys.readouterr().out
+    assert "index function.ann: is damaged (its checksum does not match" in capsys.readouterr().out
     report = repair(library)
     assert report.complete
-    assert report.done == [f"rebuilt function.hnsw from the database ({5 * PAPERS:,} sentences)"]
+    assert report.done == [f"rebuilt function.ann from the database ({5 * PAPERS:,} sentences)"]
     assert diagnose(library).healthy and not damaged_copies(library)
 
 
@@ -181,7 +181,7 @@ def test_an_empty_database_is_restored_from_a_kept_copy_or_started_again(
     (library / DATABASE_NAME).write_bytes(b"")
     assert main(["library", "doctor", "--library", str(library)]) == 1
     out = capsys.readouterr().out
-    assert "EMPTY, but a library was here (library.json, content.hnsw, function.hnsw)" in out
+    assert "EMPTY, but a library was here (library.json, content.ann, function.ann)" in out
     assert "started the library again, empty" in out and "add them again" in out
     assert [p.stat().st_size for p in library.glob(f"{DATABASE_NAME}.damaged-*")] == [0]  # kept, not deleted
     assert not (library / INDEX_FILES["content"]).exists()  # the stale indexes went with the papers

@@ -1,6 +1,7 @@
-"""A library saved by an earlier version (hnswlib index files, with their integrity records) opens in
-this one: each index is rebuilt from the database in the faiss engine, once, with one notice, and
-answers as exact search does; adding and removing papers then keeps the new index in step."""
+"""A library saved by an earlier version (hnswlib index files named content.hnsw / function.hnsw, with
+their integrity records) opens in this one: each index is rebuilt from the database in the faiss
+engine, once, with one notice, under today's name (content.ann / function.ann; the earlier file is
+gone), and answers as exact search does; adding and removing papers then keeps the new index in step."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ pytest.importorskip("faiss")
 from core.library.ann_index import MAGIC, IvfSq8Index
 from core.library.index import HnswIndex
 from core.library.library import INDEX_FILES, Library, exact_reference
+from core.library.store import EARLIER_INDEX_FILES
 from tests.library_damage import build_library, rows, write_rows
 from tests.tiny_bundle import make_tiny_bundle
 
@@ -28,15 +30,16 @@ def model(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
 
 
 def _as_an_earlier_version_saved_it(folder: Path) -> None:
-    """Replace each index file by the hnswlib index the earlier version wrote, with the records
-    it kept (count and integrity record of the file)."""
+    """Replace each index file by the hnswlib index the earlier version wrote, under the name it
+    gave it, with the records it kept (count and integrity record of the file)."""
     with Library(folder) as library:
-        for view, name in INDEX_FILES.items():
+        for view, name in EARLIER_INDEX_FILES.items():
             vectors = list(library.store.vectors(view))
             ids = np.concatenate([i for i, _ in vectors])
             old = HnswIndex(int(vectors[0][1].shape[1]), capacity=len(ids))
             old.add(ids, np.concatenate([v for _, v in vectors]))
             record = old.save(folder / name)
+            (folder / INDEX_FILES[view]).unlink()
             library.store.set_metas({f"index.{view}.count": str(len(old)),
                                      f"index.{view}.file": record.to_json()})
 
@@ -45,21 +48,22 @@ def test_an_hnswlib_library_is_rebuilt_once_and_answers_as_exact_search(  # type
         model, tmp_path: Path) -> None:
     folder = build_library(tmp_path / "lib", model, papers=30)
     _as_an_earlier_version_saved_it(folder)
-    assert not (folder / INDEX_FILES["content"]).read_bytes().startswith(MAGIC)
+    assert not (folder / "content.hnsw").read_bytes().startswith(MAGIC)
+    assert not any(p.suffix == ".ann" for p in folder.iterdir())
     heard: list[str] = []
     query = model.embed(["We propose a new method."])
     with Library(folder, on_notice=heard.append) as library:
         index = library.index("content")
         assert isinstance(index, IvfSq8Index) and len(index) == 150
-        assert len(heard) == 1 and "content.hnsw" in heard[0]
-        assert "hnswlib index of an earlier version" in heard[0]
-        assert "rebuilt it from the database (150 sentences)" in heard[0]
+        assert heard == ["the library index content.ann (until now content.hnsw) is an hnswlib index of "
+                         "an earlier version: rebuilt it from the database (150 sentences)"]
         reference = exact_reference(library, "content")
         assert reference is not None
         assert library.search("content", query, 10)[0].tolist() == reference.search(query, 10)[0].tolist()
         assert isinstance(library.index("function"), IvfSq8Index) and len(heard) == 2
     for name in INDEX_FILES.values():
         assert (folder / name).read_bytes().startswith(MAGIC)
+    assert not any(p.suffix == ".hnsw" or p.name.startswith(".") for p in folder.iterdir())
     with Library(folder, on_notice=heard.append) as library:  # put right once: quiet from then on
         assert len(library.index("content")) == 150 and len(heard) == 2
         more = [{**row, "id": f"more-{number}"} for number, row in enumerate(rows(2, seed=5))]

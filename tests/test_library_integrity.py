@@ -69,7 +69,7 @@ def test_each_saved_index_has_a_record_that_matches_its_file(library: Path) -> N
             assert check_index_file(path, record, 600) is None
             assert check_index_file(path, record, 601) is not None  # out of step with the database
             assert check_index_file(path, None, 600) == "has no integrity record"
-            assert check_index_file(library / "nothing.hnsw", record, 600) == "is missing"
+            assert check_index_file(library / "nothing.ann", record, 600) == "is missing"
         assert lib.notices == []
     path = library / INDEX_FILES["content"]
     forged = {"sha256": "0" * 64, "size": path.stat().st_size, "count": 600}
@@ -86,7 +86,7 @@ def test_an_index_without_its_record_is_rebuilt_with_one_notice(library: Path) -
     with Library(library, on_notice=heard.append) as lib:
         assert len(lib.index("function")) == 600 and len(lib.index("content")) == 600
         assert heard == lib.notices and len(heard) == 1
-        assert heard[0].startswith("the library index function.hnsw has no integrity record: rebuilt it")
+        assert heard[0].startswith("the library index function.ann has no integrity record: rebuilt it")
         assert lib.index_record("function") is not None
     with Library(library) as lib:  # put right once: quiet from then on
         lib.index("function")
@@ -95,9 +95,9 @@ def test_an_index_without_its_record_is_rebuilt_with_one_notice(library: Path) -
 
 def test_a_damaged_function_index_is_rebuilt_before_it_is_read_and_answers_as_before(
         bundle: Path, pristine: Path, library: Path, tmp_path: Path) -> None:
-    """The reported crash: bytes flipped in the middle of function.hnsw (same size) made hnswlib
-    segfault in every `suggest` until `library rebuild`. Run in a child process: a crash is a return
-    code there."""
+    """The reported crash: bytes flipped in the middle of function.hnsw (function.ann now; same size)
+    made hnswlib segfault in every `suggest` until `library rebuild`. Run in a child process: a crash
+    is a return code there."""
     path = library / INDEX_FILES["function"]
     size = path.stat().st_size
     scramble(path, size // 2 - 2048, 4096)
@@ -107,7 +107,7 @@ def test_a_damaged_function_index_is_rebuilt_before_it_is_read_and_answers_as_be
     first = _suggest(bundle, library, tmp_path)
     assert first.returncode == 0, first.stderr  # was -11 (SIGSEGV)
     notes = [line for line in first.stderr.splitlines() if line.startswith("rhetorica: note:")]
-    assert len(notes) == 1 and "function.hnsw is damaged" in notes[0] and "rebuilt it" in notes[0]
+    assert len(notes) == 1 and "function.ann is damaged" in notes[0] and "rebuilt it" in notes[0]
     assert json.loads(first.stdout) == json.loads(reference.stdout)
     again = _suggest(bundle, library, tmp_path)  # the rebuilt file was saved with a new record
     assert again.returncode == 0 and "note" not in again.stderr
@@ -120,7 +120,7 @@ def test_a_damaged_content_index_is_rebuilt_by_the_command_that_opens_it(
     scramble(path, path.stat().st_size // 3, 4096)
     removed = run_cli("library", "remove", "paper-0007", "--library", str(library))
     assert removed.returncode == 0, removed.stderr
-    assert "rhetorica: note: the library index content.hnsw is damaged" in removed.stderr
+    assert "rhetorica: note: the library index content.ann is damaged" in removed.stderr
     query = model.embed([QUERY])
     with Library(library) as lib, Library(pristine) as reference:  # the rebuilt file is safe to read
         assert lib.index_record("content") == IndexRecord.of_file(path, 595)

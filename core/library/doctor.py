@@ -3,11 +3,14 @@ folder and put right what can be put right.
 
 :func:`diagnose` reads, changes nothing: the database (``PRAGMA integrity_check``, then each paper's
 sentence count against its sentences), or that it is missing or empty where a library existed; and
-each index file against its integrity record (:func:`core.library.index.check_index_file`).
+each index file against its integrity record (:func:`core.library.index.check_index_file`), under
+today's name (``content.ann``, ``function.ann``) or, where only that is there, the earlier one
+(``content.hnsw``, ``function.hnsw``), which the report names (opening the library moves it).
 
 :func:`repair` acts on the diagnosis:
 
-* a healthy database: the index files that fail their check are rebuilt from it;
+* a healthy database: the index files that fail their check are rebuilt from it (and any still under
+  an earlier name are moved to today's, :mod:`core.library.index_names`);
 * a damaged database: every paper whose rows SQLite can still read is copied into a NEW database
   (:func:`salvage`), the damaged file is kept beside it as ``library.sqlite3.damaged-<time>`` (never
   deleted), and the indexes are rebuilt from the new one;
@@ -50,9 +53,11 @@ import numpy as np
 
 from core.jobs import JobContext, ensure_context
 from core.library.index import IndexRecord, check_index_file
+from core.library.index_names import index_file, index_file_in_use
 from core.library.store import (
     DAMAGED_SUFFIX,
     DATABASE_NAME,
+    EARLIER_INDEX_FILES,
     INDEX_FILES,
     SCHEMA_VERSION,
     VIEWS,
@@ -61,6 +66,7 @@ from core.library.store import (
     database_missing,
     library_traces,
     open_store,
+    read_only_uri,
 )
 
 CHUNK = 256  # rowids read per query
@@ -90,11 +96,20 @@ class DatabaseHealth:
 
 @dataclass(frozen=True)
 class IndexHealth:
-    """One index file: ``problem`` None when it passes its integrity check (or the view is empty)."""
+    """One index file: ``problem`` None when it passes its integrity check (or the view is empty);
+    ``earlier_name``: the file still has the name it had before session 13."""
 
     view: str
     name: str
     problem: str | None
+    earlier_name: bool = False
+
+    def line(self) -> str:
+        state = "ok" if self.problem is None else self.problem
+        if self.earlier_name:
+            state += (f" (its earlier name: renamed to {INDEX_FILES[self.view]} when the library is "
+                      "next opened)")
+        return f"index {self.name}: {state}"
 
 
 @dataclass(frozen=True)
@@ -120,8 +135,7 @@ class Diagnosis:
             out = [f"database {where}: DAMAGED ({shown})"]
         else:
             out = [f"database {where}: {db.state.upper()}, but a library was here ({', '.join(db.problems)})"]
-        for index in self.indexes:
-            out.append(f"index {index.name}: " + ("ok" if index.problem is None else index.problem))
+        out.extend(index.line() for index in self.indexes)
         return out
 
 
@@ -220,8 +234,9 @@ def _count_of(n: int, word: str) -> str:
 # -- diagnosis --------------------------------------------------------------------------------------
 def _read_only(path: Path) -> sqlite3.Connection:
     """A read-only connection to ``path`` (nothing is written to a damaged file). ``writable_schema``
-    lets SQLite read a file shorter than its header says (a truncated file) instead of refusing it."""
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    lets SQLite read a file shorter than its header says (a truncated file) instead of refusing it.
+    A library in a folder that cannot be written is read as immutable (:func:`read_only_uri`)."""
+    connection = sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None)
     connection.execute("PRAGMA query_only = ON")
     connection.execute("PRAGMA writable_schema = ON")
     return connection
@@ -328,9 +343,9 @@ def check_indexes(path: Path) -> tuple[IndexHealth, ...]:
             count = int(_one(connection, f"SELECT COUNT(*) FROM sentences WHERE {column} IS NOT NULL") or 0)
             record = IndexRecord.from_json(str(_one(connection, "SELECT value FROM meta WHERE key = ?",
                                                     (f"index.{view}.file",)) or ""))
-            name = INDEX_FILES[view]
-            problem = None if count == 0 else check_index_file(path.parent / name, record, count)
-            out.append(IndexHealth(view, name, problem))
+            file = index_file_in_use(path.parent, view)
+            problem = None if count == 0 else check_index_file(file, record, count)
+            out.append(IndexHealth(view, file.name, problem, file != index_file(path.parent, view)))
         return tuple(out)
     finally:
         connection.close()
@@ -641,8 +656,8 @@ def _set_aside(folder: Path) -> Path | None:
 
 
 def _drop_indexes(folder: Path) -> None:
-    """Remove the index files (caches of the database, rebuilt from it)."""
-    for name in INDEX_FILES.values():
+    """Remove the index files (caches of the database, rebuilt from it), under today's and earlier names."""
+    for name in (*INDEX_FILES.values(), *EARLIER_INDEX_FILES.values()):
         for path in (folder / name, folder / f".{name}.tmp"):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
@@ -669,14 +684,17 @@ def _replace_database(folder: Path, source: Path, ctx: JobContext) -> tuple[Salv
     return report, kept
 
 
-def _rebuild(folder: Path, views: Sequence[str], ctx: JobContext) -> int:
-    """Rebuild these views' indexes from the database; returns how many sentences it holds."""
+def _rebuild(folder: Path, views: Sequence[str], ctx: JobContext) -> tuple[int, list[str]]:
+    """Rebuild these views' indexes from the database (opening the library moves index files that
+    have their earlier names); returns how many sentences it holds and a line per file moved."""
     from core.library.library import Library
 
     with Library(folder) as library:
         for view in views:
             library.rebuild_index(view, ctx)
-        return library.store.sentence_count()
+        moved = [f"renamed {move.earlier.name} to {move.path.name}" for move in library.renamed
+                 if move.moved and move.view not in views]
+        return library.store.sentence_count(), moved
 
 
 def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
@@ -691,10 +709,11 @@ def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
         raise LibraryError(f"no library in {folder}: nothing to repair (check the folder)")
     if state == "ok":
         stale = [index.view for index in diagnosis.indexes if index.problem is not None]
-        count = _rebuild(folder, stale, ctx)  # opening it also writes a missing library marker
+        count, moved = _rebuild(folder, stale, ctx)  # opening it also writes a missing library marker
         names = ", ".join(INDEX_FILES[view] for view in stale)
+        report.done.extend(moved)
         report.done.append(f"rebuilt {names} from the database ({count:,} sentences)" if stale
-                           else "nothing to repair")
+                           else "nothing to repair" if not moved else "nothing else to repair")
         return report
     if state == "damaged":
         source: Path | None = folder / DATABASE_NAME
@@ -714,6 +733,6 @@ def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
     report.salvage, report.kept = _replace_database(folder, source, ctx)  # an empty file is kept too
     report.done.extend(report.salvage.lines())
     _drop_indexes(folder)
-    count = _rebuild(folder, VIEWS, ctx)
+    count, _ = _rebuild(folder, VIEWS, ctx)
     report.done.append(f"wrote a new {DATABASE_NAME} and rebuilt its indexes ({count:,} sentences)")
     return report

@@ -9,7 +9,9 @@ database when the library opens it. Before faiss reads an index file (it trusts 
 damaged one crashes the process), the file is checked against the integrity record (sha256, size,
 item count) kept in the database when it was saved; a file that fails is rebuilt from the database
 first, and the library says so once through ``on_notice`` (kept in ``Library.notices``; without a
-callback, a warning on the ``rhetorica.library`` logger).
+callback, a warning on the ``rhetorica.library`` logger). Index files that still have their earlier
+names (``content.hnsw``, ``function.hnsw``) are moved to today's (``content.ann``, ``function.ann``)
+when the library is opened (:mod:`core.library.index_names`).
 
 No Qt, no torch: the model is passed in, the caller decides where it runs.
 """
@@ -27,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.jobs import JobContext, ensure_context
-from core.library.ann_index import load_index, new_index
+from core.library.ann_index import IndexFormatError, load_index, new_index
 from core.library.index import ExactIndex, IndexError_, IndexRecord, VectorIndex, check_index_file
+from core.library.index_names import NameMove, index_file, move_to_current_names, not_moved_notice
 from core.library.store import (
-    INDEX_FILES,
+    INDEX_FILES,  # noqa: F401  (re-exported: the index files' names)
     VIEWS,
     LibraryError,
     LibraryStats,
@@ -292,6 +295,40 @@ class Library:
         self._indexes: dict[str, Any] = {}
         self.notices: list[str] = []  # what the library repaired by itself (one line each)
         self._on_notice = on_notice
+        self._index_files: dict[str, Path] = {view: index_file(self.folder, view) for view in VIEWS}
+        try:
+            self.renamed: list[NameMove] = self._move_index_files()  # files found under earlier names
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _move_index_files(self) -> list[NameMove]:
+        """Move index files that have their earlier names to today's (once; see
+        :mod:`core.library.index_names`); where the folder cannot be written they are read under
+        their earlier names, and one notice says so."""
+        moves = move_to_current_names(self.folder, self._check_index_file)
+        for move in moves:
+            self._index_files[move.view] = move.path
+            if move.moved:
+                _log.info("moved the library index %s to %s", move.earlier.name, move.path.name)
+        message = not_moved_notice(self.folder, moves)
+        if message is not None:
+            self.notice(message)
+        return moves
+
+    def _check_index_file(self, view: str, path: Path) -> str | None:
+        """Why the index file ``path`` of ``view`` must not be loaded (None: it is the file saved)."""
+        import sqlite3
+
+        try:
+            return check_index_file(path, self.index_record(view), self._view_count(view))
+        except sqlite3.DatabaseError as error:
+            return f"cannot be checked ({error})"
+
+    def index_path(self, view: str) -> Path:
+        """The file ``view``'s index is read from (today's name, unless the folder cannot be written
+        and the file still has its earlier name)."""
+        return self._index_files[view]
 
     def notice(self, message: str) -> None:
         """Tell the user, once, about something the library put right by itself."""
@@ -324,13 +361,15 @@ class Library:
         dim = self._dim(view)
         if dim is None:
             return None
-        path = self.folder / INDEX_FILES[view]
+        path = self.index_path(view)
         count = self._view_count(view)
         problem = check_index_file(path, self.index_record(view), count)
         index: Any = None
         if problem is None:
             try:
                 index = load_index(path, dim)
+            except IndexFormatError as error:  # "<name> is an hnswlib index of an earlier version"
+                problem = str(error).removeprefix(f"{path.name} ")
             except IndexError_ as error:
                 problem = f"cannot be read ({error})"
         if index is None:
@@ -338,10 +377,16 @@ class Library:
             index = self._build(view)
             saved = self._save_rebuilt(view, index)
             if not first_build:
-                self.notice(f"the library index {path.name} {problem}: rebuilt it from the database "
-                            f"({count} sentences){saved}")
+                self.notice(f"the library index {self._file_name(view, path)} {problem}: rebuilt it from "
+                            f"the database ({count} sentences){saved}")
         self._indexes[view] = index
         return index
+
+    def _file_name(self, view: str, path: Path) -> str:
+        """``path``'s name for a notice, with the earlier name it had when this library moved it."""
+        earlier = next((move.earlier.name for move in self.renamed
+                        if move.view == view and move.moved and move.path == path), "")
+        return f"{path.name} (until now {earlier})" if earlier else path.name
 
     def _save_rebuilt(self, view: str, index: VectorIndex) -> str:
         """Save an index rebuilt on opening; a library on a read-only disk keeps it in memory only
@@ -393,12 +438,20 @@ class Library:
             self.rebuild_index(view, ctx)
 
     def _save(self, view: str, index: VectorIndex) -> None:
-        """Save the index atomically, then record what was saved (count and integrity record);
-        the record is cleared first, so a crash while saving leaves a file that is rebuilt."""
+        """Save the index atomically (under today's name), then record what was saved (count and
+        integrity record); the record is cleared first, so a crash while saving leaves a file that is
+        rebuilt. A file still read under its earlier name is removed once the new one is saved."""
+        import contextlib
+
         count, record = f"index.{view}.count", f"index.{view}.file"
         self.store.set_metas({count: "", record: ""})
-        saved = index.save(self.folder / INDEX_FILES[view])
+        path = index_file(self.folder, view)
+        saved = index.save(path)
         self.store.set_metas({count: str(len(index)), record: saved.to_json()})
+        if self._index_files[view] != path:
+            with contextlib.suppress(OSError):
+                self._index_files[view].unlink()
+            self._index_files[view] = path
 
     duplicate_view = "content"  # the view core.phrasing.suggest judges near-duplicate wording in
 
@@ -555,7 +608,7 @@ class Library:
         """Remove a paper (and its vectors from the indexes); returns how many sentences went."""
         paper_id = self.store.resolve_paper_id(paper_id)
         for view in VIEWS:  # open (or rebuild) the indexes while they match the database
-            if view not in self._indexes and (self.folder / INDEX_FILES[view]).is_file():
+            if view not in self._indexes and self.index_path(view).is_file():
                 self.index(view)
         ids = np.asarray(self.store.remove_paper(paper_id), dtype=np.int64)
         for view in VIEWS:

@@ -1,7 +1,8 @@
 """The library's database: papers, their sentences and both embedding views, in one SQLite file.
 
 A library is a folder (``library.sqlite3`` plus the approximate-nearest-neighbour indexes beside it,
-which can always be rebuilt from here). The database is the source of truth:
+``content.ann`` and ``function.ann``, which can always be rebuilt from here). The database is the
+source of truth:
 
 * WAL mode, foreign keys on, a schema version in ``meta`` and ordered migrations;
 * a paper and all its sentences and vectors are written in ONE transaction, so a crash (even
@@ -15,7 +16,9 @@ which can always be rebuilt from here). The database is the source of truth:
   the file and ``rhetorica library doctor`` (``core.library.doctor``);
 * ``library.json`` (a marker) is written when a library is created (or first opened by this
   version): a library whose database is missing or empty is refused (:class:`MissingDatabaseError`)
-  instead of silently starting again empty.
+  instead of silently starting again empty;
+* a library in a folder that cannot be written (read-only media, a shared folder) is opened for
+  reading only (:func:`read_only_uri`); writing to it is a one-line read-only error.
 
 No Qt, no torch, no model code: callers hand in texts, labels and vectors.
 """
@@ -37,7 +40,10 @@ from core.errors import RhetoricaError
 DATABASE_NAME = "library.sqlite3"
 MARKER_NAME = "library.json"  # written when a library is created: its database must not vanish silently
 MARKER_FORMAT = "rhetorica-library"
-INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}  # beside the database
+INDEX_FILES = {"content": "content.ann", "function": "function.ann"}  # beside the database
+# The names the index files had until session 13 (hnswlib's, kept for its faiss successor at first):
+# a library that still has them is moved to INDEX_FILES when it is opened (core.library.index_names).
+EARLIER_INDEX_FILES = {"content": "content.hnsw", "function": "function.hnsw"}
 DAMAGED_SUFFIX = ".damaged-"  # library.sqlite3.damaged-<time>: a damaged database kept by the doctor
 SCHEMA_VERSION = 2
 VIEWS = ("content", "function")
@@ -266,6 +272,7 @@ class LibraryStore:
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self.connection = connection
         self.path = path
+        self.read_only = False  # opened for reading only: its folder cannot be written
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -480,11 +487,15 @@ class LibraryStore:
                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", list(values.items()))
 
 
-def _migrate(connection: sqlite3.Connection, path: Path) -> None:
+def _migrate(connection: sqlite3.Connection, path: Path, *, read_only: bool = False) -> None:
     version = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise LibraryError(f"{path} was written by a newer Rhetorica (library schema {version}, "
                            f"this version reads up to {SCHEMA_VERSION})")
+    if read_only and version < SCHEMA_VERSION:
+        raise LibraryError(f"{path} was written by an earlier Rhetorica (library schema {version}) and must "
+                           f"be upgraded to schema {SCHEMA_VERSION}, but {path.parent} cannot be written: "
+                           "open the library once in a folder that can be written")
     for target in range(version, SCHEMA_VERSION):
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -504,7 +515,8 @@ def open_store(folder: str | Path, *, allow_new: bool = False) -> LibraryStore:
     A library that existed (its marker, index files or a kept damaged database are there) whose
     database is missing or empty raises :class:`MissingDatabaseError` instead of silently starting
     again empty; ``allow_new`` (the doctor, after saying so) starts it again. A damaged database
-    raises :class:`DamagedLibraryError`."""
+    raises :class:`DamagedLibraryError`. A library whose folder cannot be written is opened for
+    reading only (``LibraryStore.read_only``): it must be at this version's schema then."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise LibraryError(f"{folder} is a file, not a library folder: a library is a folder (choose "
@@ -517,16 +529,23 @@ def open_store(folder: str | Path, *, allow_new: bool = False) -> LibraryStore:
     missing = database_missing(folder)
     if missing and not allow_new and library_traces(folder):
         raise MissingDatabaseError(folder, missing)
+    read_only = not missing and not _writable(folder)
     try:
-        connection = sqlite3.connect(str(path), isolation_level=None, timeout=30.0, factory=GuardedConnection)
+        if read_only:
+            connection = sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None, timeout=30.0,
+                                         factory=GuardedConnection)
+        else:
+            connection = sqlite3.connect(str(path), isolation_level=None, timeout=30.0,
+                                         factory=GuardedConnection)
     except sqlite3.Error as error:
         raise _clear(error, path) from None
     connection.path = path
     try:
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA foreign_keys = ON")
-        _migrate(connection, path)
+        _migrate(connection, path, read_only=read_only)
     except BaseException as error:
         connection.close()
         if isinstance(error, DamagedLibraryError):
@@ -536,8 +555,32 @@ def open_store(folder: str | Path, *, allow_new: bool = False) -> LibraryStore:
         if isinstance(error, sqlite3.DatabaseError):
             raise DamagedLibraryError(path, f"not a readable library database: {error}") from None
         raise
-    write_marker(folder)
-    return LibraryStore(connection, path)
+    if not read_only:
+        write_marker(folder)
+    store = LibraryStore(connection, path)
+    store.read_only = read_only
+    return store
+
+
+def read_only_uri(path: Path) -> str:
+    """The SQLite URI that opens the database ``path`` for reading only. Where its folder cannot be
+    written SQLite cannot make the shared-memory file (``-shm``) a WAL database is read through, so
+    the file is opened as immutable as well (read without locks: nothing can change it there);
+    :class:`LibraryError` when a write-ahead log beside it still holds changes (an immutable open
+    would not see them: the library must be opened once where it can be written)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if _writable(path.parent):
+        return uri
+    log = Path(f"{path}-wal")
+    try:
+        pending = log.stat().st_size > 0
+    except OSError:
+        pending = False
+    if pending:
+        raise LibraryError(f"the library database {path} cannot be read where it is: its last changes are "
+                           f"still in {log.name} and {path.parent} cannot be written; open the library "
+                           "once in a folder that can be written")
+    return f"{uri}&immutable=1"
 
 
 def database_missing(folder: Path) -> str:
@@ -552,9 +595,9 @@ def database_missing(folder: Path) -> str:
 
 
 def library_traces(folder: Path) -> list[str]:
-    """What shows that a library existed in ``folder`` (the marker, index files, a kept damaged
-    database, a write-ahead log): the names present."""
-    names = [MARKER_NAME, *INDEX_FILES.values(), f"{DATABASE_NAME}-wal"]
+    """What shows that a library existed in ``folder`` (the marker, index files under their names of
+    now or of earlier versions, a kept damaged database, a write-ahead log): the names present."""
+    names = [MARKER_NAME, *INDEX_FILES.values(), *EARLIER_INDEX_FILES.values(), f"{DATABASE_NAME}-wal"]
     found = [name for name in names if (folder / name).is_file()]
     return found + sorted(p.name for p in damaged_copies(folder))
 
