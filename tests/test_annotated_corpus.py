@@ -143,3 +143,26 @@ def test_a_second_round_never_draws_a_section_the_first_labelled() -> None:
     [(_, [(_, windows, _)])] = pack_batches([paper], split="train", prefix="train-", target=10,
                                             rng=random.Random(1), first_uid=0)
     assert {w.section for w in windows} == {0, 1, 2, 3, 4}  # round 1: every section may be drawn
+
+
+def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import models.datasets.annotated_corpus as corpus
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    paper = _train_paper("p")
+    rows = [_row(paper, 1, 2, "method", "none"), _row(paper, 1, 3, "result", "main-finding"),
+            _row(paper, 2, 0, "conclusion", "none")]
+    whole = [f"Sentence {i} of section 1 in {paper}." for i in range(6)]
+    source = SourcePaper("arxiv-abs", paper, "computer science", True, "", [
+        SourceSection("Intro", "introduction", ["x"]), SourceSection("Method", "method", whole),
+        SourceSection("End", "conclusion", ["A changed sentence."])])
+    monkeypatch.setattr(corpus, "_full_papers", lambda keys, shared: {("arxiv-abs", paper): source})
+    documents = corpus.annotated_section_documents("train", path=_write(tmp_path, rows))
+    section, fallback = documents
+    assert section.sentences == whole and section.section_kinds == ["method"] * 6
+    assert section.allowed == [frozenset(), frozenset(), frozenset({"method"}), frozenset({"result"}),
+                               frozenset(), frozenset()]  # the unlabelled sentences are context only
+    # section 2's text no longer matches the source: its annotated run is used as it is
+    assert fallback.sentences == [f"Sentence 0 of section 2 in {paper}."]
+    assert fallback.labels == ["conclusion"]

@@ -193,15 +193,7 @@ def annotated_runs(split: str = "train", shared: Path | None = None,
     by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
     for item in annotated_sentences(split, shared, path):
         by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
-    runs: list[list[AnnotatedSentence]] = []
-    for _, items in sorted(by_section.items()):
-        items.sort(key=lambda i: i.position)
-        start = 0
-        for i in range(1, len(items) + 1):  # split a section's rows into runs of consecutive positions
-            if i == len(items) or items[i].position != items[i - 1].position + 1:
-                runs.append(items[start:i])
-                start = i
-    return runs
+    return [run for _, items in sorted(by_section.items()) for run in annotated_runs_of(items)]
 
 
 def run_id(run: Sequence[AnnotatedSentence]) -> str:
@@ -216,3 +208,62 @@ def annotated_documents(split: str = "train", shared: Path | None = None,
     return [LabelledDocument(run_id(run), [c.text for c in run], [c.role for c in run],
                              [frozenset({c.role}) for c in run], [c.section_kind for c in run])
             for run in annotated_runs(split, shared, path)]
+
+
+def _full_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
+    """The source papers of ``keys`` with every section, read again from the shared data (abstract-only
+    sources are not needed: their runs are whole already)."""
+    from models.datasets import annotation_sources as src
+
+    root = src.shared_root(shared)
+    sources = {s for s, _ in keys}
+    readers = {"oa-stm": lambda: src.read_oa_stm(root), "unarxive": lambda: src.read_unarxive(root),
+               "pmc-jats": lambda: src.read_pmc_jats(root), "scirex": lambda: src.read_scirex(root),
+               "pdfs2": lambda: src.read_pdfs2(root.parent, {p for s, p in keys if s == "pdfs2"})}
+    papers: dict[tuple[str, str], SourcePaper] = {}
+    for source, read in readers.items():
+        if source in sources:
+            papers.update({(p.source, p.paper_id): p for p in read() if (p.source, p.paper_id) in keys})
+    return papers
+
+
+def annotated_section_documents(split: str = "train", shared: Path | None = None,
+                                path: Path | None = None) -> list[LabelledDocument]:
+    """The annotated sentences inside their WHOLE sections, as the app reads a paper: each section that
+    holds annotated sentences is one document of all its sentences, the annotated ones labelled and the
+    others context only (no label, an empty allowed set). A section whose source text can no longer be
+    matched (sha1 of every annotated sentence at its place) falls back to its annotated runs."""
+    items = annotated_sentences(split, shared, path)
+    by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
+    for item in items:
+        by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
+    papers = _full_papers({(s, p) for s, p, _ in by_section}, shared)
+    out: list[LabelledDocument] = []
+    for (source, paper_id, section), labelled in sorted(by_section.items()):
+        paper = papers.get((source, paper_id))
+        texts = (paper.sections[section].sentences if paper is not None and section < len(paper.sections)
+                 else [])
+        at = {c.position: c for c in labelled}
+        if not texts or any(p >= len(texts) or texts[p] != c.text for p, c in at.items()):
+            out += [LabelledDocument(run_id(r), [c.text for c in r], [c.role for c in r],
+                                     [frozenset({c.role}) for c in r], [c.section_kind for c in r])
+                    for r in annotated_runs_of(labelled)]
+            continue
+        kind = labelled[0].section_kind
+        roles = [at[i].role if i in at else "" for i in range(len(texts))]
+        allowed = [frozenset({r}) if r else frozenset() for r in roles]
+        out.append(LabelledDocument(f"annotated-section-{source}-{paper_id}-{section}", list(texts), roles,
+                                    allowed, [kind] * len(texts)))
+    return out
+
+
+def annotated_runs_of(items: Sequence[AnnotatedSentence]) -> list[list[AnnotatedSentence]]:
+    """One section's annotated sentences split into runs of consecutive positions."""
+    ordered = sorted(items, key=lambda i: i.position)
+    runs: list[list[AnnotatedSentence]] = []
+    start = 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or ordered[i].position != ordered[i - 1].position + 1:
+            runs.append(ordered[start:i])
+            start = i
+    return runs

@@ -35,6 +35,12 @@ def _load_annotated(root: Path, split: str) -> list[LabelledDocument]:
     return annotated_documents(split, root.parent)
 
 
+def _load_annotated_sections(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.annotated_corpus import annotated_section_documents
+
+    return annotated_section_documents(split, root.parent)
+
+
 def _load_gold2_papers(root: Path, split: str) -> list[LabelledDocument]:
     from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.gold import gold_paper_documents
@@ -56,6 +62,7 @@ READERS: dict[str, Reader] = {
     "gold": _load_gold,
     "gold-papers": _load_gold_papers,  # whole sections; only the gold sentences are scored
     "annotated": _load_annotated,  # the hand-annotated full-paper corpus (issue 24): train, dev, all
+    "annotated-sections": _load_annotated_sections,  # the same inside whole sections (context unlabelled)
     "gold2-papers": _load_gold2_papers,  # the pdfs2 gold test (issue 24), as gold-papers
 }
 

@@ -33,9 +33,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and macro-F1 (over the functions present in the gold; 'none' counts in accuracy) when the "
         "bundle predicts functions. --markers scores the distant-label rule the same way.",
     )
-    parser.add_argument("--data", choices=("gold", "gold2"), default="gold",
+    parser.add_argument("--data", choices=("gold", "gold2", "annotated"), default="gold",
                         help="gold: the 12 shared PDFs' gold set; gold2: the pdfs2 gold test (issue 24; "
-                        "split test only)")
+                        "split test only); annotated: the annotated corpus's parsed-PDF dev papers read "
+                        "whole (split dev only; a full-paper dev set of 706 sentences)")
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     add_model_options(parser)
     parser.add_argument("--markers", action="store_true",
@@ -208,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
         if args.split != "test":
             raise DatasetError("gold2 has only a test split")
         papers = load_gold_papers("test", shared_dir() / "pdfs2", GOLD2_DIR)
+    elif args.data == "annotated":
+        from models.datasets.annotated_papers import load_annotated_pdf_papers
+
+        papers = load_annotated_pdf_papers(args.split, shared_dir() / "pdfs2")
     else:
         papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
