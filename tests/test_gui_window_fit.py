@@ -10,10 +10,11 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QPoint, QRect, Qt, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtWidgets import QApplication, QLabel
 
+from app.gui.dock_share import MAX_NEEDY_UNDER_SHARE, MAX_UNDER_SHARE, under_page_share
 from app.gui.docks import on_some_screen
 from app.gui.page_view import PAGE_MIN_WIDTH
 from app.gui.panels import PanelSpec, register_panel, unregister_panel
@@ -105,6 +106,139 @@ def test_a_side_panel_does_not_widen_its_column_for_a_long_combo_entry(qtbot, ho
         window.resizeDocks([dock], [380], Qt.Orientation.Horizontal)
         qtbot.waitUntil(lambda d=dock: d.width() <= 400, timeout=5_000)
         assert window.page_view.width() >= PAGE_MIN_WIDTH
+
+
+# -- panels under the page leave the page its share of the height -----------------------------------
+PAGE_SHARE = 0.40  # the page view's least share of the window's height with panels open under it
+
+
+def _in_front(window, panel_id: str) -> bool:  # type: ignore[no-untyped-def]
+    dock = window.docks[panel_id]
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def _show_under(qtbot, window, *panel_ids: str) -> None:  # type: ignore[no-untyped-def]
+    for panel_id in panel_ids:
+        window.dock_panels.show_panel(panel_id)
+        qtbot.waitUntil(lambda p=panel_id: _in_front(window, p), timeout=5_000)
+        qtbot.wait(100)  # its growth and its tab bar's top-up, a turn of the event loop later
+
+
+def test_two_panels_under_the_page_leave_the_page_its_share(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    """The reported state: the graphical abstract opened (it asks for a tall row of cards), then the
+    library tabbed with it; the tab group kept the tallest height (plus its tab bar) and the page got
+    about a third of the window."""
+    for window in _window(qtbot):
+        window.resize(1280, 800)
+        _open_pages(qtbot, window)
+        _show_under(qtbot, window, "graphical_abstract", "library")
+        page = window.page_view.height()
+        assert page >= 0.48 * window.height(), page  # the library asks for its share only (0.446 before)
+        assert under_page_share(window) <= MAX_UNDER_SHARE + 0.01
+        window.docks["graphical_abstract"].raise_()  # its tab clicked: it grows back for its cards
+        qtbot.waitUntil(lambda w=window: under_page_share(w) > MAX_UNDER_SHARE + 0.02, timeout=5_000)
+        assert under_page_share(window) <= MAX_NEEDY_UNDER_SHARE + 0.01
+        assert window.page_view.height() >= PAGE_SHARE * window.height()
+
+
+def test_two_panels_shown_at_once_leave_the_one_in_front_its_height(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    """``gui --show-panel library --show-panel graphical_abstract``: both sizes are asked for in one turn
+    of the event loop; the panel in front still gets the height it asks for (within its share)."""
+    for window in _window(qtbot):
+        window.resize(1280, 800)
+        _open_pages(qtbot, window)
+        window.dock_panels.show_panel("library")
+        window.dock_panels.show_panel("graphical_abstract")
+        qtbot.waitUntil(lambda w=window: _in_front(w, "graphical_abstract"), timeout=5_000)
+        qtbot.waitUntil(lambda w=window: under_page_share(w) >= MAX_NEEDY_UNDER_SHARE - 0.01, timeout=5_000)
+        assert under_page_share(window) <= MAX_NEEDY_UNDER_SHARE + 0.01
+
+
+def test_a_tab_brought_forward_and_back_in_one_turn_does_not_grow_the_group(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    """``gui --show-panel graphical_abstract --show-panel library --screenshot``: both panels are shown
+    before the window is, and raised again once the paper is labelled; the graphical abstract's growth,
+    asked for while it was in front for a moment, must not happen behind the library."""
+    for window in _window(qtbot):
+        window.resize(1280, 800)
+        _open_pages(qtbot, window)
+        _show_under(qtbot, window, "graphical_abstract", "library")
+        window.dock_panels.show_panel("graphical_abstract")
+        window.dock_panels.show_panel("library")
+        qtbot.wait(300)
+        assert _in_front(window, "library")
+        assert under_page_share(window) <= MAX_UNDER_SHARE + 0.01
+
+
+def test_a_lower_window_keeps_the_share_of_the_panels_under_the_page(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        window.resize(1440, 900)
+        _open_pages(qtbot, window)
+        _show_under(qtbot, window, "library", "graphical_abstract")
+        before = under_page_share(window)
+        window.resize(1280, 800)  # Qt alone keeps the docks' pixels and takes it all from the page
+        qtbot.waitUntil(lambda w=window, b=before: under_page_share(w) <= b + 0.01, timeout=5_000)
+        assert window.page_view.height() >= PAGE_SHARE * window.height()
+
+
+def _drag_page_edge(window, dock, height: int) -> None:  # type: ignore[no-untyped-def]
+    """What dragging the separator above ``dock`` does: a press and a release on the window itself with
+    the docks resized in between (Qt's separator cannot be dragged on the offscreen platform; the
+    events land off the separator, so that Qt's own move does not undo the resize)."""
+    spot = QPointF(window.width() / 2, 1)
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    for kind, button, buttons in ((QEvent.Type.MouseButtonPress, left, left),
+                                  (QEvent.Type.MouseButtonRelease, left, none)):
+        if kind == QEvent.Type.MouseButtonRelease:
+            window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+            QApplication.processEvents()
+        QApplication.sendEvent(window, QMouseEvent(kind, spot, spot, button, buttons,
+                                                   Qt.KeyboardModifier.NoModifier))
+
+
+def test_the_share_the_user_drags_the_page_edge_to_is_kept(qtbot, home) -> None:  # type: ignore[no-untyped-def]
+    for window in _window(qtbot):
+        window.resize(1280, 900)
+        _open_pages(qtbot, window)
+        _show_under(qtbot, window, "library")
+        assert under_page_share(window) <= MAX_UNDER_SHARE + 0.01
+        _drag_page_edge(window, window.docks["library"], int(window.height() * 0.53))  # (page: its least)
+        chosen = under_page_share(window)
+        assert chosen > MAX_NEEDY_UNDER_SHARE + 0.03
+        _show_under(qtbot, window, "graphical_abstract")  # opened into the user's tall group: kept
+        assert under_page_share(window) >= chosen - 0.01
+        window.resize(1280, 800)  # a lower window keeps the user's share, not the pixels
+        qtbot.waitUntil(lambda w=window, c=chosen: under_page_share(w) <= c + 0.01, timeout=5_000)
+        assert under_page_share(window) >= chosen - 0.03
+
+
+def test_the_graphical_abstract_cards_refit_when_their_panel_is_made_lower(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A panel under the page may now be brought down to its share after its cards were laid out (a
+    lower window, a panel opened into its tab group): the cards shrink their thumbnails with it, and the
+    first row stays whole, text included (the list caches its uniform item size)."""
+    from app.gui.panels.graphical_abstract_cards import MIN_THUMB_HEIGHT, CardList
+    from core.figures.figure_rank import FigureRanking, RankedFigure
+
+    figures = [RankedFigure(figure_id=f"fig{n}", number=str(n), kind="figure", page=n, caption="An overview.",
+                            rank=n, score=1.0 / n, parts={}, features={}, best_sentence="", words=[],
+                            reason="A diagram; pointed to 2 times (the introduction); covers 30% of its page")
+               for n in range(1, 7)]  # two rows: the scroll bar shows at both heights
+    ranking = FigureRanking(paper="p", source_path="p.pdf", scorer="test", weights={}, weights_source="test",
+                            query="abstract", figures=figures)
+    cards = CardList()
+    qtbot.addWidget(cards)
+    cards.resize(1100, 460)  # room for the largest thumbnails
+    cards.show()
+    qtbot.waitExposed(cards)
+    cards.fill(ranking, "")
+    qtbot.wait(50)
+    cards.resize(1100, 280)
+
+    def first_row_whole() -> bool:
+        card = cards.visualItemRect(cards.item(0))
+        return cards.viewport().rect().contains(card) and card.height() < 280
+
+    qtbot.waitUntil(first_row_whole, timeout=5_000)
+    assert cards.cards["fig1"].image.height() >= MIN_THUMB_HEIGHT
 
 
 # -- remembered layouts --------------------------------------------------------------------------------
@@ -230,7 +364,7 @@ def test_a_new_panel_is_linked_by_what_it_declares(qtbot, home, own_panels) -> N
         announcer.statusMessage.emit("hello from a panel")
         assert window.statusBar().currentMessage() == "hello from a panel"
         dock = window.dock_panels.show_panel("announcer")  # its spec's min_height is honoured
-        least = min(333, int(window.height() * 0.45)) - 5
+        least = min(333, int(window.height() * MAX_NEEDY_UNDER_SHARE)) - 5
         qtbot.waitUntil(lambda d=dock, h=least: d.height() >= h, timeout=5_000)
 
 

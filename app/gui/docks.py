@@ -7,7 +7,8 @@ when a sentence is selected all come from the spec, so adding a panel is one mod
 window, and no panel knows about another.
 
 The docks also keep the window usable: a panel shown opens tall enough to show its content (the
-spec's ``min_height`` or the panel's :class:`NeedsHeight`), a panel beside the page never makes its
+spec's ``min_height`` or the panel's :class:`NeedsHeight`) while the page keeps its share of the height
+however many panels are open under it (:mod:`app.gui.dock_share`), a panel beside the page never makes its
 column wide because of a long combo-box entry, and a remembered layout is
 sanitised on start (:meth:`PanelDocks.sanitise`): panels remembered from several sessions do not pile
 up, and a floating dock left off screen or at an absurd size comes back to its place.
@@ -21,6 +22,7 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDockWidget, QMainWindow, QWidget
 
+from app.gui.dock_share import UnderPageShare, tab_bar_height
 from app.gui.panels import PanelSpec, load_builtin_panels
 from app.gui.panels.registry import Flushable, NeedsHeight
 from app.gui.session import Session
@@ -31,7 +33,6 @@ __all__ = ["Flushable", "NeedsHeight", "PanelDocks"]
 SIDE_AREAS = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
 COMBO_MIN_WIDTH = 80  # a combo box in a panel beside the page: at least this wide, its entries elided
 MAX_SIDE_SHARE = 2 / 3  # a dock beside the page grown to show its content: at most this share of the height
-MAX_UNDER_SHARE = 0.45  # one under (or over) the page: at most this share, the page keeps the rest
 DEFAULT_UNDER_HEIGHT = 260  # a panel under the page whose spec gives no height opens this tall
 MIN_FLOAT_SIDE = 120  # a floating dock smaller than this (or larger than its screen) is re-docked
 
@@ -80,6 +81,7 @@ class PanelDocks:
         self.panels: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._shown_order: list[str] = settings.panels_shown_order  # least recently shown first
+        self._share = UnderPageShare(window)  # a window made lower keeps the page's share of the height
 
     def build(self) -> None:
         """Create, place, tabify and size the docks of every registered panel."""
@@ -103,6 +105,7 @@ class PanelDocks:
             if spec.shortcut:
                 toggle.setShortcut(QKeySequence(spec.shortcut))
             toggle.setText(f"{spec.title} panel")
+            toggle.triggered.connect(lambda on, d=dock: self._on_opened(d, on))
             window.addAction(toggle)
             dock.setVisible(self._settings.flag(_visible_flag(spec), spec.visible) if spec.remember_visible
                             else spec.visible)
@@ -145,6 +148,10 @@ class PanelDocks:
             return True
         return not dock.visibleRegion().isEmpty()
 
+    def _on_opened(self, dock: QDockWidget, shown: bool) -> None:
+        if shown:  # once it is laid out in its tab group
+            QTimer.singleShot(0, lambda: self._share.fit_opened(dock, self._needy(dock)))
+
     def _on_visibility(self, spec: PanelSpec, shown: bool) -> None:
         if shown:
             self._on_shown(spec)
@@ -154,7 +161,19 @@ class PanelDocks:
             self._shown_order.remove(spec.id)
         self._shown_order.append(spec.id)
         if spec.height or spec.min_height or isinstance(self.panels[spec.id], NeedsHeight):
-            QTimer.singleShot(0, partial(self.grow, self.docks[spec.id]))
+            QTimer.singleShot(0, partial(self._grow_in_front, self.docks[spec.id]))
+
+    def _settle(self) -> None:
+        """Apply the sizes and tab changes asked for earlier in this turn of the event loop."""
+        layout = self._window.layout()
+        if layout is not None:
+            layout.activate()
+
+    def _grow_in_front(self, dock: QDockWidget) -> None:
+        """:meth:`grow`, unless another panel of its tab group was brought to the front meanwhile."""
+        self._settle()
+        if self._in_front(dock):
+            self.grow(dock)
 
     def wanted_height(self, dock: QDockWidget) -> int:
         """The height that shows ``dock``'s content, whichever is most of: the spec's ``height`` (the
@@ -175,25 +194,41 @@ class PanelDocks:
 
     def grow(self, dock: QDockWidget) -> bool:
         """Give a shown dock the height that shows its content (:meth:`wanted_height`) when it is lower,
-        bounded by two thirds of the window's height beside the page and by ``MAX_UNDER_SHARE`` under
-        it (the page keeps a readable height); a dock the user made taller keeps its height (and the
-        window's saved state remembers it). Beside the page the dock takes the height from the docks
-        above and below it in its column; under the page, from the page."""
+        bounded by two thirds of the window's height beside the page and, under it, by the share of
+        the page's :class:`~app.gui.dock_share.UnderPageShare` (tab bar included: the page keeps a readable
+        height however many panels share the tab group); a dock the user made taller keeps its height
+        (and the window's saved state remembers it). Beside the page the dock takes the height from the
+        docks above and below it in its column; under the page, from the page."""
         if not dock.isVisible() or dock.isFloating():
             return False
         beside = self._window.dockWidgetArea(dock) in SIDE_AREAS
-        share = MAX_SIDE_SHARE if beside else MAX_UNDER_SHARE
-        wanted = min(self.wanted_height(dock), int(self._window.height() * share))
+        wanted = self._bounded_height(dock, beside)
         if wanted <= 0 or dock.height() >= wanted:
             return False
-        self._resize_in_column(dock, wanted, beside)
-        # a tabbed dock's size includes its tab bar: top it up once the layout has applied the size
-        QTimer.singleShot(0, partial(self._top_up, dock, wanted, beside))
+        self._resize_in_column(dock, wanted + tab_bar_height(self._window, dock), beside)
+        # a tab bar laid out only now takes its height from the dock: top it up once the layout has run
+        QTimer.singleShot(0, partial(self._top_up, dock, beside))
         return True
 
-    def _top_up(self, dock: QDockWidget, wanted: int, beside: bool) -> None:
-        if dock.isVisible() and dock.height() < wanted - 2:
-            self._resize_in_column(dock, 2 * wanted - dock.height(), beside)
+    def _bounded_height(self, dock: QDockWidget, beside: bool) -> int:
+        wanted = self.wanted_height(dock)
+        if beside:
+            return min(wanted, int(self._window.height() * MAX_SIDE_SHARE))
+        return self._share.cap(dock, wanted, self._needy(dock))
+
+    def _needy(self, dock: QDockWidget) -> bool:
+        """True when ``dock``'s panel says how tall its content is (the spec's ``min_height``, or
+        :class:`NeedsHeight`)."""
+        spec = next((s for s in self.specs if self.docks.get(s.id) is dock), None)
+        return isinstance(dock.widget(), NeedsHeight) or (spec is not None and spec.min_height > 0)
+
+    def _top_up(self, dock: QDockWidget, beside: bool) -> None:
+        self._settle()  # sizes asked for in the same turn (two panels shown at once) applied now
+        if not self._in_front(dock):  # another panel of its tab group came to the front meanwhile
+            return
+        wanted = self._bounded_height(dock, beside)
+        if dock.height() < wanted - 2:
+            self._resize_in_column(dock, wanted + tab_bar_height(self._window, dock), beside)
 
     def _resize_in_column(self, dock: QDockWidget, height: int, beside: bool) -> None:
         mates = self._column_mates(dock) if beside else []
@@ -231,6 +266,7 @@ class PanelDocks:
 
         def to_front() -> None:
             dock.raise_()
+            self._share.fit_opened(dock, self._needy(dock))  # into a tab group taller than its share
             self.grow(dock)
 
         QTimer.singleShot(0, to_front)

@@ -79,12 +79,16 @@ class CardList(QListWidget):
         text = self.text_height()
         room = self.viewport().height() - 2 * self.spacing() - text - 12
         height = max(MIN_THUMB_HEIGHT, min(THUMB.height(), room))
+        resized = False
         for row in range(self.count()):
             item = self.item(row)
             card = self.itemWidget(item)
             if isinstance(card, Card):
                 card.set_thumb_height(height)
+                resized |= item.sizeHint().height() != height + text + 8
                 item.setSizeHint(QSize(CARD.width(), height + text + 8))
+        if resized:  # uniform item sizes are cached: lay the cards out again (a panel made lower)
+            self.scheduleDelayedItemsLayout()
 
     def fill(self, ranking: FigureRanking, chosen: str) -> None:
         """One card per candidate, best first; ``chosen``: the remembered figure's id ("" = none)."""
