@@ -233,19 +233,25 @@ def test_the_ranking_explains_in_words_and_carries_the_features() -> None:
     assert first["mentions"] == {"count": 2, "sections": ["method"], "overview": False, "first_at": 0.6}
 
 
-def _raw_papers(seed: int, n: int = 8) -> list[LabelledPaper]:
-    """Synthetic papers whose readers pick the diagram: the fit must weigh "diagram" up."""
+def _papers_picking(feature: str, seed: int, n: int = 8) -> list[LabelledPaper]:
+    """Synthetic papers whose readers pick the figure that has ``feature``, every other feature noise:
+    the fit must weigh ``feature`` up (and a feature set without it cannot learn them)."""
     rng = np.random.default_rng(seed)
     out = []
     for p in range(n):
         values = rng.normal(size=(4, len(FEATURES)))
-        values[:, FEATURES.index("diagram")] = 0.0
+        values[:, FEATURES.index(feature)] = 0.0
         pick = int(rng.integers(4))
-        values[pick, FEATURES.index("diagram")] = 1.0
+        values[pick, FEATURES.index(feature)] = 1.0
         numbers = [str(i + 1) for i in range(4)]
         rest = [numbers[i] for i in range(4) if i != pick]
         out.append(LabelledPaper(f"p{p}", numbers, values, [numbers[pick], *rest[:2]]))
     return out
+
+
+def _raw_papers(seed: int, n: int = 8) -> list[LabelledPaper]:
+    """Synthetic papers whose readers pick the diagram."""
+    return _papers_picking("diagram", seed, n)
 
 
 def test_the_fit_finds_a_raw_feature_and_skips_papers_it_cannot_learn_from() -> None:
@@ -338,19 +344,8 @@ def test_the_strongest_overview_cue_marks_only_the_strongest_captions() -> None:
 
 
 def _overview_papers(seed: int, n: int = 8) -> list[LabelledPaper]:
-    """Synthetic papers whose readers pick the figure with the strongest overview cue, every other
-    feature noise: only a feature set with ``overview_strongest`` can learn them."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in range(n):
-        values = rng.normal(size=(4, len(FEATURES)))
-        values[:, FEATURES.index("overview_strongest")] = 0.0
-        pick = int(rng.integers(4))
-        values[pick, FEATURES.index("overview_strongest")] = 1.0
-        numbers = [str(i + 1) for i in range(4)]
-        rest = [numbers[i] for i in range(4) if i != pick]
-        out.append(LabelledPaper(f"p{p}", numbers, values, [numbers[pick], *rest[:2]]))
-    return out
+    """Synthetic papers whose readers pick the figure with the strongest overview cue."""
+    return _papers_picking("overview_strongest", seed, n)
 
 
 def test_the_selection_chooses_the_feature_set_by_leave_one_paper_out() -> None:
