@@ -212,7 +212,7 @@ class EncoderModel:
         self.function_dim = int(functions.get("embedding_dim", 0))
         self._role_temperatures = self._temperatures_by_kind(manifest)
         # Functions reweighted by the contextual role probabilities (models/function_prior.py).
-        self._function_prior = RolePrior.from_manifest(functions, self.labels)
+        self._function_prior = RolePrior.from_manifest(functions, self.labels, manifest.section_kinds)
         if self._function_prior is not None and self._function_prior.alpha > 0:
             self.function_threshold = self._function_prior.threshold
 
@@ -496,7 +496,7 @@ class EncoderModel:
             probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
         function_probabilities = None if function_logits is None else softmax(function_logits)
         if function_probabilities is not None and self._function_prior is not None:
-            function_probabilities = self._function_prior.apply(function_probabilities, probabilities)
+            function_probabilities = self._function_prior.apply(function_probabilities, probabilities, kinds)
         return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels, function_probabilities,
                                 self.function_ids, self.function_threshold, adapter_features,
                                 uncalibrated_probabilities=uncalibrated)

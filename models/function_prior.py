@@ -13,6 +13,11 @@ and renormalises; the "none" threshold is then applied to the reweighted best fu
 the threshold are fitted on dev data (never a test split) by :func:`fit_role_prior` and stored in the
 bundle's manifest (``context.functions.role_prior``, with each function's role, so the runtime needs
 no taxonomy file); a bundle without it behaves as before (alpha 0).
+
+The section kind is evidence too: a limitation is stated in a discussion, baselines are named in a method
+section. With a kind prior (``kind_prior`` in the same record: per section kind, log p(f | kind) / p(f)
+counted on the annotated corpus's train split with add-one smoothing) the product also carries
+(p(f | kind) / p(f)) ** beta; a sentence of unknown kind (a query sent alone) gets no kind prior.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy as np
 from core.taxonomy.labels import NO_FUNCTION
 
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass(frozen=True)
@@ -36,19 +42,30 @@ class RolePrior:
     alpha: float
     threshold: float
     role_columns: np.ndarray  # (F,) int
+    beta: float = 0.0
+    kind_log_ratio: np.ndarray | None = None  # (K + 1, F): log p(f | kind) / p(f) by kind index, unknown last
 
-    def apply(self, function_probabilities: np.ndarray, role_probabilities: np.ndarray) -> np.ndarray:
-        """(n, F) function probabilities reweighted by the (n, R) role probabilities, rows summing to 1."""
-        if self.alpha == 0.0 or not len(function_probabilities):
+    def apply(self, function_probabilities: np.ndarray, role_probabilities: np.ndarray,
+              kinds: np.ndarray | None = None) -> np.ndarray:
+        """(n, F) function probabilities reweighted by the (n, R) role probabilities (and, with ``kinds``,
+        the (n,) section-kind indices, by the kind prior), rows summing to 1."""
+        use_kinds = self.beta != 0.0 and self.kind_log_ratio is not None and kinds is not None
+        if (self.alpha == 0.0 and not use_kinds) or not len(function_probabilities):
             return function_probabilities
-        weights = np.power(np.maximum(role_probabilities[:, self.role_columns], 1e-12), self.alpha)
-        joint = function_probabilities * weights
+        log_weights = self.alpha * np.log(np.maximum(role_probabilities[:, self.role_columns], 1e-12))
+        if use_kinds:
+            assert self.kind_log_ratio is not None and kinds is not None
+            log_weights = log_weights + self.beta * self.kind_log_ratio[kinds]
+        log_weights = log_weights - log_weights.max(-1, keepdims=True)
+        joint = function_probabilities * np.exp(log_weights)
         return (joint / np.maximum(joint.sum(-1, keepdims=True), 1e-30)).astype(np.float32)
 
     @classmethod
-    def from_manifest(cls, functions: Mapping[str, Any], labels: Sequence[str]) -> RolePrior | None:
+    def from_manifest(cls, functions: Mapping[str, Any], labels: Sequence[str],
+                      section_kinds: Sequence[str] = ()) -> RolePrior | None:
         """The prior a manifest's ``context.functions`` records, or None (none recorded, or roles the
-        bundle does not label)."""
+        bundle does not label). ``section_kinds``: the bundle's kinds (their indices, unknown last, are
+        what the runtime hands to :meth:`apply`)."""
         record = functions.get("role_prior")
         ids = list(functions.get("ids", ()))
         if not isinstance(record, Mapping):
@@ -56,8 +73,45 @@ class RolePrior:
         roles = list(record.get("roles", ()))
         if len(roles) != len(ids) or any(role not in labels for role in roles):
             return None
-        return cls(float(record.get("alpha", 0.0)), float(record.get("threshold", 0.0)),
-                   np.array([list(labels).index(role) for role in roles], dtype=np.int64))
+        columns = np.array([list(labels).index(role) for role in roles], dtype=np.int64)
+        kind_prior = record.get("kind_prior")
+        beta, table = 0.0, None
+        if isinstance(kind_prior, Mapping):
+            table = kind_table(kind_prior.get("log_ratio", {}), section_kinds, len(ids))
+            beta = float(kind_prior.get("beta", 0.0)) if table is not None else 0.0
+        return cls(float(record.get("alpha", 0.0)), float(record.get("threshold", 0.0)), columns, beta, table)
+
+
+def kind_table(log_ratio: object, section_kinds: Sequence[str], width: int) -> np.ndarray | None:
+    """The (K + 1, F) table of :attr:`RolePrior.kind_log_ratio` for a bundle's ``section_kinds`` from a
+    record {kind: [F log ratios]}; a kind the record lacks (and "unknown", the last row) gets zeros.
+    None when the record is malformed."""
+    if not isinstance(log_ratio, Mapping):
+        return None
+    table = np.zeros((len(section_kinds) + 1, width), dtype=np.float32)
+    for row, kind in enumerate(section_kinds):
+        values = log_ratio.get(kind)
+        if values is None:
+            continue
+        if not isinstance(values, Sequence) or len(values) != width:
+            return None
+        table[row] = np.asarray([float(v) for v in values], dtype=np.float32)
+    return table
+
+
+def kind_log_ratios(kinds: Sequence[str], functions: Sequence[str], ids: Sequence[str],
+                    section_kinds: Sequence[str]) -> dict[str, list[float]]:
+    """log p(f | kind) / p(f) for each of ``section_kinds``, counted over labelled sentences (their
+    ``kinds`` and ``functions``; "none" and unknown ids left out) with add-one smoothing."""
+    index = {f: i for i, f in enumerate(ids)}
+    counts = np.ones((len(section_kinds), len(ids)))
+    overall = np.ones(len(ids))
+    for kind, function in zip(kinds, functions, strict=True):
+        if function in index and kind in section_kinds:
+            counts[list(section_kinds).index(kind), index[function]] += 1
+            overall[index[function]] += 1
+    ratio = np.log(counts / counts.sum(1, keepdims=True)) - np.log(overall / overall.sum())
+    return {kind: [round(float(v), 4) for v in ratio[row]] for row, kind in enumerate(section_kinds)}
 
 
 def labels_with_threshold(probabilities: np.ndarray, ids: Sequence[str], threshold: float) -> list[str]:
@@ -78,22 +132,25 @@ def best_threshold(probabilities: np.ndarray, ids: Sequence[str], gold: Sequence
 
 
 def fit_role_prior(function_probabilities: np.ndarray, role_probabilities: np.ndarray, gold: Sequence[str],
-                   ids: Sequence[str], role_columns: np.ndarray,
-                   alphas: Sequence[float] = ALPHAS) -> tuple[RolePrior, dict[str, Any]]:
-    """Choose alpha (and its threshold) for accuracy on dev sentences with a hand-given function (or
-    "none"); ties go to the smaller alpha. Returns the prior and a record of the grid."""
+                   ids: Sequence[str], role_columns: np.ndarray, alphas: Sequence[float] = ALPHAS,
+                   kinds: np.ndarray | None = None, kind_log_ratio: np.ndarray | None = None,
+                   betas: Sequence[float] = BETAS) -> tuple[RolePrior, dict[str, Any]]:
+    """Choose alpha (and, given the sentences' kind indices and a kind table, beta) and the threshold
+    for accuracy on dev sentences with a hand-given function (or "none"); ties go to the smaller values.
+    Returns the prior and a record of the grid."""
     grid: dict[str, float] = {}
-    best: tuple[float, float, float] | None = None  # (accuracy, alpha, threshold)
-    for alpha in alphas:
-        prior = RolePrior(alpha, 0.0, role_columns)
-        reweighted = prior.apply(function_probabilities, role_probabilities)
-        threshold, accuracy = best_threshold(reweighted, ids, gold)
-        grid[f"{alpha:g}"] = round(accuracy, 4)
-        if best is None or accuracy > best[0] + 1e-12:
-            best = (accuracy, alpha, threshold)
+    best: tuple[float, float, float, float] | None = None  # (accuracy, alpha, beta, threshold)
+    for beta in (betas if kinds is not None and kind_log_ratio is not None else (0.0,)):
+        for alpha in alphas:
+            prior = RolePrior(alpha, 0.0, role_columns, beta, kind_log_ratio)
+            reweighted = prior.apply(function_probabilities, role_probabilities, kinds)
+            threshold, accuracy = best_threshold(reweighted, ids, gold)
+            grid[f"alpha {alpha:g}, beta {beta:g}"] = round(accuracy, 4)
+            if best is None or accuracy > best[0] + 1e-12:
+                best = (accuracy, alpha, beta, threshold)
     assert best is not None
-    accuracy, alpha, threshold = best
+    accuracy, alpha, beta, threshold = best
     record = {"alpha": alpha, "threshold": round(threshold, 4), "sentences": len(gold),
-              "dev_accuracy_alpha0": grid[f"{alphas[0]:g}"], "dev_accuracy": round(accuracy, 4),
-              "dev_accuracy_by_alpha": grid}
-    return RolePrior(alpha, threshold, role_columns), record
+              "dev_accuracy_alpha0": grid[f"alpha {alphas[0]:g}, beta 0"], "dev_accuracy": round(accuracy, 4),
+              "dev_accuracy_by_alpha_beta": grid}
+    return RolePrior(alpha, threshold, role_columns, beta, kind_log_ratio), {**record, "beta": beta}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.function_prior import RolePrior, best_threshold, fit_role_prior
+from models.function_prior import RolePrior, best_threshold, fit_role_prior, kind_log_ratios, kind_table
 
 IDS = ["limitation", "gap-neglected", "aim"]
 LABELS = ("background", "objective", "conclusion")
@@ -63,6 +63,27 @@ def test_the_runtime_applies_the_shipped_prior_to_every_encoding() -> None:
     manifest_free._function_prior = None
     raw = manifest_free.encode_document(sentences, "discussion")
     assert raw.function_probabilities is not None and encoding.function_probabilities is not None
-    expected = prior.apply(raw.function_probabilities, raw.probabilities)
+    expected = prior.apply(raw.function_probabilities, raw.probabilities,
+                           model.section_kind_ids("discussion", len(sentences)))
     assert np.allclose(encoding.function_probabilities, expected, atol=1e-5)
     assert encoding.function_threshold == pytest.approx(prior.threshold)
+
+
+def test_the_section_kind_moves_functions_and_an_unknown_kind_does_not() -> None:
+    kinds = ["introduction", "discussion"]
+    ratios = kind_log_ratios(["discussion"] * 8 + ["introduction"] * 8,
+                             ["limitation"] * 8 + ["gap-neglected"] * 8, IDS, kinds)
+    assert ratios["discussion"][0] > 0 > ratios["discussion"][1]  # limitations are discussion's
+    table = kind_table(ratios, kinds, len(IDS))
+    assert table is not None and table.shape == (3, 3) and not table[2].any()  # unknown: no prior
+    prior = RolePrior(0.0, 0.0, COLUMNS, 1.0, table)
+    head = np.array([[0.45, 0.50, 0.05], [0.45, 0.50, 0.05]])
+    flat = np.full((2, 3), 1 / 3)
+    out = prior.apply(head, flat, np.array([1, 2]))  # a discussion sentence, then a query of unknown kind
+    assert out[0].argmax() == 0 and np.allclose(out[1], head[1])
+    assert kind_table({"discussion": [0.1]}, kinds, len(IDS)) is None  # wrong width: no table
+    record = {"alpha": 0.0, "threshold": 0.2, "roles": ["conclusion", "background", "objective"],
+              "kind_prior": {"beta": 1.0, "log_ratio": ratios}}
+    read = RolePrior.from_manifest({"ids": IDS, "role_prior": record}, LABELS, kinds)
+    assert read is not None and read.beta == 1.0 and read.kind_log_ratio is not None
+    assert np.allclose(read.apply(head, flat, np.array([1, 2])), out)

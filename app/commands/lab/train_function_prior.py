@@ -1,5 +1,6 @@
-"""``rhetorica train function-prior``: fit how much the contextual role probabilities reweight the
-function probabilities (``models/function_prior.py``), on dev data, into the bundle's manifest.
+"""``rhetorica train function-prior``: fit how much the contextual role probabilities and the section
+kind reweight the function probabilities (``models/function_prior.py``), on dev data, into the bundle's
+manifest (the kind table is counted on the annotated corpus's train split).
 
 No torch and no re-export: ``alpha``, the "none" threshold after reweighting and each function's role are
 written into ``context.functions.role_prior`` and applied by the runtime."""
@@ -16,7 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "function-prior", help="fit the role prior on function probabilities of a bundle, on dev data",
         description="Encode the annotated corpus's dev runs as the app feeds sentences (with section kinds "
-        "and neighbours), then choose alpha in p(f) ∝ p_head(f) · p_role(role(f))^alpha and the 'none' "
+        "and neighbours), then choose alpha and beta in p(f) ∝ p_head(f) · p_role(role(f))^alpha · "
+        "(p(f|kind)/p(f))^beta (kind table counted on annotated:train) and the 'none' "
         "threshold for function accuracy on those sentences; write them into the bundle's manifest "
         "(run it after calibrate-roles: it reads the calibrated role probabilities). Never a test split.")
     parser.add_argument("--bundle", type=input_folder, required=True, help="bundle to fit (in place)")
@@ -32,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.paths import resources_dir
     from models.bundle import read_manifest, write_manifest
-    from models.datasets.annotated_corpus import annotated_runs
+    from models.datasets.annotated_corpus import annotated_runs, annotated_sentences
     from models.encoder import load_model
-    from models.function_prior import fit_role_prior
+    from models.function_prior import fit_role_prior, kind_log_ratios, kind_table
 
     manifest = read_manifest(args.bundle)
     functions = dict(manifest.context.get("functions", {}))
@@ -59,10 +61,17 @@ def run(args: argparse.Namespace) -> int:
     role_p = np.vstack([e.probabilities for e in encodings])
     gold = [c.function for run in runs for c in run]
     columns = np.array([list(model.labels).index(role_of[i]) for i in ids], dtype=np.int64)
-    _, record = fit_role_prior(function_p, role_p, gold, ids, columns)
-    record = {**record, "dev": ["annotated:dev"], "roles": [role_of[i] for i in ids]}
+    train = annotated_sentences("train")
+    kinds = list(manifest.section_kinds)
+    log_ratio = kind_log_ratios([c.section_kind for c in train], [c.function for c in train], ids, kinds)
+    kind_ids = np.concatenate([model.section_kind_ids([c.section_kind for c in run], len(run))
+                               for run in runs])
+    _, record = fit_role_prior(function_p, role_p, gold, ids, columns, kinds=kind_ids,
+                               kind_log_ratio=kind_table(log_ratio, kinds, len(ids)))
+    record = {**record, "dev": ["annotated:dev"], "roles": [role_of[i] for i in ids],
+              "kind_prior": {"beta": record["beta"], "counted_on": "annotated:train", "log_ratio": log_ratio}}
     functions["role_prior"] = record
     manifest.context = {**manifest.context, "functions": functions}
     write_manifest(args.bundle, manifest, tuple(manifest.files))
-    print(json.dumps({k: v for k, v in record.items() if k != "roles"}, indent=2))
+    print(json.dumps({k: v for k, v in record.items() if k not in {"roles", "kind_prior"}}, indent=2))
     return 0
