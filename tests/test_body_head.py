@@ -187,3 +187,29 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     assert (second / "model.onnx").read_bytes() == (first / "model.onnx").read_bytes()
     assert (second / "roles.onnx").read_bytes() != (first / "roles.onnx").read_bytes()
     assert again.context["parity"]["int8"]["mean_cosine"] > 0.98  # the reused graph was parity-checked
+
+
+def test_a_role_weight_scales_that_roles_sentences_in_the_loss(net, tmp_path) -> None:
+    from models.training.body_roles import role_batch_loss
+
+    rng = np.random.default_rng(1)
+    cache, runs = _synthetic_cache(tmp_path, rng)
+    mixed = [runs[0], runs[1]]  # one method run, one background run
+    plain = role_batch_loss(net, mixed, cache)
+    assert torch.allclose(role_batch_loss(net, mixed, cache, role_weights={"objective": 5.0}), plain)
+    only_method = role_batch_loss(net, [runs[0]], cache)
+    only_background = role_batch_loss(net, [runs[1]], cache)
+    heavy = role_batch_loss(net, mixed, cache, role_weights={"method": 3.0})
+    expected = (3 * only_method + only_background) / 4  # a weighted mean over the labelled sentences
+    assert torch.allclose(heavy, expected, atol=1e-5) and not torch.allclose(heavy, plain)
+
+
+def test_the_role_weight_option_refuses_unknown_roles_and_absurd_weights() -> None:
+    import argparse
+
+    from app.commands.lab.train_body import _role_weight
+
+    assert _role_weight("objective=2") == ("objective", 2.0)
+    for bad in ("objective", "hypothesis=2", "objective=0", "objective=-1", "objective=1e9", "objective=x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _role_weight(bad)

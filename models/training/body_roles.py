@@ -31,7 +31,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,6 +205,8 @@ class BodyConfig:
     # (quantisation-aware: the head learns to give both the same label; needs ``fp32_cache``).
     fp32_share: float = 0.5
     seed: int = 0
+    # Loss weight per role (others 1.0): a rare role the head under-calls (objective) counts more.
+    role_weights: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -260,16 +262,21 @@ def body_accuracy(net: RhetoricaNet, runs: Sequence[BodyRun], cache: FeatureCach
 
 
 def role_batch_loss(net: RhetoricaNet, batch: Sequence[BodyRun], cache: FeatureCache,
-                    feature_noise: float = 0.0) -> torch.Tensor:
+                    feature_noise: float = 0.0,
+                    role_weights: Mapping[str, float] | None = None) -> torch.Tensor:
     """The partial-label loss of ``net``'s role heads on a batch of runs (their labelled sentences);
-    ``feature_noise``: Gaussian noise on the pooled vectors, that share of each vector's norm."""
+    ``feature_noise``: Gaussian noise on the pooled vectors, that share of each vector's norm;
+    ``role_weights``: a loss weight per role (a sentence's weight: the mean over its allowed roles)."""
     pooled, kinds, lengths, key_mask, allowed = _batch(batch, cache)
     if feature_noise > 0:
         scale = pooled.norm(dim=-1, keepdim=True) * feature_noise / pooled.shape[-1] ** 0.5
         pooled = pooled + torch.randn_like(pooled) * scale
     logits = net.role_logits(pooled, kinds, lengths, key_mask)
     labelled = key_mask & allowed.any(-1)
-    return PartialLabelCE()(logits[labelled], allowed[labelled])
+    weights = None
+    if role_weights:
+        weights = torch.tensor([float(role_weights.get(role, 1.0)) for role in ROLES])
+    return PartialLabelCE(class_weights=weights)(logits[labelled], allowed[labelled])
 
 
 def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: Sequence[BodyRun],
@@ -289,7 +296,7 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
     def loss(_head: nn.Module, batch: list[BodyRun], rng: random.Random) -> torch.Tensor:
         use_fp32 = fp32_cache is not None and rng.random() < cfg.fp32_share
         features = fp32_cache if use_fp32 and fp32_cache is not None else cache
-        return role_batch_loss(net, batch, features, cfg.feature_noise)
+        return role_batch_loss(net, batch, features, cfg.feature_noise, cfg.role_weights)
 
     def dev_accuracy(_head: nn.Module) -> Evaluation:
         accuracy, _ = body_accuracy(net, dev_runs, cache)

@@ -60,12 +60,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fp32-share", type=bounded_float(0.0, 1.0), default=0.5,
                         help="share of batches on the torch fp32 vectors instead of the int8 graph's "
                         "(quantisation-aware; 0 = int8 only)")
+    parser.add_argument("--role-weight", type=_role_weight, action="append", default=[], metavar="ROLE=W",
+                        help="loss weight of a role (repeatable; others 1), e.g. objective=2 for a rare "
+                        "role the head under-calls")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
     parser.add_argument("--version", default="0.4.0")
     parser.set_defaults(func=run)
+
+
+def _role_weight(text: str) -> tuple[str, float]:
+    """``ROLE=W`` with a known role and a weight in (0, 100]."""
+    from core.taxonomy.labels import ROLES
+
+    role, _, weight = text.partition("=")
+    try:
+        value = float(weight)
+    except ValueError:
+        value = -1.0
+    if role not in ROLES or not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"expected ROLE=W with a role of {', '.join(ROLES)} and "
+                                         f"0 < W <= 100, not {text!r}")
+    return role, value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                     dataset_limit=args.data_limit, dev_datasets=args.dev_data,
                     function_datasets=args.function_data)
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
-                     fp32_share=args.fp32_share, seed=args.seed)
+                     fp32_share=args.fp32_share, seed=args.seed, role_weights=dict(args.role_weight))
     command = shlex.join(["rhetorica", *sys.argv[1:]])
 
     checkpoint, result = train_body_checkpoint(Path(bundle), work, data, cfg, args.threads, command,
