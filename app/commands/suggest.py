@@ -17,7 +17,7 @@ from app.commands._options import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.phrasing.suggest import SuggestionResult, Templater
+    from core.phrasing.suggest import SuggestionResult
 
 MAX_K = 100  # core.phrasing.suggest.MAX_K (not imported at startup)
 TITLE_CHARS = 70  # a source's title is cut (with "…") past this
@@ -48,7 +48,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.fileio import read_text_input
-    from core.phrasing.suggestion_sources import SuggestionRequest, opened_sources, search, source_folders
+    from core.phrasing.suggestion_sources import (
+        ADD_SOURCES,
+        SuggestionRequest,
+        available_templater,
+        opened_sources,
+        search,
+        source_folders,
+    )
     from models.encoder import load_model
 
     if (args.sentence is None) == (args.input is None):
@@ -69,9 +76,8 @@ def run(args: argparse.Namespace) -> int:
         given = [str(folder) for kind, folder in (("corpus", args.corpus), ("library", args.library))
                  if args.source in (kind, "all") and folder is not None]
         where = f" ({', '.join(given)} holds no library or phrase corpus)" if given else ""
-        raise RhetoricaError(f"nothing to suggest from{where}: build the phrase corpus with 'rhetorica "
-                             "corpus build' or add papers with 'rhetorica library add PDF…'")
-    templater = _templater()
+        raise RhetoricaError(f"nothing to suggest from{where}: {ADD_SOURCES}")
+    templater = available_templater()
     model = load_model(args.model, device=args.device, threads=args.threads)
     with opened_sources(folders, model) as opened:
         for line in lines or [args.sentence]:
@@ -110,12 +116,3 @@ def _print_result(result: SuggestionResult) -> None:
         title = source["title"]
         title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
         print(f"      {doing} · {source['kind']}: {title} · {source['section'] or 'no section'}")
-
-
-def _templater() -> Templater | None:
-    """The formulaic-span extractor, when it is built."""
-    try:
-        from core.phrasing.templates import template_of
-    except ImportError:
-        return None
-    return template_of
