@@ -222,7 +222,9 @@ def test_isolation_modes_feed_what_they_say() -> None:
     fed = {mode: isolation_contexts(paper, items, mode, 1) for mode in ISOLATION_MODES}
     assert [c.document() for c in fed["isolated"]] == [([texts[1]], None), ([texts[3]], None)]
     assert [c.document() for c in fed["kind_only"]] == [([texts[1]], "abstract"), ([texts[3]], "method")]
-    assert [c.document() for c in fed["neighbours_only"]] == [(texts[0:3], None), (texts[3:5], None)]
+    # no kind known: neighbours are read as a body section of unnamed kind, as the app reads them
+    assert [c.document() for c in fed["neighbours_only"]] == [(texts[0:3], "other"), (texts[3:5], "other")]
+    assert all(c.section_kind is None for c in fed["neighbours_only"])
     assert [c.document() for c in fed["neighbours_and_kind"]] == [(texts[0:3], "abstract"),
                                                                    (texts[3:5], "method")]
     with pytest.raises(ValueError):
@@ -263,3 +265,13 @@ def test_confidence_table_and_the_rule_that_picks_the_threshold() -> None:
     # 0.6 keeps 75 % and sets aside sentences that are always wrong; 0.75 keeps only half
     assert choose_threshold(rows) == 0.6
     assert choose_threshold(rows, min_share=0.5, max_uncertain=0.6) == 0.75
+
+
+def test_neighbours_without_a_heading_are_read_as_a_body_section_a_lone_sentence_is_not() -> None:
+    from core.labelling.sentence_context import NEIGHBOURS_WITHOUT_KIND, SentenceContext
+
+    assert SentenceContext("We propose X.").document() == (["We propose X."], None)
+    with_neighbours = SentenceContext("We propose X.", before=("Prior work fails.",), after=("It works.",))
+    assert with_neighbours.document() == (["Prior work fails.", "We propose X.", "It works."],
+                                          NEIGHBOURS_WITHOUT_KIND)
+    assert SentenceContext("We propose X.", before=("A.",), section_kind="method").document()[1] == "method"
