@@ -11,12 +11,13 @@ import pytest
 
 from core.errors import DatasetError
 from models.datasets.annotated_corpus import (
-    ANNOTATED_DIR,
+    ANNOTATED_CORPUS,
     annotated_documents,
     annotated_runs,
     annotated_sentences,
     cohen_kappa,
     is_dev_paper,
+    read_rows,
 )
 from models.datasets.annotation import text_sha1
 
@@ -43,8 +44,7 @@ def _train_paper(prefix: str) -> str:
 
 
 def test_committed_corpus_meets_the_issue_minimums() -> None:
-    lines = (ANNOTATED_DIR / "train.jsonl").read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
+    rows = read_rows(ANNOTATED_CORPUS)
     papers = {(r["source"], r["paper_id"]) for r in rows}
     fields = Counter(r["field"] for r in rows)
     body = sum(1 for r in rows if r["section_kind"] in BODY_KINDS)
@@ -166,3 +166,16 @@ def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path
     # section 2's text no longer matches the source: its annotated run is used as it is
     assert fallback.sentences == [f"Sentence 0 of section 2 in {paper}."]
     assert fallback.labels == ["conclusion"]
+
+
+def test_the_corpus_file_is_gzip_json_lines_written_the_same_way_twice(tmp_path: Path) -> None:
+    from models.datasets.annotated_corpus import write_jsonl
+
+    rows = [_row(_train_paper("g"), 1, i, "method", "none") for i in range(3)]
+    first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    assert write_jsonl(first, rows) == 3 and write_jsonl(second, rows) == 3
+    assert first.read_bytes() == second.read_bytes() and first.read_bytes()[:2] == b"\x1f\x8b"
+    assert read_rows(first) == rows
+    (tmp_path / "bad.jsonl.gz").write_bytes(b"\x1f\x8b not really gzip")
+    with pytest.raises(DatasetError, match="not a readable annotated corpus file"):
+        read_rows(tmp_path / "bad.jsonl.gz")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import DatasetError
-from models.datasets.annotated_corpus import ANNOTATED_DIR, is_dev_paper, read_rows
+from models.datasets.annotated_corpus import ANNOTATED_CORPUS, is_dev_paper, read_rows
 from models.datasets.annotated_papers import load_annotated_pdf_papers
 from models.datasets.annotation import text_sha1
 from tests.conftest import SHARED, requires_shared
@@ -18,7 +18,7 @@ def test_only_the_dev_split_is_offered() -> None:
 
 @requires_shared
 def test_every_dev_row_is_joined_to_its_sentence_in_the_freshly_parsed_paper() -> None:
-    rows = [r for r in read_rows(ANNOTATED_DIR / "train.jsonl")
+    rows = [r for r in read_rows(ANNOTATED_CORPUS)
             if r["source"] == "pdfs2" and is_dev_paper("pdfs2", str(r["paper_id"]))]
     papers = load_annotated_pdf_papers("dev", SHARED / "pdfs2")
     items = [item for _, found in papers for item in found]

@@ -1,8 +1,8 @@
 """The hand-annotated full-paper corpus (issue 24): agreement between annotators, the committed rows,
 and the readers that join them back to their sentences.
 
-Committed files (``models/datasets/annotated/``): ``train.jsonl`` (the training corpus), and the new
-gold test in ``models/datasets/gold_data/gold2/test.jsonl`` (pdfs2 papers, the gold set's format:
+Committed files (``models/datasets/annotated/``): ``train.jsonl.gz`` (the training corpus, JSON Lines),
+and the new gold test in ``models/datasets/gold_data/gold2/test.jsonl`` (pdfs2 papers, the gold set's format:
 ``pdf``, ``domain``, ``sid``, ``sha1``, ``section_kind``, ``role``, ``function``, ``note`` and ``text`` only
 for open papers). A training row: ``uid``, ``source``, ``paper_id``, ``field``, ``section``, ``position``,
 ``section_kind``, ``sha1``, ``role``, ``function``, ``annotator``, ``note``, and ``text`` / ``heading`` only
@@ -12,6 +12,7 @@ back by re-reading their source (:mod:`models.datasets.annotation_sources`) and 
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from models.datasets.annotation_sources import SourcePaper
 from models.datasets.documents import LabelledDocument
 
 ANNOTATED_DIR = Path(__file__).resolve().parent / "annotated"
+ANNOTATED_CORPUS = ANNOTATED_DIR / "train.jsonl.gz"  # the committed corpus (JSON Lines, gzip)
 GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
 
 
@@ -109,16 +111,27 @@ def training_row(unit: Unit, label: Label, annotator: str) -> dict[str, object]:
 
 
 def write_jsonl(path: Path, rows: Iterable[Mapping[str, object]]) -> int:
+    """JSON Lines, gzip-compressed when ``path`` ends in ``.gz`` (byte-identical for the same rows: no
+    file name or time in the gzip header)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(dict(r), ensure_ascii=False) + "\n" for r in rows]
-    path.write_text("".join(lines), encoding="utf-8")
+    data = "".join(lines).encode("utf-8")
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    path.write_bytes(data)
     return len(lines)
 
 
 def read_rows(path: Path) -> list[dict[str, object]]:
+    """The rows of a JSON Lines file (``.gz``: gzip-compressed)."""
     if not path.is_file():
         raise DatasetError(f"{path}: annotated corpus file missing")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        data = path.read_bytes()
+        text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, EOFError, UnicodeDecodeError, ValueError) as error:
+        raise DatasetError(f"{path}: not a readable annotated corpus file ({type(error).__name__})") from None
 
 
 # -- reading the corpus back as training documents ----------------------------------------------------
@@ -164,7 +177,7 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
     again from their source and kept only when the sha1 still matches."""
     if split not in {"train", "dev", "all"}:
         raise DatasetError(f"annotated has splits train, dev, all, not {split!r}")
-    rows = [r for r in read_rows(path or ANNOTATED_DIR / "train.jsonl")
+    rows = [r for r in read_rows(path or ANNOTATED_CORPUS)
             if split == "all" or (split == "dev") == is_dev_paper(str(r["source"]), str(r["paper_id"]))]
     missing = {(str(r["source"]), str(r["paper_id"])) for r in rows if "text" not in r}
     papers = _source_papers(missing, shared) if missing else {}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from core.document import Paper, Sentence
 from core.errors import DatasetError
-from models.datasets.annotated_corpus import ANNOTATED_DIR, is_dev_paper, read_rows
+from models.datasets.annotated_corpus import ANNOTATED_CORPUS, is_dev_paper, read_rows
 from models.datasets.annotation import text_sha1
 from models.datasets.annotation_sources import coarse_field
 from models.datasets.gold import GoldSentence
@@ -45,7 +45,7 @@ def load_annotated_pdf_papers(split: str, pdf_dir: Path, path: Path | None = Non
         raise DatasetError("annotated papers are scored on their dev split only (the train split trained "
                            "the model)")
     grouped: dict[str, list[dict[str, object]]] = {}
-    for row in read_rows(path or ANNOTATED_DIR / "train.jsonl"):
+    for row in read_rows(path or ANNOTATED_CORPUS):
         if row["source"] == "pdfs2" and is_dev_paper("pdfs2", str(row["paper_id"])):
             grouped.setdefault(str(row["paper_id"]), []).append(row)
     out: list[tuple[Paper, list[GoldSentence]]] = []

@@ -40,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "annotation-assemble", help="write the committed corpus from the batches' labels",
         description="Join each batch's key with its labels (labels/BATCH.ANNOTATOR.jsonl; where a batch was "
         "annotated twice, the first annotator's labels with labels/BATCH.adjudicated.jsonl over the "
-        "disagreements) into models/datasets/annotated/train.jsonl and the new gold test "
+        "disagreements) into models/datasets/annotated/train.jsonl.gz and the new gold test "
         "models/datasets/gold_data/gold2/test.jsonl (text only where the licence allows).")
     assemble.add_argument("--batches", type=Path, default=Path("runs/annotation"), metavar="DIR")
     assemble.set_defaults(func=run_assemble)
@@ -117,12 +117,11 @@ def _run_round_two(args: argparse.Namespace) -> int:
     import random
 
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import ANNOTATED_DIR, GOLD2_DIR
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
-    corpus = (ANNOTATED_DIR / "train.jsonl").read_text(encoding="utf-8")
-    done = [json.loads(line) for line in corpus.splitlines() if line.strip()]
+    done = read_rows(ANNOTATED_CORPUS)
     done_papers = {(str(r["source"]), str(r["paper_id"])) for r in done}
     done_sha1 = {str(r["sha1"]) for r in done}
     gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
@@ -215,7 +214,7 @@ def run_assemble(args: argparse.Namespace) -> int:
 
     from core.errors import DatasetError
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import ANNOTATED_DIR, GOLD2_DIR, training_row, write_jsonl
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, training_row, write_jsonl
     from models.datasets.annotation import read_key
 
     train_rows: list[dict] = []
@@ -238,8 +237,8 @@ def run_assemble(args: argparse.Namespace) -> int:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
     _refresh_pdf_kinds(train_rows)
-    count = write_jsonl(ANNOTATED_DIR / "train.jsonl", train_rows)
-    print(f"{ANNOTATED_DIR / 'train.jsonl'}: {count} sentences", file=sys.stderr)
+    count = write_jsonl(ANNOTATED_CORPUS, train_rows)
+    print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
     gold_rows = []
     shared = src.shared_root(None).parent
     by_paper: dict[str, list] = {}
