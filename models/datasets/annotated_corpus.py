@@ -136,18 +136,20 @@ def read_rows(path: Path) -> list[dict[str, object]]:
 
 # -- reading the corpus back as training documents ----------------------------------------------------
 def _source_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
-    """The SourcePapers the rows without text need, read again from the shared data."""
+    """The source papers of ``keys`` with every section, read again from the shared data: for rows stored
+    without text, and for whole sections (abstract-only sources are never needed: their rows carry
+    their text and their runs are whole already)."""
     from models.datasets import annotation_sources as src
 
     root = src.shared_root(shared)
-    wanted_sources = {s for s, _ in keys}
+    sources = {s for s, _ in keys}
+    readers = {"oa-stm": lambda: src.read_oa_stm(root), "unarxive": lambda: src.read_unarxive(root),
+               "pmc-jats": lambda: src.read_pmc_jats(root), "scirex": lambda: src.read_scirex(root),
+               "pdfs2": lambda: src.read_pdfs2(root.parent, {p for s, p in keys if s == "pdfs2"})}
     papers: dict[tuple[str, str], SourcePaper] = {}
-    if "scirex" in wanted_sources:
-        papers.update({(p.source, p.paper_id): p for p in src.read_scirex(root)
-                       if (p.source, p.paper_id) in keys})
-    if "pdfs2" in wanted_sources:
-        names = {pid for s, pid in keys if s == "pdfs2"}
-        papers.update({(p.source, p.paper_id): p for p in src.read_pdfs2(root.parent, names)})
+    for source, read in readers.items():
+        if source in sources:
+            papers.update({(p.source, p.paper_id): p for p in read() if (p.source, p.paper_id) in keys})
     return papers
 
 
@@ -223,23 +225,6 @@ def annotated_documents(split: str = "train", shared: Path | None = None,
             for run in annotated_runs(split, shared, path)]
 
 
-def _full_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
-    """The source papers of ``keys`` with every section, read again from the shared data (abstract-only
-    sources are not needed: their runs are whole already)."""
-    from models.datasets import annotation_sources as src
-
-    root = src.shared_root(shared)
-    sources = {s for s, _ in keys}
-    readers = {"oa-stm": lambda: src.read_oa_stm(root), "unarxive": lambda: src.read_unarxive(root),
-               "pmc-jats": lambda: src.read_pmc_jats(root), "scirex": lambda: src.read_scirex(root),
-               "pdfs2": lambda: src.read_pdfs2(root.parent, {p for s, p in keys if s == "pdfs2"})}
-    papers: dict[tuple[str, str], SourcePaper] = {}
-    for source, read in readers.items():
-        if source in sources:
-            papers.update({(p.source, p.paper_id): p for p in read() if (p.source, p.paper_id) in keys})
-    return papers
-
-
 def annotated_section_documents(split: str = "train", shared: Path | None = None,
                                 path: Path | None = None) -> list[LabelledDocument]:
     """The annotated sentences inside their WHOLE sections, as the app reads a paper: each section that
@@ -250,7 +235,7 @@ def annotated_section_documents(split: str = "train", shared: Path | None = None
     by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
     for item in items:
         by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
-    papers = _full_papers({(s, p) for s, p, _ in by_section}, shared)
+    papers = _source_papers({(s, p) for s, p, _ in by_section}, shared)
     out: list[LabelledDocument] = []
     for (source, paper_id, section), labelled in sorted(by_section.items()):
         paper = papers.get((source, paper_id))

@@ -19,7 +19,7 @@ from core.errors import DatasetError
 from models.datasets.annotated_corpus import ANNOTATED_CORPUS, is_dev_paper, read_rows
 from models.datasets.annotation import text_sha1
 from models.datasets.annotation_sources import coarse_field
-from models.datasets.gold import GoldSentence
+from models.datasets.gold import GoldSentence, sentences_by_sha1
 
 
 def _joined(paper: Paper, row: dict[str, object], by_sha1: dict[str, list[Sentence]]) -> Sentence:
@@ -54,9 +54,7 @@ def load_annotated_pdf_papers(split: str, pdf_dir: Path, path: Path | None = Non
         if not pdf.is_file():
             raise DatasetError(f"{pdf}: the annotated papers need the shared PDFs")
         paper = parse_pdf(pdf)
-        by_sha1: dict[str, list[Sentence]] = {}
-        for candidate in paper.sentences:
-            by_sha1.setdefault(text_sha1(candidate.text), []).append(candidate)
+        by_sha1 = sentences_by_sha1(paper)
         items = []
         for row in rows:
             sentence = _joined(paper, row, by_sha1)

@@ -110,6 +110,15 @@ def _read_rows(split: str, gold_dir: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def sentences_by_sha1(paper: Paper) -> dict[str, list[Sentence]]:
+    """The paper's sentences by the hash of their text (a gold row whose sentence moved is found again by
+    its text when that text occurs once)."""
+    by_sha1: dict[str, list[Sentence]] = {}
+    for sentence in paper.sentences:
+        by_sha1.setdefault(text_sha1(sentence.text), []).append(sentence)
+    return by_sha1
+
+
 def load_gold_papers(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR
                      ) -> list[tuple[Paper, list[GoldSentence]]]:
     """Each gold paper of one split, freshly parsed, with its gold rows joined to its sentences."""
@@ -125,9 +134,7 @@ def load_gold_papers(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR
             raise DatasetError(f"{path}: the gold set needs the shared PDFs")
         paper = parse_pdf(path)
         by_id = {s.id: s for s in paper.sentences}
-        by_sha1: dict[str, list[Sentence]] = {}
-        for candidate in paper.sentences:
-            by_sha1.setdefault(text_sha1(candidate.text), []).append(candidate)
+        by_sha1 = sentences_by_sha1(paper)
         items = []
         for row in rows:
             sentence = by_id.get(row["sid"])

@@ -27,12 +27,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import tomllib
-
     import numpy as np
 
     from core.errors import RhetoricaError
-    from core.paths import resources_dir
+    from core.taxonomy.functions import default_taxonomy
     from models.bundle import read_manifest, write_manifest
     from models.datasets.annotated_corpus import annotated_runs, annotated_sentences
     from models.encoder import load_model
@@ -45,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     functions.pop("role_prior", None)
     manifest.context = {**manifest.context, "functions": functions}
     write_manifest(args.bundle, manifest, tuple(manifest.files))  # fit on the model without a prior
-    taxonomy = tomllib.loads((resources_dir() / "functions" / "taxonomy.toml").read_text(encoding="utf-8"))
-    role_of = {str(f["id"]): str(f["role"]) for f in taxonomy["function"]}
+    role_of = {f.id: f.role for f in default_taxonomy().functions}
     ids = [str(i) for i in functions["ids"]]
     model = load_model(args.bundle, device=args.device, threads=args.threads)
     missing = [i for i in ids if role_of.get(i) not in model.labels]
