@@ -3,9 +3,11 @@ tool buttons, and the one-line text helpers the panels share (``one_line``, ``cl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from PySide6.QtCore import QRectF, QSize, Qt
+import shiboken6
+from PySide6.QtCore import QObject, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -234,3 +236,17 @@ def show_dock_of(widget: QWidget) -> None:
     if dock is not None:
         dock.show()
         dock.raise_()
+
+# Slots that outlive their widget do nothing: a panel connects lambdas to its session's signals, and a
+# lambda, unlike a bound slot of a QObject, is not disconnected when the panel's C++ object is deleted;
+# a session (and its jobs) can outlive a closed window for a moment, and a late analysisReady or
+# thumbnail then reached a deleted widget ("Internal C++ object ... already deleted", seen in the test
+# suite under load).
+def while_alive(widget: QObject, slot: Callable[..., Any]) -> Callable[..., None]:
+    """``slot``, called only while ``widget``'s C++ object exists."""
+
+    def guarded(*args: Any) -> None:
+        if shiboken6.isValid(widget):
+            slot(*args)
+
+    return guarded

@@ -32,7 +32,7 @@ from app.gui.panels.alignment_view import AlignmentResults
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.save_text import save_text
 from app.gui.session import Session
-from app.gui.widgets import panel_layout
+from app.gui.widgets import panel_layout, while_alive
 from core.document import Paper
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,7 +93,7 @@ class AlignmentPanel(QWidget):
         panel_layout(self, self.controls, self.summary, (self.results, 1), self.op.line)
         self._show_results(False)
         session.documentClosed.connect(self.clear)
-        session.documentOpened.connect(lambda _d: self.clear())
+        session.documentOpened.connect(while_alive(self, lambda _d: self.clear()))
         session.sentenceSelected.connect(self._on_sentence_selected)
 
     # -- inputs ---------------------------------------------------------------------------

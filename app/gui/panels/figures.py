@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStackedW
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label
+from app.gui.widgets import hint_label, while_alive
 from app.gui.workers import Worker
 from core.document import Figure, Paper
 from core.jobs import JobContext
@@ -61,9 +61,9 @@ class FiguresPanel(QWidget):
         self.thumbnails_done = 0
         session.paperReady.connect(self._on_paper)
         session.failed.connect(self._on_failed)
-        session.documentOpened.connect(lambda _d: self._reset("Looking for figures…"))
+        session.documentOpened.connect(while_alive(self, lambda _d: self._reset("Looking for figures…")))
         session.documentClosed.connect(
-            lambda: self._reset("Figures and tables appear here when a paper is open."))
+            while_alive(self, lambda: self._reset("Figures and tables appear here when a paper is open.")))
 
     def _on_failed(self, stage: str, _error: object) -> None:
         if stage == "parse":
@@ -97,7 +97,7 @@ class FiguresPanel(QWidget):
             self.list.addItem(item)
         self.stack.setCurrentWidget(self.list)
         worker = Worker(render_thumbnails, paper.source_path, list(paper.figures), name="figures")
-        worker.yielded.connect(lambda value, w=worker: self._on_thumbnail(w, value))
+        worker.yielded.connect(while_alive(self, lambda value, w=worker: self._on_thumbnail(w, value)))
         self.worker = worker
         self.session.tracker.start(worker, "Rendering figure thumbnails")
 

@@ -3,7 +3,7 @@ Widgets and wiring only: the job is ``graphical_abstract_job.suggest_job`` (the 
 rendered in a child process) run by a :class:`~app.gui.operation.PanelOperation` (a result for another
 paper or "Include tables" choice is dropped); the cards are ``graphical_abstract_cards``, their words
 ``graphical_abstract_text``, "Export PNG…" ``graphical_abstract_exporter``. A card's selection shows the
-figure on its page; "Use as graphical abstract" (or a double-click) remembers it per paper sha256."""
+figure on its page; "Use as graphical abstract" (or double-click) remembers it per paper sha256."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from app.gui.panels.graphical_abstract_text import (
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.settings import AppSettings
-from app.gui.widgets import MessageStack, clip, heading_label, panel_layout, show_dock_of
+from app.gui.widgets import MessageStack, clip, heading_label, panel_layout, show_dock_of, while_alive
 from core.document import Figure, Paper
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,9 +86,9 @@ class GraphicalAbstractPanel(QWidget):
         self.message = self.stack.message
         self.heading = heading_label()
         panel_layout(self, controls, self.heading, (self.stack, 1), self.op.line)
-        session.documentOpened.connect(lambda _d: self.clear())
+        session.documentOpened.connect(while_alive(self, lambda _d: self.clear()))
         session.documentClosed.connect(self.clear)
-        session.paperReady.connect(lambda _p: self.suggest(defer_hidden=True))
+        session.paperReady.connect(while_alive(self, lambda _p: self.suggest(defer_hidden=True)))
         self._show_start()
 
     # -- what the window offers ---------------------------------------------------------------

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style, uncertain_chip_style
+from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style, uncertain_chip_style, while_alive
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import (
     NO_FUNCTION,
@@ -97,8 +97,8 @@ class InspectorPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.stack)
         session.sentenceSelected.connect(self.show_sentence)
-        session.analysisReady.connect(lambda _a: self.show_sentence(self.index))
-        session.documentClosed.connect(lambda: self.show_sentence(-1))
+        session.analysisReady.connect(while_alive(self, lambda _a: self.show_sentence(self.index)))
+        session.documentClosed.connect(while_alive(self, lambda: self.show_sentence(-1)))
         session.palette.changed.connect(lambda: self.show_sentence(self.index))
 
     def show_sentence(self, index: int) -> None:

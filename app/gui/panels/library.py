@@ -30,7 +30,7 @@ from app.gui.panels.library_table import LibraryTable
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
-from app.gui.widgets import one_line, panel_layout, status_label
+from app.gui.widgets import one_line, panel_layout, status_label, while_alive
 from core.errors import RhetoricaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +87,7 @@ class LibraryPanel(QWidget):
         self.details_button, self.summary_repair = self.summary_row.details_button, self.summary_row.repair
         self.totals = status_label()
         panel_layout(self, top, (self.stack, 1), self.progress_row, self.summary_row, self.totals)
-        session.paperReady.connect(lambda _paper: self._update_actions())
+        session.paperReady.connect(while_alive(self, lambda _paper: self._update_actions()))
         session.documentClosed.connect(self._update_actions)
         self._update_actions()
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label, paint_role_mix, view_mode_row
+from app.gui.widgets import hint_label, paint_role_mix, view_mode_row, while_alive
 from core.document import Paper, Section
 from core.taxonomy.labels import NO_FUNCTION, ROLES, FunctionPrediction
 
@@ -90,9 +90,9 @@ class OutlinePanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.stack)
         session.paperReady.connect(self._on_paper)
-        session.analysisReady.connect(lambda _a: self._refresh_counts())
+        session.analysisReady.connect(while_alive(self, lambda _a: self._refresh_counts()))
         session.documentClosed.connect(self._clear)
-        session.documentOpened.connect(lambda _d: self._clear("Reading the paper…"))
+        session.documentOpened.connect(while_alive(self, lambda _d: self._clear("Reading the paper…")))
         session.palette.changed.connect(self.tree.viewport().update)
         session.failed.connect(self._on_failed)
         session.sentenceSelected.connect(self._follow_selection)

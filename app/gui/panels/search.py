@@ -44,7 +44,7 @@ from app.gui.panels.search_job import EmptyLibrary, SearchOutcome, library_folde
 from app.gui.panels.search_view import FACET_CHOICES, ResultList, facet_name, heading_html
 from app.gui.save_text import save_text
 from app.gui.session import Session
-from app.gui.widgets import MessageStack, heading_label, one_line, panel_layout, tool_button
+from app.gui.widgets import MessageStack, heading_label, one_line, panel_layout, tool_button, while_alive
 from core.document import Paper
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,9 +83,9 @@ class SearchPanel(QWidget):
         self.message = self.stack.message
         self.heading = heading_label()
         panel_layout(self, self._top_row(), self.heading, (self.stack, 1), self.op.line)
-        session.documentOpened.connect(lambda _d: self.clear())
+        session.documentOpened.connect(while_alive(self, lambda _d: self.clear()))
         session.documentClosed.connect(self.clear)
-        session.paperReady.connect(lambda _p: self._show_start())
+        session.paperReady.connect(while_alive(self, lambda _p: self._show_start()))
         self._show_start()
 
     def _top_row(self) -> QHBoxLayout:

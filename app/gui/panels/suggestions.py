@@ -47,7 +47,7 @@ from app.gui.panels.suggestion_text import (
 )
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
-from app.gui.widgets import heading_label, hint_label, panel_layout
+from app.gui.widgets import heading_label, hint_label, panel_layout, while_alive
 from core.phrasing.suggestion_sources import (
     Found,
     NoSources,
@@ -103,7 +103,7 @@ class SuggestionsPanel(QWidget):
         self.op = PanelOperation(self, session, self.status, error_prefix="Suggestions failed")
         panel_layout(self, self.filters, self.query_label, (self.stack, 1), self.status)
         session.sentenceSelected.connect(self._on_sentence_selected)
-        session.documentClosed.connect(lambda: self._on_sentence_selected(-1))
+        session.documentClosed.connect(while_alive(self, lambda: self._on_sentence_selected(-1)))
         self.refresh()
 
     def set_function(self, function_id: str | None) -> None:
