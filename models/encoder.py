@@ -69,6 +69,8 @@ class DocumentEncoding:
     # The role probabilities before the bundle's role temperatures (what label adapters were fitted on);
     # None when the bundle has no role calibration (then they are ``probabilities``).
     uncalibrated_probabilities: np.ndarray | None = None
+    # The contextual function head's own probabilities (n, F), before any mixing; None without that head.
+    function_context_probabilities: np.ndarray | None = None
 
     @property
     def adapter_probabilities(self) -> np.ndarray:
@@ -213,8 +215,12 @@ class EncoderModel:
         self._role_temperatures = self._temperatures_by_kind(manifest)
         # Functions reweighted by the contextual role probabilities (models/function_prior.py).
         self._function_prior = RolePrior.from_manifest(functions, self.labels, manifest.section_kinds)
-        if self._function_prior is not None and self._function_prior.alpha > 0:
+        if self._function_prior is not None and self._function_prior.active:
             self.function_threshold = self._function_prior.threshold
+        # A contextual function head in the role graph (function_context_logits), mixed in by the prior.
+        self.has_function_context = bool(
+            role_session is not None and self.function_ids and "function_context_logits" in
+            {o.name for o in role_session.get_outputs()})  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"EncoderModel({self.model_id}, provider={self.provider})"
@@ -312,10 +318,18 @@ class EncoderModel:
 
     def run_roles(self, pooled: np.ndarray, section_kind: np.ndarray) -> np.ndarray:
         """Role logits [n, C] of one document's pooled vectors (two-graph bundles only)."""
+        return self.run_role_graph(pooled, section_kind)[0]
+
+    def run_role_graph(self, pooled: np.ndarray,
+                       section_kind: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(role logits [n, C], contextual function logits [n, F] or None when the bundle has no contextual
+        function head) of one document's pooled vectors (two-graph bundles only)."""
         if self.role_session is None:
             raise ModelError(f"model {self.model_id} has one graph: its roles come from run()")
         feed = {"pooled": pooled.astype(np.float32, copy=False), "section_kind": section_kind}
-        return self.role_session.run(["role_logits"], feed)[0]  # type: ignore[attr-defined]
+        names = ["role_logits", "function_context_logits"] if self.has_function_context else ["role_logits"]
+        outputs = self.role_session.run(names, feed)  # type: ignore[attr-defined]
+        return outputs[0], (outputs[1] if self.has_function_context else None)
 
     def run_content(self, states: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """The content view [n, h] of a content fork's ``fork_states`` [n, L, h]."""
@@ -470,6 +484,8 @@ class EncoderModel:
         logits]): the role graph runs on the pooled vectors, window by window."""
         kinds = self.section_kind_ids(section_kinds, n)
         logits = np.zeros((n, len(self.labels)), dtype=np.float32)
+        context_logits = (np.zeros((n, len(self.function_ids)), dtype=np.float32)
+                          if self.has_function_context else None)
         if n == 0:
             embeddings = np.zeros((0, self.embedding_dim), dtype=np.float32)
             width = len(self.function_ids)
@@ -479,27 +495,36 @@ class EncoderModel:
             function_logits = rest[0] if self.has_functions else None
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
                 keep = slice(keep_start - start, keep_end - start)
-                logits[keep_start:keep_end] = self.run_roles(pooled[start:end], kinds[start:end])[keep]
+                role_part, context_part = self.run_role_graph(pooled[start:end], kinds[start:end])
+                logits[keep_start:keep_end] = role_part[keep]
+                if context_logits is not None and context_part is not None:
+                    context_logits[keep_start:keep_end] = context_part[keep]
             if self.manifest.context.get("adapter_input") == "pooled":
-                return self._encoding(embeddings, logits, function_logits, l2_normalise(pooled), kinds)
-        return self._encoding(embeddings, logits, function_logits, None, kinds)
+                return self._encoding(embeddings, logits, function_logits, l2_normalise(pooled), kinds,
+                                      context_logits)
+        return self._encoding(embeddings, logits, function_logits, None, kinds, context_logits)
 
     def _encoding(self, embeddings: np.ndarray, logits: np.ndarray, function_logits: np.ndarray | None,
                   adapter_features: np.ndarray | None = None,
-                  kinds: np.ndarray | None = None) -> DocumentEncoding:
+                  kinds: np.ndarray | None = None,
+                  function_context_logits: np.ndarray | None = None) -> DocumentEncoding:
         """Post-processing of a document's raw outputs (normalised embeddings, softmaxes; the role
-        logits divided by the bundle's role temperatures when it has them)."""
+        logits divided by the bundle's role temperatures when it has them; the function probabilities
+        mixed with the contextual function head's and reweighted by the function prior)."""
         uncalibrated = None
         probabilities = softmax(logits)
         if self._role_temperatures is not None and kinds is not None and len(logits):
             uncalibrated = probabilities
             probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
         function_probabilities = None if function_logits is None else softmax(function_logits)
+        context = None if function_context_logits is None else softmax(function_context_logits)
         if function_probabilities is not None and self._function_prior is not None:
-            function_probabilities = self._function_prior.apply(function_probabilities, probabilities, kinds)
+            function_probabilities = self._function_prior.apply(function_probabilities, probabilities, kinds,
+                                                                context)
         return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels, function_probabilities,
                                 self.function_ids, self.function_threshold, adapter_features,
-                                uncalibrated_probabilities=uncalibrated)
+                                uncalibrated_probabilities=uncalibrated,
+                                function_context_probabilities=context)
 
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:

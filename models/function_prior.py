@@ -18,6 +18,11 @@ The section kind is evidence too: a limitation is stated in a discussion, baseli
 section. With a kind prior (``kind_prior`` in the same record: per section kind, log p(f | kind) / p(f)
 counted on the annotated corpus's train split with add-one smoothing) the product also carries
 (p(f | kind) / p(f)) ** beta; a sentence of unknown kind (a query sent alone) gets no kind prior.
+
+A bundle with a contextual function head (session 14: the role graph's ``function_context_logits``, the
+function read with its section as the role is) replaces p_function_head by the geometric mixture
+p_head ** (1 - w) · p_context ** w (renormalised), ``w`` = ``context_weight``, fitted with alpha and beta;
+a sentence of unknown kind keeps the function head alone (the context head was trained on sections).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from core.taxonomy.labels import NO_FUNCTION
 
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 BETAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+CONTEXT_WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 
 
 @dataclass(frozen=True)
@@ -44,11 +50,36 @@ class RolePrior:
     role_columns: np.ndarray  # (F,) int
     beta: float = 0.0
     kind_log_ratio: np.ndarray | None = None  # (K + 1, F): log p(f | kind) / p(f) by kind index, unknown last
+    context_weight: float = 0.0  # w of the contextual function head's probabilities (0: not used)
+    unknown_kind: int = -1  # the "unknown" section-kind index (no context mixing there); -1: none given
+
+    @property
+    def active(self) -> bool:
+        """Whether applying the prior changes anything (so its threshold replaces the bundle's)."""
+        return self.alpha != 0.0 or self.beta != 0.0 or self.context_weight != 0.0
+
+    def mix_context(self, function_probabilities: np.ndarray, context_probabilities: np.ndarray | None,
+                    kinds: np.ndarray | None) -> np.ndarray:
+        """p_head ** (1 - w) · p_context ** w, renormalised, for the sentences of a known section kind
+        (all of them when no kinds are given); the others keep p_head."""
+        w = self.context_weight
+        if w == 0.0 or context_probabilities is None or not len(function_probabilities):
+            return function_probabilities
+        log_mix = ((1.0 - w) * np.log(np.maximum(function_probabilities, 1e-12))
+                   + w * np.log(np.maximum(context_probabilities, 1e-12)))
+        mixed = np.exp(log_mix - log_mix.max(-1, keepdims=True))
+        mixed = mixed / mixed.sum(-1, keepdims=True)
+        if kinds is not None and self.unknown_kind >= 0:
+            alone = np.asarray(kinds) == self.unknown_kind
+            mixed[alone] = function_probabilities[alone]
+        return mixed.astype(np.float32)
 
     def apply(self, function_probabilities: np.ndarray, role_probabilities: np.ndarray,
-              kinds: np.ndarray | None = None) -> np.ndarray:
-        """(n, F) function probabilities reweighted by the (n, R) role probabilities (and, with ``kinds``,
-        the (n,) section-kind indices, by the kind prior), rows summing to 1."""
+              kinds: np.ndarray | None = None, context_probabilities: np.ndarray | None = None) -> np.ndarray:
+        """(n, F) function probabilities (mixed with the contextual head's ``context_probabilities`` when
+        the bundle has one) reweighted by the (n, R) role probabilities (and, with ``kinds``, the (n,)
+        section-kind indices, by the kind prior), rows summing to 1."""
+        function_probabilities = self.mix_context(function_probabilities, context_probabilities, kinds)
         use_kinds = self.beta != 0.0 and self.kind_log_ratio is not None and kinds is not None
         if (self.alpha == 0.0 and not use_kinds) or not len(function_probabilities):
             return function_probabilities
@@ -79,7 +110,8 @@ class RolePrior:
         if isinstance(kind_prior, Mapping):
             table = kind_table(kind_prior.get("log_ratio", {}), section_kinds, len(ids))
             beta = float(kind_prior.get("beta", 0.0)) if table is not None else 0.0
-        return cls(float(record.get("alpha", 0.0)), float(record.get("threshold", 0.0)), columns, beta, table)
+        return cls(float(record.get("alpha", 0.0)), float(record.get("threshold", 0.0)), columns, beta, table,
+                   float(record.get("context_weight", 0.0)), len(section_kinds))
 
 
 def kind_table(log_ratio: object, section_kinds: Sequence[str], width: int) -> np.ndarray | None:
@@ -134,23 +166,33 @@ def best_threshold(probabilities: np.ndarray, ids: Sequence[str], gold: Sequence
 def fit_role_prior(function_probabilities: np.ndarray, role_probabilities: np.ndarray, gold: Sequence[str],
                    ids: Sequence[str], role_columns: np.ndarray, alphas: Sequence[float] = ALPHAS,
                    kinds: np.ndarray | None = None, kind_log_ratio: np.ndarray | None = None,
-                   betas: Sequence[float] = BETAS) -> tuple[RolePrior, dict[str, Any]]:
-    """Choose alpha (and, given the sentences' kind indices and a kind table, beta) and the threshold
-    for accuracy on dev sentences with a hand-given function (or "none"); ties go to the smaller values.
-    Returns the prior and a record of the grid."""
+                   betas: Sequence[float] = BETAS, context_probabilities: np.ndarray | None = None,
+                   unknown_kind: int = -1,
+                   context_weights: Sequence[float] = CONTEXT_WEIGHTS) -> tuple[RolePrior, dict[str, Any]]:
+    """Choose alpha (and, given the sentences' kind indices and a kind table, beta; given the contextual
+    head's probabilities, its weight) and the threshold for accuracy on dev sentences with a hand-given
+    function (or "none"); ties go to the smaller values. Returns the prior and a record of the grid."""
     grid: dict[str, float] = {}
-    best: tuple[float, float, float, float] | None = None  # (accuracy, alpha, beta, threshold)
-    for beta in (betas if kinds is not None and kind_log_ratio is not None else (0.0,)):
-        for alpha in alphas:
-            prior = RolePrior(alpha, 0.0, role_columns, beta, kind_log_ratio)
-            reweighted = prior.apply(function_probabilities, role_probabilities, kinds)
-            threshold, accuracy = best_threshold(reweighted, ids, gold)
-            grid[f"alpha {alpha:g}, beta {beta:g}"] = round(accuracy, 4)
-            if best is None or accuracy > best[0] + 1e-12:
-                best = (accuracy, alpha, beta, threshold)
+    best: tuple[float, float, float, float, float] | None = None  # (accuracy, alpha, beta, w, threshold)
+    weights = context_weights if context_probabilities is not None else (0.0,)
+    for weight in weights:
+        for beta in (betas if kinds is not None and kind_log_ratio is not None else (0.0,)):
+            for alpha in alphas:
+                prior = RolePrior(alpha, 0.0, role_columns, beta, kind_log_ratio, weight, unknown_kind)
+                reweighted = prior.apply(function_probabilities, role_probabilities, kinds,
+                                         context_probabilities)
+                threshold, accuracy = best_threshold(reweighted, ids, gold)
+                key = f"alpha {alpha:g}, beta {beta:g}"
+                key += f", context {weight:g}" if len(weights) > 1 else ""
+                grid[key] = round(accuracy, 4)
+                if best is None or accuracy > best[0] + 1e-12:
+                    best = (accuracy, alpha, beta, weight, threshold)
     assert best is not None
-    accuracy, alpha, beta, threshold = best
-    record = {"alpha": alpha, "threshold": round(threshold, 4), "sentences": len(gold),
-              "dev_accuracy_alpha0": grid[f"alpha {alphas[0]:g}, beta 0"], "dev_accuracy": round(accuracy, 4),
-              "dev_accuracy_by_alpha_beta": grid}
-    return RolePrior(alpha, threshold, role_columns, beta, kind_log_ratio), {**record, "beta": beta}
+    accuracy, alpha, beta, weight, threshold = best
+    first = f"alpha {alphas[0]:g}, beta 0" + (f", context {weights[0]:g}" if len(weights) > 1 else "")
+    record: dict[str, Any] = {"alpha": alpha, "threshold": round(threshold, 4), "sentences": len(gold),
+                              "dev_accuracy_alpha0": grid[first], "dev_accuracy": round(accuracy, 4),
+                              "dev_accuracy_by_alpha_beta": grid, "beta": beta}
+    if context_probabilities is not None:
+        record["context_weight"] = weight
+    return RolePrior(alpha, threshold, role_columns, beta, kind_log_ratio, weight, unknown_kind), record

@@ -143,6 +143,11 @@ def test_a_second_round_never_draws_a_section_the_first_labelled() -> None:
     [(_, [(_, windows, _)])] = pack_batches([paper], split="train", prefix="train-", target=10,
                                             rng=random.Random(1), first_uid=0)
     assert {w.section for w in windows} == {0, 1, 2, 3, 4}  # round 1: every section may be drawn
+    # round 3: fewer runs per paper when asked, still never a labelled section
+    [(_, [(_, windows, _)])] = pack_batches([paper], split="train", prefix="r3-", target=10,
+                                            rng=random.Random(1), first_uid=30000, annotated_sha1=labelled,
+                                            windows=2)
+    assert len(windows) == 2 and not {w.section for w in windows} & {0, 2}
 
 
 def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path,
@@ -166,6 +171,11 @@ def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path
     # section 2's text no longer matches the source: its annotated run is used as it is
     assert fallback.sentences == [f"Sentence 0 of section 2 in {paper}."]
     assert fallback.labels == ["conclusion"]
+    # the same sections with each sentence's annotation (functions too): the contextual function head's data
+    sections = corpus.annotated_sections("train", path=_write(tmp_path, rows))
+    assert [s.texts for s in sections] == [whole, fallback.sentences] and sections[0].kind == "method"
+    assert [c.function if c else None for c in sections[0].annotated] == [None, None, "none", "main-finding",
+                                                                         None, None]
 
 
 def test_the_corpus_file_is_gzip_json_lines_written_the_same_way_twice(tmp_path: Path) -> None:

@@ -64,7 +64,8 @@ def test_the_runtime_applies_the_shipped_prior_to_every_encoding() -> None:
     raw = manifest_free.encode_document(sentences, "discussion")
     assert raw.function_probabilities is not None and encoding.function_probabilities is not None
     expected = prior.apply(raw.function_probabilities, raw.probabilities,
-                           model.section_kind_ids("discussion", len(sentences)))
+                           model.section_kind_ids("discussion", len(sentences)),
+                           raw.function_context_probabilities)
     assert np.allclose(encoding.function_probabilities, expected, atol=1e-5)
     assert encoding.function_threshold == pytest.approx(prior.threshold)
 
@@ -87,3 +88,39 @@ def test_the_section_kind_moves_functions_and_an_unknown_kind_does_not() -> None
     read = RolePrior.from_manifest({"ids": IDS, "role_prior": record}, LABELS, kinds)
     assert read is not None and read.beta == 1.0 and read.kind_log_ratio is not None
     assert np.allclose(read.apply(head, flat, np.array([1, 2])), out)
+
+
+def test_the_contextual_head_is_mixed_in_except_for_sentences_read_alone() -> None:
+    head = np.array([[0.45, 0.50, 0.05], [0.45, 0.50, 0.05]])
+    context = np.array([[0.90, 0.05, 0.05], [0.90, 0.05, 0.05]])  # read with its section: a limitation
+    unknown = 2  # two section kinds, unknown last
+    kinds = np.array([0, unknown])
+    prior = RolePrior(0.0, 0.0, COLUMNS, context_weight=0.5, unknown_kind=unknown)
+    assert prior.active
+    out = prior.apply(head, np.full((2, 3), 1 / 3), kinds, context)
+    assert out[0].argmax() == 0 and out[0].sum() == pytest.approx(1.0)
+    assert np.allclose(out[1], head[1])  # a sentence of unknown kind keeps the function head alone
+    assert np.allclose(RolePrior(0.0, 0.0, COLUMNS).apply(head, np.full((2, 3), 1 / 3), kinds, context), head)
+    assert not RolePrior(0.0, 0.0, COLUMNS).active
+    whole = RolePrior(0.0, 0.0, COLUMNS, context_weight=1.0, unknown_kind=unknown)
+    full = whole.mix_context(head, context, None)
+    assert np.allclose(full, context, atol=1e-6)  # weight 1: the contextual head alone
+
+
+def test_the_fit_chooses_the_context_weight_when_the_context_head_knows_better() -> None:
+    rng = np.random.default_rng(1)
+    n = 200
+    gold_index = rng.integers(0, 2, n)
+    head = np.tile([0.48, 0.47, 0.05], (n, 1))  # the sentence alone cannot tell them apart
+    context = np.where(gold_index[:, None] == 0, [0.7, 0.2, 0.1], [0.2, 0.7, 0.1])
+    gold = [IDS[i] for i in gold_index]
+    flat = np.full((n, 3), 1 / 3)
+    prior, record = fit_role_prior(head, flat, gold, IDS, COLUMNS, context_probabilities=context,
+                                   unknown_kind=3, kinds=np.zeros(n, dtype=np.int64))
+    assert prior.context_weight > 0 and record["context_weight"] == prior.context_weight
+    assert record["dev_accuracy"] == 1.0
+    _, without = fit_role_prior(head, flat, gold, IDS, COLUMNS)
+    assert "context_weight" not in without  # no contextual head: nothing recorded
+    manifest = {"ids": IDS, "role_prior": {**record, "roles": ["conclusion", "background", "objective"]}}
+    again = RolePrior.from_manifest(manifest, LABELS, ["introduction", "discussion", "method"])
+    assert again is not None and again.context_weight == prior.context_weight and again.unknown_kind == 3

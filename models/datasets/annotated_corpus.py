@@ -225,33 +225,53 @@ def annotated_documents(split: str = "train", shared: Path | None = None,
             for run in annotated_runs(split, shared, path)]
 
 
-def annotated_section_documents(split: str = "train", shared: Path | None = None,
-                                path: Path | None = None) -> list[LabelledDocument]:
-    """The annotated sentences inside their WHOLE sections, as the app reads a paper: each section that
-    holds annotated sentences is one document of all its sentences, the annotated ones labelled and the
-    others context only (no label, an empty allowed set). A section whose source text can no longer be
-    matched (sha1 of every annotated sentence at its place) falls back to its annotated runs."""
+@dataclass(frozen=True)
+class AnnotatedSection:
+    """One WHOLE section that holds annotated sentences, as the app reads it: every sentence's text, the
+    section's kind, and each sentence's annotation (None for the context sentences)."""
+
+    doc_id: str
+    kind: str
+    texts: list[str]
+    annotated: list[AnnotatedSentence | None]
+
+
+def annotated_sections(split: str = "train", shared: Path | None = None,
+                       path: Path | None = None) -> list[AnnotatedSection]:
+    """The annotated sentences inside their whole sections (splits as :func:`annotated_sentences`). A
+    section whose source text can no longer be matched (sha1 of every annotated sentence at its place)
+    falls back to its annotated runs, one "section" each."""
     items = annotated_sentences(split, shared, path)
     by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
     for item in items:
         by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
     papers = _source_papers({(s, p) for s, p, _ in by_section}, shared)
-    out: list[LabelledDocument] = []
+    out: list[AnnotatedSection] = []
     for (source, paper_id, section), labelled in sorted(by_section.items()):
         paper = papers.get((source, paper_id))
         texts = (paper.sections[section].sentences if paper is not None and section < len(paper.sections)
                  else [])
         at = {c.position: c for c in labelled}
         if not texts or any(p >= len(texts) or texts[p] != c.text for p, c in at.items()):
-            out += [LabelledDocument(run_id(r), [c.text for c in r], [c.role for c in r],
-                                     [frozenset({c.role}) for c in r], [c.section_kind for c in r])
+            out += [AnnotatedSection(run_id(r), r[0].section_kind, [c.text for c in r], list(r))
                     for r in annotated_runs_of(labelled)]
             continue
-        kind = labelled[0].section_kind
-        roles = [at[i].role if i in at else "" for i in range(len(texts))]
+        out.append(AnnotatedSection(f"annotated-section-{source}-{paper_id}-{section}",
+                                    labelled[0].section_kind, list(texts),
+                                    [at.get(i) for i in range(len(texts))]))
+    return out
+
+
+def annotated_section_documents(split: str = "train", shared: Path | None = None,
+                                path: Path | None = None) -> list[LabelledDocument]:
+    """:func:`annotated_sections` as role-labelled documents: the annotated sentences labelled and the
+    others context only (no label, an empty allowed set)."""
+    out: list[LabelledDocument] = []
+    for section in annotated_sections(split, shared, path):
+        roles = [c.role if c is not None else "" for c in section.annotated]
         allowed = [frozenset({r}) if r else frozenset() for r in roles]
-        out.append(LabelledDocument(f"annotated-section-{source}-{paper_id}-{section}", list(texts), roles,
-                                    allowed, [kind] * len(texts)))
+        out.append(LabelledDocument(section.doc_id, list(section.texts), roles, allowed,
+                                    [section.kind] * len(section.texts)))
     return out
 
 

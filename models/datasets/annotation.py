@@ -146,7 +146,7 @@ def annotated_sections(paper: SourcePaper, annotated_sha1: set[str]) -> frozense
 
 
 def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, target: int, rng: random.Random,
-                 first_uid: int, annotated_sha1: set[str] | None = None,
+                 first_uid: int, annotated_sha1: set[str] | None = None, windows: int = WINDOWS,
                  ) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
     """Papers (in the given order) sampled and packed into batches of about ``target`` sentences; with
     ``annotated_sha1``, sections holding an already-labelled sentence are left out."""
@@ -155,14 +155,14 @@ def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, targ
     size, uid = 0, first_uid
     for paper in papers:
         skip = annotated_sections(paper, annotated_sha1) if annotated_sha1 else frozenset()
-        windows = sample_windows(paper, rng, skip_sections=skip)
+        chosen = sample_windows(paper, rng, skip_sections=skip, windows=windows)
         name = f"{prefix}{len(batches) + 1:02d}"
-        units = paper_units(paper, windows, split=split, batch=name, first_uid=uid)
+        units = paper_units(paper, chosen, split=split, batch=name, first_uid=uid)
         abstract_only = all(s.kind == "abstract" for s in paper.sections)
         if len(units) < (3 if abstract_only else 10):
             continue
         uid += len(units)
-        current.append((paper, windows, units))
+        current.append((paper, chosen, units))
         size += len(units)
         if size >= target:
             batches.append((name, current))

@@ -41,6 +41,7 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     torch.save({"format": CHECKPOINT_FORMAT, "state_dict": net.state_dict(), "head": asdict(net.head_config),
                 "functions": functions, "base_dir": str(base_dir), "adapters": net.adapter_labels(),
                 "content_fork": net.content_fork, "body_head": net.body_head is not None,
+                "function_context_head": net.function_context_head is not None,
                 "meta_json": json.dumps(meta, default=str)}, buffer)
     atomic_write_bytes(path, buffer.getbuffer().tobytes(), f"the checkpoint {Path(path).name}",
                        tmp_name=Path(path).name + ".tmp")
@@ -63,6 +64,8 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     net, base_dir = build_net(base or base_named, head, functions, fork)
     if data.get("body_head"):
         net.enable_body_head()
+    if data.get("function_context_head"):
+        net.enable_function_context_head()
     for dataset, labels in dict(data.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
     state = dict(data["state_dict"])

@@ -52,6 +52,7 @@ from models.training.net import (
     RhetoricaNet,
     RoleGraph,
     SentenceGraph,
+    role_graph_outputs,
 )
 from models.training.parity import parity_check
 
@@ -63,9 +64,17 @@ def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, An
     """The manifest's ``context.functions``: vocabulary, shapes and the "none" threshold."""
     config = net.function_config
     assert config is not None
-    return {"ids": list(config.functions), "taxonomy": config.taxonomy, "embedding_dim": config.dim,
-            "head": config.describe(), "threshold": options.function_threshold,
-            "views": {"content": "sentence_embedding", "function": "function_embedding"}}
+    record: dict[str, Any] = {
+        "ids": list(config.functions), "taxonomy": config.taxonomy, "embedding_dim": config.dim,
+        "head": config.describe(), "threshold": options.function_threshold,
+        "views": {"content": "sentence_embedding", "function": "function_embedding"}}
+    if net.function_context_head is not None:
+        record["context_head"] = {
+            "output": "function_context_logits", "graph": ROLE_GRAPH,
+            "note": "function logits of each sentence read with its section (the role head's shape); "
+                    "the runtime mixes them with the function head's by the role prior's context_weight",
+            **options.function_context}
+    return record
 
 
 @dataclass
@@ -102,6 +111,8 @@ class ExportOptions:
     # calibrated value comes from the gold dev split: models.training.calibrate).
     function_threshold: float = 0.0
     body_head: dict[str, Any] = field(default_factory=dict)  # how a body head was trained (manifest)
+    # How a contextual function head was trained (manifest: context.functions.context_head).
+    function_context: dict[str, Any] = field(default_factory=dict)
     # A bundle whose int8 sentence (and content) graphs are shipped unchanged: for a run that did
     # not touch the encoder (rhetorica train body), so the vectors the new heads were trained on, and
     # a phrase corpus built with that bundle, stay exactly valid. Only the role graph is new.
@@ -145,8 +156,8 @@ def export_onnx(net: RhetoricaNet, path: Path) -> GraphPair:
                               opset_version=OPSET, do_constant_folding=True, dynamo=False)
         pooled = torch.randn(n, net.hidden)
         torch.onnx.export(RoleGraph(net), (pooled, kinds), str(pair.roles), input_names=list(ROLE_INPUTS),
-                          output_names=["role_logits"],
-                          dynamic_axes={name: {0: "n"} for name in (*ROLE_INPUTS, "role_logits")},
+                          output_names=list(role_graph_outputs(net)),
+                          dynamic_axes={name: {0: "n"} for name in (*ROLE_INPUTS, *role_graph_outputs(net))},
                           opset_version=OPSET, do_constant_folding=True, dynamo=False)
     return pair
 

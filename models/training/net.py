@@ -257,6 +257,9 @@ class RhetoricaNet(nn.Module):
         self.function_config: FunctionConfig | None = None
         self.content: ContentHead | None = None
         self.function_head: FunctionHead | None = None
+        # Contextual function head (optional): function logits of each sentence read with its section,
+        # a RoleHead-shaped head over the pooled vectors (enable_function_context_head).
+        self.function_context_head: RoleHead | None = None
         # Content fork: frozen copies of the base's top layers give the content view exactly.
         self.content_fork = 0
         self.content_layers: nn.ModuleList | None = None
@@ -298,6 +301,15 @@ class RhetoricaNet(nn.Module):
         (:data:`BODY_SECTION_KINDS`); the role head keeps abstracts and unknown kinds, so what it
         learnt on abstracts is untouched by training the body head."""
         self.body_head = copy.deepcopy(self.head)
+
+    def enable_function_context_head(self) -> None:
+        """Add a contextual function head: the role head's shape (projection, section kind, positions,
+        context layers) with one output per function id, so a sentence's function is read with its
+        neighbours and its section, as its role is. It runs in the role graph beside the role heads."""
+        if self.function_config is None:
+            raise ValueError("a contextual function head needs the function ids (enable_functions first)")
+        config = HeadConfig(**{**asdict(self.head_config), "num_labels": len(self.function_config.functions)})
+        self.function_context_head = RoleHead(self.hidden, config)
 
     def role_logits(self, pooled: torch.Tensor, section_kind: torch.Tensor, lengths: torch.Tensor,
                     key_mask: torch.Tensor | None) -> torch.Tensor:
@@ -507,17 +519,31 @@ class ContentGraph(nn.Module):
 
 class RoleGraph(nn.Module):
     """The document half (``roles.onnx``): one document's pooled vectors [n, h] in reading order
-    and section kinds [n] -> role_logits [n, C] (the context head runs on vectors, not tokens)."""
+    and section kinds [n] -> role_logits [n, C] (the context head runs on vectors, not tokens), and with
+    a contextual function head also function_context_logits [n, F]."""
 
     def __init__(self, net: RhetoricaNet) -> None:
         super().__init__()
         self.head = net.head  # named as in the net, so net_from_bundle finds the weights by name
         self.body_head = net.body_head
+        self.function_context_head = net.function_context_head
 
-    def forward(self, pooled: torch.Tensor, section_kind: torch.Tensor) -> torch.Tensor:
+    def forward(self, pooled: torch.Tensor,
+                section_kind: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         lengths = torch.ones_like(section_kind).sum().reshape(1)  # n, as a tensor (dynamic in ONNX)
-        return routed_role_logits(self.head, self.body_head, pooled.unsqueeze(0),
-                                  section_kind.unsqueeze(0), lengths, None)[0]
+        roles = routed_role_logits(self.head, self.body_head, pooled.unsqueeze(0),
+                                   section_kind.unsqueeze(0), lengths, None)[0]
+        if self.function_context_head is None:
+            return roles
+        functions = self.function_context_head(pooled.unsqueeze(0), section_kind.unsqueeze(0), lengths,
+                                               None)[0]
+        return roles, functions
+
+
+def role_graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
+    """The role graph's output names for ``net``."""
+    return ("role_logits", "function_context_logits") if net.function_context_head is not None \
+        else ("role_logits",)
 
 
 def routed_role_logits(head: RoleHead, body_head: RoleHead | None, pooled: torch.Tensor,

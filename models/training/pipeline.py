@@ -82,6 +82,7 @@ def export_checkpoint(checkpoint: str | Path, bundle_dir: str | Path, *, quantiz
                             quantize=quantize, parity_data=parity_data, function_threshold=threshold,
                             trained_section_kinds=meta.get("trained_section_kinds"),
                             body_head=dict(meta.get("body_head", {})), training=record,
+                            function_context=dict(meta.get("function_context", {})),
                             reuse_sentence_graphs=reuse_sentence_graphs)
     return export_bundle(net, base_dir, bundle_dir, options, parity_docs, ctx)
 

@@ -10,6 +10,8 @@ GOLD_TEST_PAPERS = {"biomedical/life": 4, "computer science": 3, "physical/engin
 TRAIN_TAKE = {"oa-stm": 4, "unarxive": 30, "pmc-jats": 13, "scirex": 30, "arxiv-abs": 25, "csabstruct": 15}
 ROUND_TWO_SCIREX = 30  # further SciREX train papers in round 2 (every other source: all it has left)
 ROUND_TWO_FIRST_UID = 20000
+ROUND_THREE_FIRST_UID = 30000
+ROUND_THREE_WINDOWS = 5  # body runs per paper in round 3 (its papers are those of rounds 1 and 2)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,10 +21,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
-                        "papers it did not label, never a gold paper (use --seed 29)")
+                        "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
+                        f"up to {ROUND_THREE_WINDOWS} runs per full-text paper already in the corpus, from "
+                        "sections no earlier round labelled (use --seed 31)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -59,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.round == 2:
         return _run_round_two(args)
+    if args.round == 3:
+        return _run_round_three(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -145,6 +151,47 @@ def _run_round_two(args: argparse.Namespace) -> int:
     batches = pack_batches(_interleave(pools), split="train", prefix="r2-", target=args.batch_size, rng=rng,
                            first_uid=ROUND_TWO_FIRST_UID, annotated_sha1=done_sha1)
     _write_batches(args.out, batches, "summary-r2.json")
+    return 0
+
+
+def _run_round_three(args: argparse.Namespace) -> int:
+    """Round 3: the full-text papers already in the corpus (rounds 1 and 2), up to
+    ``ROUND_THREE_WINDOWS`` runs each from the sections no earlier round labelled (by the sentences'
+    text hashes); no new paper, so the corpus's train/dev split by paper stays as it is; never a gold
+    v1/v2 paper (none is in the corpus)."""
+    import json
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
+    from models.datasets.annotation import pack_batches
+
+    rng = random.Random(args.seed)
+    done = read_rows(ANNOTATED_CORPUS)
+    done_papers = {(str(r["source"]), str(r["paper_id"])) for r in done}
+    done_sha1 = {str(r["sha1"]) for r in done}
+    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()}
+    root = src.shared_root(None)
+
+    def seen(papers: object) -> list[src.SourcePaper]:
+        return [p for p in papers if (p.source, p.paper_id) in done_papers  # type: ignore[attr-defined]
+                and p.paper_id not in gold_pdfs]
+
+    pools = {
+        "oa-stm": seen(src.read_oa_stm(root)),
+        "unarxive": seen(src.read_unarxive(root)),
+        "scirex": seen(src.read_scirex(root)),
+        "pmc-jats": seen(src.read_pmc_jats(root)),
+        "pdfs2": seen(src.read_pdfs2(root.parent)),
+    }
+    for pool in pools.values():
+        pool.sort(key=lambda p: p.paper_id)
+        rng.shuffle(pool)
+    batches = pack_batches(_interleave(pools), split="train", prefix="r3-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_THREE_FIRST_UID, annotated_sha1=done_sha1,
+                           windows=ROUND_THREE_WINDOWS)
+    _write_batches(args.out, batches, "summary-r3.json")
     return 0
 
 

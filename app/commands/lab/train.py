@@ -13,6 +13,7 @@ MODULES = (
     "app.commands.lab.train_corrections",
     "app.commands.lab.train_calibrate",
     "app.commands.lab.train_function_prior",
+    "app.commands.lab.train_function_context",
 )
 
 

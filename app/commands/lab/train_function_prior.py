@@ -16,9 +16,10 @@ from app.commands._options import add_model_options, input_folder
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "function-prior", help="fit the role prior on function probabilities of a bundle, on dev data",
-        description="Encode the annotated corpus's dev runs as the app feeds sentences (with section kinds "
-        "and neighbours), then choose alpha and beta in p(f) ∝ p_head(f) · p_role(role(f))^alpha · "
-        "(p(f|kind)/p(f))^beta (kind table counted on annotated:train) and the 'none' "
+        description="Encode the annotated corpus's dev papers' sections whole, as the app reads a paper "
+        "(with section kinds and neighbours), then choose alpha and beta in p(f) ∝ p_head(f) · "
+        "p_role(role(f))^alpha · (p(f|kind)/p(f))^beta (kind table counted on annotated:train; with a "
+        "contextual function head, p_head is first mixed with it, its weight chosen too) and the 'none' "
         "threshold for function accuracy on those sentences; write them into the bundle's manifest "
         "(run it after calibrate-roles: it reads the calibrated role probabilities). Never a test split.")
     parser.add_argument("--bundle", type=input_folder, required=True, help="bundle to fit (in place)")
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from core.errors import RhetoricaError
     from core.taxonomy.functions import default_taxonomy
     from models.bundle import read_manifest, write_manifest
-    from models.datasets.annotated_corpus import annotated_runs, annotated_sentences
+    from models.datasets.annotated_corpus import annotated_sections, annotated_sentences
     from models.encoder import load_model
     from models.function_prior import fit_role_prior, kind_log_ratios, kind_table
 
@@ -50,21 +51,27 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise RhetoricaError(f"{args.bundle}: functions without a role the model labels: "
                              f"{', '.join(missing)}")
-    runs = annotated_runs("dev")
-    encodings = model.encode_documents([([c.text for c in r], [c.section_kind for c in r]) for r in runs],
+    # The dev papers' annotated sentences inside their whole sections, as the app reads a paper.
+    sections = annotated_sections("dev")
+    encodings = model.encode_documents([(s.texts, [s.kind] * len(s.texts)) for s in sections],
                                        with_embeddings=False)
-    function_p = np.vstack([e.function_probabilities for e in encodings
+    keep = [[c is not None for c in s.annotated] for s in sections]
+    function_p = np.vstack([e.function_probabilities[k] for e, k in zip(encodings, keep, strict=True)
                             if e.function_probabilities is not None])
-    role_p = np.vstack([e.probabilities for e in encodings])
-    gold = [c.function for run in runs for c in run]
+    role_p = np.vstack([e.probabilities[k] for e, k in zip(encodings, keep, strict=True)])
+    context_p = (np.vstack([e.function_context_probabilities[k] for e, k in zip(encodings, keep, strict=True)
+                            if e.function_context_probabilities is not None])
+                 if model.has_function_context else None)
+    gold = [c.function for s in sections for c in s.annotated if c is not None]
     columns = np.array([list(model.labels).index(role_of[i]) for i in ids], dtype=np.int64)
     train = annotated_sentences("train")
     kinds = list(manifest.section_kinds)
     log_ratio = kind_log_ratios([c.section_kind for c in train], [c.function for c in train], ids, kinds)
-    kind_ids = np.concatenate([model.section_kind_ids([c.section_kind for c in run], len(run))
-                               for run in runs])
+    kind_ids = np.concatenate([model.section_kind_ids([s.kind] * len(s.texts), len(s.texts))[k]
+                               for s, k in zip(sections, keep, strict=True)])
     _, record = fit_role_prior(function_p, role_p, gold, ids, columns, kinds=kind_ids,
-                               kind_log_ratio=kind_table(log_ratio, kinds, len(ids)))
+                               kind_log_ratio=kind_table(log_ratio, kinds, len(ids)),
+                               context_probabilities=context_p, unknown_kind=len(kinds))
     record = {**record, "dev": ["annotated:dev"], "roles": [role_of[i] for i in ids],
               "kind_prior": {"beta": record["beta"], "counted_on": "annotated:train", "log_ratio": log_ratio}}
     functions["role_prior"] = record
