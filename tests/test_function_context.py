@@ -3,6 +3,8 @@ survives checkpoint, export (the role graph's second output) and read-back, and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,32 @@ def test_the_contextual_head_learns_what_only_the_neighbours_tell(net, tmp_path)
         _, logits = trained.function_head(torch.from_numpy(cache.of([w.sentences[1] for w in windows[120:]])))
     alone = float((logits.argmax(-1).numpy() == np.array([w.targets[1] for w in windows[120:]])).mean())
     assert alone < 0.8
+
+
+def test_the_contextual_head_can_start_from_the_body_heads_reading(net) -> None:
+    import copy
+
+    from models.training.function_context import FunctionContextConfig, train_function_context_head
+    from models.vector_cache import FeatureCache
+
+    with_body = copy.deepcopy(net)
+    with_body.enable_body_head()
+    assert with_body.body_head is not None
+    with torch.no_grad():
+        for param in with_body.body_head.parameters():
+            param.add_(torch.randn_like(param) * 0.05)
+    cache = FeatureCache(Path("/nonexistent/features.npz"), "test-model")
+    cache.add(["a", "b"], np.zeros((2, HIDDEN), dtype=np.float32))
+    from models.training.function_context import FunctionWindow
+
+    windows = [FunctionWindow("other", ["a", "b"], [0, -1])]
+    train_function_context_head(with_body, windows, windows, cache,
+                                FunctionContextConfig(epochs=0, fp32_share=0.0, init_from_body_head=True))
+    head = with_body.function_context_head
+    assert head is not None
+    assert torch.equal(head.proj[0].weight, with_body.body_head.proj[0].weight)
+    assert torch.equal(head.layers[0].qkv.weight, with_body.body_head.layers[0].qkv.weight)
+    assert head.classifier.weight.shape[0] == len(FUNCTIONS)  # its own classifier, one row per function
 
 
 def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(net, tmp_path) -> None:

@@ -51,6 +51,9 @@ class FunctionContextConfig:
     feature_noise: float = 0.05  # Gaussian noise on the pooled vectors, a share of their norm
     fp32_share: float = 0.5  # share of batches on the torch fp32 vectors (quantisation-aware)
     seed: int = 0
+    # Start from the body head's weights (projection, kind and position tables, context layers; not its
+    # role classifier): what it learnt about reading a section carries over to functions.
+    init_from_body_head: bool = False
 
 
 @dataclass
@@ -130,6 +133,11 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
     def build() -> nn.Module:
         if net.function_context_head is None:
             net.enable_function_context_head()
+            if cfg.init_from_body_head and net.body_head is not None:
+                assert net.function_context_head is not None
+                shared = {k: v for k, v in net.body_head.state_dict().items()
+                          if not k.startswith("classifier.")}
+                net.function_context_head.load_state_dict(shared, strict=False)
         assert net.function_context_head is not None
         train_only(net, net.function_context_head)
         return net.function_context_head

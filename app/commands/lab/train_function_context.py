@@ -40,6 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="training noise on the pooled vectors, as a share of their norm")
     parser.add_argument("--fp32-share", type=bounded_float(0.0, 1.0), default=0.5,
                         help="share of batches on the torch fp32 vectors instead of the int8 graph's")
+    parser.add_argument("--init-from-body-head", action="store_true",
+                        help="start from the body head's weights (all but its role classifier) instead of a "
+                        "random head")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     bundle = Path(args.bundle or default_bundle_path())
     work = args.work or Path("runs") / time.strftime("function-context-%Y%m%d-%H%M%S")
     cfg = FunctionContextConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
-                                fp32_share=args.fp32_share, seed=args.seed)
+                                fp32_share=args.fp32_share, seed=args.seed,
+                                init_from_body_head=args.init_from_body_head)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     checkpoint, result = train_function_context_checkpoint(
         bundle, work, args.data or ["annotated:train"], args.dev or ["annotated:dev"], cfg, args.threads,
