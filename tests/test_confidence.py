@@ -87,8 +87,9 @@ def test_the_gap_report_uses_only_confident_labels_and_says_so() -> None:
     # A's shares over its two confident roles: the uncertain result and method are left out
     assert share.a["conclusion"] == pytest.approx(0.5) and share.a["result"] == pytest.approx(0.5)
     assert share.a["method"] == 0.0 and share.a_sentences == 4 and share.a_confident == 2
-    assert gaps.note == ("Judged on confident labels only: gaps on 3 confident sentences of 4 (A) and 1 of 2 "
-                         "(B); role shares on 2 of 4 (A) and 2 of 2 (B).")
+    assert gaps.note == ("Judged on confident labels only: gaps on the 3 of 4 sentences whose function is "
+                         "clear (A) and 1 of 2 (B); role shares on the 2 of 4 with a confident role (A) "
+                         "and 2 of 2 (B).")
     alignment = align(a, b)
     assert gaps.note in summary_text(alignment) and "judged" in alignment_to_markdown(alignment).lower()
     again = alignment_from_json(alignment_to_json(alignment))
@@ -110,7 +111,7 @@ def test_the_checklist_says_how_many_confident_sentences_it_judged() -> None:
     present = {c.move.name: c.present for c in checks}
     assert present["an aim statement"] and not present["a gap or problem"]  # the unclear gap is not counted
     text = describe_checks(checks, "introduction", judged=(len(found), len(functions)))
-    assert text.endswith("(judged on 2 confident sentences of 3)")
+    assert text.endswith("(judged on the 2 of 3 sentences whose function is clear)")
     assert describe_checks(checks, "introduction") == text.rsplit(" (judged", 1)[0]
 
 

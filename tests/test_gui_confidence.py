@@ -88,6 +88,6 @@ def test_the_alignment_panel_says_what_the_gaps_were_judged_on() -> None:
     a = _side([("discussion", "conclusion", "limitation", 0.9), ("discussion", "result", "none", 0.3)], "A")
     b = _side([("discussion", "result", "interpretation", 0.95)], "B")
     alignment = align(a, b)
-    assert "judged on 1 confident sentence of 2 (A), 1 of 1 (B)" in gaps_basis(alignment)
+    assert "judged on the 1 of 2 sentences whose function is clear (A), 1 of 1 (B)" in gaps_basis(alignment)
     alignment.gaps.judged.clear()  # a report read from an older file does not say
     assert gaps_basis(alignment) == ""

@@ -91,7 +91,8 @@ def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, hom
         judged = (len(found), 5)  # threshold 0: every function is clear
         expected = describe_checks(check_moves(found, "introduction"), "introduction", judged)
         assert draft.moves.text() == expected
-        assert draft.moves.text().endswith(f"(judged on {len(found)} confident sentences of 5)")
+        assert draft.moves.text().endswith(
+            f"(judged on the {len(found)} of 5 sentences whose function is clear)")
         draft.checklist_kind.setCurrentText("conclusion")
         assert draft.moves.text().startswith("conclusion: ")
         # The tooltip names the sentence's function.
@@ -177,7 +178,8 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         # the checklist: the unclear gap is not counted, and it says on how many sentences it judged
         moves = panel.moves.text()
         assert "✓ why the topic matters" in moves and "✓ an aim statement" in moves
-        assert "✗ a gap or problem" in moves and moves.endswith("(judged on 2 confident sentences of 3)")
+        assert "✗ a gap or problem" in moves
+        assert moves.endswith("(judged on the 2 of 3 sentences whose function is clear)")
         # the margin chips paint (an uncertain one grey with "?")
         image = QImage(editor.margin.size(), QImage.Format.Format_RGB32)
         editor.margin.render(image)

@@ -250,7 +250,7 @@ def test_checklist_per_section() -> None:
     assert [m.name for m in intro.missing] == ["an aim statement", "the contributions or an outline"]
     assert intro.headline() == ("Your introduction never makes these moves: an aim statement, "
                                 "the contributions or an outline")
-    assert intro.checklist().endswith("(judged on 2 confident sentences of 3)")
+    assert intro.checklist().endswith("(judged on the 2 of 3 sentences whose function is clear)")
     labels = (*labels[:2], _label("aim"), labels[3])
     (intro,) = section_checks(document, labels)
     assert intro.headline() == "Your introduction never makes this move: the contributions or an outline"

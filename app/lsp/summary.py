@@ -43,7 +43,7 @@ class SectionCheck:
 
     def checklist(self) -> str:
         """The draft pane's line: "introduction: ✓ why the topic matters · ✗ an aim statement · … (judged
-        on 9 confident sentences of 12)"."""
+        on the 9 of 12 sentences whose function is clear)"."""
         return describe_checks(list(self.checks), self.kind, judged=self.judged)
 
 

@@ -219,16 +219,18 @@ class GapReport:
 
     @property
     def note(self) -> str:
-        """"Judged on confident labels only: gaps on 31 confident sentences of 40 (A) and 52 of 70
-        (B); role shares on 35 of 40 (A) and 60 of 70 (B)." ("" when not known)."""
+        """"Judged on confident labels only: gaps on the 31 of 40 sentences whose function is clear (A) and
+        52 of 70 (B); role shares on the 35 of 40 with a confident role (A) and 60 of 70 (B)." ("" when
+        not known)."""
         if not all(side in self.judged for side in ("a", "b")):
             return ""
         a, b = self.judged["a"], self.judged["b"]
-        plural = "s" if a["functions"] != 1 else ""
-        return ("Judged on confident labels only: gaps on "
-                f"{a['functions']} confident sentence{plural} of {a['sentences']} (A) "
-                f"and {b['functions']} of {b['sentences']} (B); role shares on "
-                f"{a['roles']} of {a['sentences']} (A) and {b['roles']} of {b['sentences']} (B).")
+        plural = "s" if a["sentences"] != 1 else ""
+        return ("Judged on confident labels only: gaps on the "
+                f"{a['functions']} of {a['sentences']} sentence{plural} whose function is clear (A) "
+                f"and {b['functions']} of {b['sentences']} (B); role shares on the "
+                f"{a['roles']} of {a['sentences']} with a confident role (A) and {b['roles']} of "
+                f"{b['sentences']} (B).")
 
     def to_dict(self) -> dict[str, Any]:
         return {"items": [g.to_dict() for g in self.items],

@@ -113,9 +113,11 @@ def confident_count(roles: list[RolePrediction]) -> int:
     return sum(is_confident(p) for p in roles)
 
 
-def judged_on(confident: int, total: int) -> str:
-    """"judged on 12 confident sentences of 15" (the wording the gap report and checklist use)."""
-    return f"judged on {confident} confident sentence{'s' if confident != 1 else ''} of {total}"
+def judged_on(clear: int, total: int) -> str:
+    """"judged on the 12 of 15 sentences whose function is clear" (the wording the gap report and the
+    move checklist use: both count only sentences with a clear function, :func:`function_is_clear`; a
+    sentence whose role is uncertain may still have one)."""
+    return f"judged on the {clear} of {total} sentence{'s' if total != 1 else ''} whose function is clear"
 
 
 __all__ = ["NO_FUNCTION", "ROLES", "UNCERTAIN_BELOW", "FunctionPrediction", "RolePrediction",

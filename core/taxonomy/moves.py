@@ -60,7 +60,8 @@ def check_moves(functions: Iterable[str], section_kind: str) -> list[MoveCheck]:
 def describe_checks(checks: list[MoveCheck], section_kind: str, judged: tuple[int, int] | None = None) -> str:
     """One line: "introduction: ✓ why the topic matters · ✗ an aim statement · …" ("" when no list).
     ``judged`` = (sentences with a clear function, all sentences): the checks count only the
-    confident labels and say so ("… (judged on 9 confident sentences of 12)")."""
+    sentences with a clear function and say so ("… (judged on the 9 of 12 sentences whose function is
+    clear)")."""
     if not checks:
         return ""
     line = f"{section_kind}: " + " · ".join(f"{'✓' if c.present else '✗'} {c.move.name}" for c in checks)

@@ -19,7 +19,8 @@ CELL_CHARS = 260  # longer sentences are cut in the table (the tooltip has all o
 
 
 def gaps_basis(alignment: Alignment) -> str:
-    """Rich text after the gaps' title: " · judged on 31 confident sentences of 40 (A), 52 of 70 (B)"
+    """Rich text after the gaps' title: " · judged on the 31 of 40 sentences whose function is clear (A),
+    52 of 70 (B)"
     (uncertain labels are left out of the gap report; "" for a report that does not say)."""
     judged = alignment.gaps.judged
     if not all(side in judged for side in ("a", "b")):
