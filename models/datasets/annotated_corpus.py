@@ -234,6 +234,7 @@ class AnnotatedSection:
     kind: str
     texts: list[str]
     annotated: list[AnnotatedSentence | None]
+    source: str = ""  # the corpus source ("oa-stm", "pdfs2", …)
 
 
 def annotated_sections(split: str = "train", shared: Path | None = None,
@@ -253,12 +254,12 @@ def annotated_sections(split: str = "train", shared: Path | None = None,
                  else [])
         at = {c.position: c for c in labelled}
         if not texts or any(p >= len(texts) or texts[p] != c.text for p, c in at.items()):
-            out += [AnnotatedSection(run_id(r), r[0].section_kind, [c.text for c in r], list(r))
+            out += [AnnotatedSection(run_id(r), r[0].section_kind, [c.text for c in r], list(r), source)
                     for r in annotated_runs_of(labelled)]
             continue
         out.append(AnnotatedSection(f"annotated-section-{source}-{paper_id}-{section}",
                                     labelled[0].section_kind, list(texts),
-                                    [at.get(i) for i in range(len(texts))]))
+                                    [at.get(i) for i in range(len(texts))], source))
     return out
 
 

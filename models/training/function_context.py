@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ class FunctionWindow:
     kind: str
     sentences: list[str]
     targets: list[int]
+    source: str = ""
 
 
 @dataclass
@@ -54,6 +55,9 @@ class FunctionContextConfig:
     # Start from the body head's weights (projection, kind and position tables, context layers; not its
     # role classifier): what it learnt about reading a section carries over to functions.
     init_from_body_head: bool = False
+    # Share of training windows read with the kind "other" instead of their own: the parser names a
+    # PDF section's kind wrongly about a quarter of the time, so the head should not lean on it alone.
+    kind_dropout: float = 0.0
 
 
 @dataclass
@@ -65,9 +69,12 @@ class FunctionContextResult:
     seconds: float = 0.0
 
 
-def section_windows(spec: str, function_ids: Sequence[str], size: int = 64) -> list[FunctionWindow]:
+def section_windows(spec: str, function_ids: Sequence[str], size: int = 64,
+                    source_weights: Mapping[str, int] | None = None) -> list[FunctionWindow]:
     """``annotated:SPLIT`` (or ``annotated:SPLIT*N``, the windows N times) as windows of whole sections,
-    the annotated sentences with their function's index, the rest -1. Never a test split."""
+    the annotated sentences with their function's index, the rest -1; ``source_weights``: a source's
+    windows that many times (e.g. {"pdfs2": 3}: the papers parsed by Rhetorica, as the app reads them).
+    Never a test split."""
     from core.errors import DatasetError
     from models.datasets import refuse_test_split
     from models.datasets.annotated_corpus import annotated_sections
@@ -83,8 +90,9 @@ def section_windows(spec: str, function_ids: Sequence[str], size: int = 64) -> l
     for section in annotated_sections(split or "train"):
         targets = [index.get(c.function, -1) if c is not None else -1 for c in section.annotated]
         for start in range(0, len(section.texts), size):
-            windows.append(FunctionWindow(section.kind, section.texts[start : start + size],
-                                          targets[start : start + size]))
+            window = FunctionWindow(section.kind, section.texts[start : start + size],
+                                    targets[start : start + size], section.source)
+            windows += [window] * max(1, int((source_weights or {}).get(section.source, 1)))
     return windows * repeat
 
 
@@ -143,6 +151,9 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
         return net.function_context_head
 
     def loss(head: nn.Module, batch: list[FunctionWindow], rng: random.Random) -> torch.Tensor:
+        if cfg.kind_dropout > 0:
+            batch = [FunctionWindow("other", w.sentences, w.targets, w.source)
+                     if rng.random() < cfg.kind_dropout else w for w in batch]
         use_fp32 = fp32_cache is not None and rng.random() < cfg.fp32_share
         pooled, kinds, lengths, key_mask, targets = _batch(batch, fp32_cache if use_fp32 and fp32_cache
                                                            else cache)
@@ -172,7 +183,8 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
 
 def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[str], dev: Sequence[str],
                                       cfg: FunctionContextConfig, threads: int | None = None,
-                                      command: str = "", ctx: JobContext | None = None
+                                      command: str = "", ctx: JobContext | None = None,
+                                      source_weights: Mapping[str, int] | None = None
                                       ) -> tuple[Path, FunctionContextResult]:
     """A bundle's net with a contextual function head trained on ``data`` (annotated specs), the epoch
     chosen on ``dev``, saved as ``work/best.pt`` (the training record in its metadata's
@@ -193,7 +205,7 @@ def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[s
         raise ValueError(f"{bundle}: this bundle has no function head")
     ids = list(net.function_config.functions)
     ctx.progress(0, 1, "reading the annotated sections")
-    train_windows = [w for spec in data for w in section_windows(spec, ids, cfg.max_run)]
+    train_windows = [w for spec in data for w in section_windows(spec, ids, cfg.max_run, source_weights)]
     dev_windows = [w for spec in dev for w in section_windows(spec, ids, cfg.max_run)]
     texts = [t for w in [*train_windows, *dev_windows] for t in w.sentences]
     cache = FeatureCache(work / "features.npz", model.model_id)
@@ -209,6 +221,7 @@ def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[s
     manifest = read_manifest(bundle)
     context = manifest.context
     record: dict[str, Any] = {"from_bundle": str(bundle), "model_id": model.model_id, "data": list(data),
+                              "source_weights": dict(source_weights or {}),
                               "dev": list(dev), "config": cfg.__dict__, "counts": result.counts,
                               "best_epoch": result.best_epoch, "best_dev_accuracy": round(result.best_dev, 5),
                               "history": result.history, "seconds": round(time.monotonic() - started, 1)}

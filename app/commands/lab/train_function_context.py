@@ -43,12 +43,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--init-from-body-head", action="store_true",
                         help="start from the body head's weights (all but its role classifier) instead of a "
                         "random head")
+    parser.add_argument("--kind-dropout", type=bounded_float(0.0, 1.0), default=0.0,
+                        help="share of training windows read with the section kind 'other' (the parser's "
+                        "kinds are often wrong on unseen layouts)")
+    parser.add_argument("--source-weight", type=_source_weight, action="append", default=[],
+                        metavar="SOURCE=N", help="a corpus source's sections N times, e.g. pdfs2=3 (papers "
+                        "parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
     parser.add_argument("--version", required=True)
     parser.set_defaults(func=run)
+
+
+def _source_weight(text: str) -> tuple[str, int]:
+    """``SOURCE=N``: a corpus source name and a whole number of times from 1 to 20."""
+    source, _, times = text.partition("=")
+    if not source or not times.isdigit() or not 1 <= int(times) <= 20:
+        raise argparse.ArgumentTypeError(f"expected SOURCE=N with 1 <= N <= 20, not {text!r}")
+    return source, int(times)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,11 +77,11 @@ def run(args: argparse.Namespace) -> int:
     work = args.work or Path("runs") / time.strftime("function-context-%Y%m%d-%H%M%S")
     cfg = FunctionContextConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                                 fp32_share=args.fp32_share, seed=args.seed,
-                                init_from_body_head=args.init_from_body_head)
+                                init_from_body_head=args.init_from_body_head, kind_dropout=args.kind_dropout)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     checkpoint, result = train_function_context_checkpoint(
         bundle, work, args.data or ["annotated:train"], args.dev or ["annotated:dev"], cfg, args.threads,
-        command, JobContext(log_progress()))
+        command, JobContext(log_progress()), dict(args.source_weight))
     print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
                       "best_dev_accuracy": result.best_dev, "counts": result.counts,
                       "history": result.history}, indent=2), flush=True)
