@@ -189,3 +189,12 @@ def test_the_corpus_file_is_gzip_json_lines_written_the_same_way_twice(tmp_path:
     (tmp_path / "bad.jsonl.gz").write_bytes(b"\x1f\x8b not really gzip")
     with pytest.raises(DatasetError, match="not a readable annotated corpus file"):
         read_rows(tmp_path / "bad.jsonl.gz")
+
+
+def test_an_annotated_documents_source_is_read_from_its_id() -> None:
+    from models.datasets.annotated_corpus import document_source
+
+    assert document_source("annotated-section-oa-stm-paper7-3") == "oa-stm"
+    assert document_source("annotated-pdfs2-x12-4-0") == "pdfs2"
+    assert document_source("annotated-section-pmc-jats-PMC1-0") == "pmc-jats"
+    assert document_source("pmc-sents-full-123") is None

@@ -213,3 +213,21 @@ def test_the_role_weight_option_refuses_unknown_roles_and_absurd_weights() -> No
     for bad in ("objective", "hypothesis=2", "objective=0", "objective=-1", "objective=1e9", "objective=x"):
         with pytest.raises(argparse.ArgumentTypeError):
             _role_weight(bad)
+
+
+def test_a_source_weight_repeats_that_sources_annotated_runs_only() -> None:
+    import argparse
+
+    from app.commands._options import source_weight
+    from models.training.body_roles import BodyRun, weighted_runs
+
+    runs = [BodyRun("annotated-section-pdfs2-p1-2", "method", ["a"], [frozenset({"method"})]),
+            BodyRun("annotated-section-oa-stm-p2-1", "method", ["b"], [frozenset({"method"})]),
+            BodyRun("pmc-doc-9", "other", ["c"], [frozenset({"result"})])]
+    weighted = weighted_runs(runs, {"pdfs2": 3})
+    assert [r.doc_id for r in weighted].count("annotated-section-pdfs2-p1-2") == 3 and len(weighted) == 5
+    assert weighted_runs(runs, {}) == runs
+    assert source_weight("pdfs2=3") == ("pdfs2", 3)
+    for bad in ("pdfs2", "pdfs2=0", "=2", "pdfs2=x", "pdfs2=99"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            source_weight(bad)

@@ -62,6 +62,14 @@ def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+def source_weight(text: str) -> tuple[str, int]:
+    """An argparse ``type=`` for ``SOURCE=N``: a corpus source name and a whole number from 1 to 20."""
+    source, _, times = text.partition("=")
+    if not source or not times.isdigit() or not 1 <= int(times) <= 20:
+        raise argparse.ArgumentTypeError(f"expected SOURCE=N with 1 <= N <= 20, not {text!r}")
+    return source, int(times)
+
+
 def bounded_float(lo: float, hi: float) -> Callable[[str], float]:
     """An argparse ``type=``: a finite number in ``lo..hi``."""
     import math

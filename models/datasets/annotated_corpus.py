@@ -165,6 +165,18 @@ class AnnotatedSentence:
     section_kind: str
 
 
+SOURCES = ("oa-stm", "pmc-jats", "arxiv-abs", "csabstruct", "scirex", "unarxive", "pdfs2")
+
+
+def document_source(doc_id: str) -> str | None:
+    """The corpus source of an annotated document id (a whole section's or a run's), or None for another
+    dataset's document."""
+    for source in sorted(SOURCES, key=len, reverse=True):
+        if doc_id.startswith((f"annotated-section-{source}-", f"annotated-{source}-")):
+            return source
+    return None
+
+
 def is_dev_paper(source: str, paper_id: str) -> bool:
     """The annotated corpus's dev papers: those whose key hashes into one tenth (model selection)."""
     import hashlib

@@ -347,6 +347,8 @@ class BodyData:
     # (models.training.function_fit); its epoch is chosen on ``function_dev``.
     function_datasets: list[str] = field(default_factory=list)
     function_dev: list[str] = field(default_factory=lambda: ["annotated:dev"])
+    # An annotated source's documents that many times (e.g. {"pdfs2": 3}: papers parsed by Rhetorica).
+    source_weights: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         return {"sources": self.sources, "datasets": self.datasets,
@@ -355,6 +357,7 @@ class BodyData:
                 "dev": [f"gold-papers:{self.dev}", *self.dev_datasets],
                 "function_data": self.function_datasets,
                 "function_dev": self.function_dev if self.function_datasets else [],
+                "source_weights": dict(self.source_weights),
                 "section_roles": {k: sorted(v) for k, v in SECTION_ROLES.items()}}
 
 
@@ -364,8 +367,20 @@ def training_runs(data: BodyData, seed: int = 0) -> list[BodyRun]:
     for source in data.sources:
         runs += corpus_runs(source, distant, data.paper_share)
     for spec in data.datasets:
-        runs += dataset_runs(spec, data.dataset_limit, seed)
+        runs += weighted_runs(dataset_runs(spec, data.dataset_limit, seed), data.source_weights)
     return runs
+
+
+def weighted_runs(runs: list[BodyRun], source_weights: Mapping[str, int]) -> list[BodyRun]:
+    """Each annotated run repeated as often as its source's weight says (others once)."""
+    if not source_weights:
+        return runs
+    from models.datasets.annotated_corpus import document_source
+
+    def times(run: BodyRun) -> int:
+        return max(1, int(source_weights.get(document_source(run.doc_id) or "", 1)))
+
+    return [run for run in runs for _ in range(times(run))]
 
 
 def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyConfig,
@@ -412,8 +427,13 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
     if functions_record:
         record["function_head"] = functions_record
     checkpoint = work / "best.pt"
+    # A contextual function head read back with the bundle stays, with its training record.
+    described = dict(dict(context.get("functions", {})).get("context_head", {}))
+    function_context = ({k: v for k, v in described.items() if k not in {"output", "graph", "note"}}
+                        if net.function_context_head is not None else {})
     save_checkpoint(checkpoint, net, base_dir, {
         "trained_section_kinds": main_kinds or ["abstract"], "body_head": record,
+        **({"function_context": function_context} if function_context else {}),
         "config": {"command": command, "data": data.sources + data.datasets,
                    "dev": [f"gold-papers:{data.dev}", *data.dev_datasets], "seed": cfg.seed}})
     return checkpoint, result

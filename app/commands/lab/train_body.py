@@ -16,6 +16,7 @@ from app.commands._options import (
     input_file,
     input_folder,
     output_folder,
+    source_weight,
 )
 
 
@@ -63,6 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--role-weight", type=_role_weight, action="append", default=[], metavar="ROLE=W",
                         help="loss weight of a role (repeatable; others 1), e.g. objective=2 for a rare "
                         "role the head under-calls")
+    parser.add_argument("--source-weight", type=source_weight, action="append", default=[],
+                        metavar="SOURCE=N", help="an annotated source's sections N times, e.g. pdfs2=3 "
+                        "(papers parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     data = BodyData(sources=args.source or ["scirex", "pdfs"], datasets=args.data,
                     function_labels=args.function_labels, paper_share=args.paper_share,
                     dataset_limit=args.data_limit, dev_datasets=args.dev_data,
-                    function_datasets=args.function_data)
+                    function_datasets=args.function_data, source_weights=dict(args.source_weight))
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                      fp32_share=args.fp32_share, seed=args.seed, role_weights=dict(args.role_weight))
     command = shlex.join(["rhetorica", *sys.argv[1:]])

@@ -10,7 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from app.commands._options import MAX_THREADS, bounded_float, bounded_int, input_folder, output_folder
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_float,
+    bounded_int,
+    input_folder,
+    output_folder,
+    source_weight,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kind-dropout", type=bounded_float(0.0, 1.0), default=0.0,
                         help="share of training windows read with the section kind 'other' (the parser's "
                         "kinds are often wrong on unseen layouts)")
-    parser.add_argument("--source-weight", type=_source_weight, action="append", default=[],
+    parser.add_argument("--source-weight", type=source_weight, action="append", default=[],
                         metavar="SOURCE=N", help="a corpus source's sections N times, e.g. pdfs2=3 (papers "
                         "parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
@@ -55,14 +62,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", default="rhetorica-functions")
     parser.add_argument("--version", required=True)
     parser.set_defaults(func=run)
-
-
-def _source_weight(text: str) -> tuple[str, int]:
-    """``SOURCE=N``: a corpus source name and a whole number of times from 1 to 20."""
-    source, _, times = text.partition("=")
-    if not source or not times.isdigit() or not 1 <= int(times) <= 20:
-        raise argparse.ArgumentTypeError(f"expected SOURCE=N with 1 <= N <= 20, not {text!r}")
-    return source, int(times)
 
 
 def run(args: argparse.Namespace) -> int:
