@@ -116,22 +116,29 @@ def _interleave(pools: dict) -> list:
     return interleaved
 
 
+def _already_annotated() -> tuple[set[tuple[str, str]], set[str], set[str]]:
+    """What earlier rounds labelled: the corpus's (source, paper) keys and sentence hashes, and the gold
+    test v2's PDFs (never drawn)."""
+    import json
+
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
+
+    done = read_rows(ANNOTATED_CORPUS)
+    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()}
+    return ({(str(r["source"]), str(r["paper_id"])) for r in done}, {str(r["sha1"]) for r in done}, gold_pdfs)
+
+
 def _run_round_two(args: argparse.Namespace) -> int:
     """Round 2: the papers of every source that round 1 left out (SciREX: ``ROUND_TWO_SCIREX`` more),
     and, of round 1's pdfs2 and PMC papers, the sections it labelled none of; no gold v1/v2 paper."""
-    import json
     import random
 
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
-    done = read_rows(ANNOTATED_CORPUS)
-    done_papers = {(str(r["source"]), str(r["paper_id"])) for r in done}
-    done_sha1 = {str(r["sha1"]) for r in done}
-    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()}
+    done_papers, done_sha1, gold_pdfs = _already_annotated()
     root = src.shared_root(None)
 
     def fresh(papers: object) -> list[src.SourcePaper]:
@@ -159,19 +166,13 @@ def _run_round_three(args: argparse.Namespace) -> int:
     ``ROUND_THREE_WINDOWS`` runs each from the sections no earlier round labelled (by the sentences'
     text hashes); no new paper, so the corpus's train/dev split by paper stays as it is; never a gold
     v1/v2 paper (none is in the corpus)."""
-    import json
     import random
 
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
-    done = read_rows(ANNOTATED_CORPUS)
-    done_papers = {(str(r["source"]), str(r["paper_id"])) for r in done}
-    done_sha1 = {str(r["sha1"]) for r in done}
-    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()}
+    done_papers, done_sha1, gold_pdfs = _already_annotated()
     root = src.shared_root(None)
 
     def seen(papers: object) -> list[src.SourcePaper]:
