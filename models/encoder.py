@@ -687,6 +687,8 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     if functions:
         expected |= {"function_embedding": int(functions.get("embedding_dim", 0)),
                      "function_logits": len(functions.get("ids", ()))}
+        if "function_context_logits" in outputs:  # a contextual function head: one logit per function too
+            expected["function_context_logits"] = len(functions.get("ids", ()))
     for name, width in expected.items():
         if name not in outputs:
             raise ModelError(f"model bundle {bundle}: model.onnx has no output '{name}'")
