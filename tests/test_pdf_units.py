@@ -147,3 +147,31 @@ def test_line_end_hyphen_kept_for_compounds_written_elsewhere_in_the_paper():
     for k, text in enumerate(lines):
         m.add_line(make_line(text, index=k, y0=50.0 + 12 * k))
     assert m.text == "the predicate-argument model and the representation of SciBERT and COVID-19"
+
+
+def test_a_small_capitals_heading_is_a_heading_and_small_plain_text_is_not() -> None:
+    from dataclasses import replace
+
+    from core.pdf.headings import looks_like_heading
+
+    body = make_line("One of the most challenging issues in performing science today", y0=80.0)
+    # IEEE small capitals: the letters are 8 pt, the initials 10 pt, so the line stands as tall as the body
+    heading = replace(make_line("I. INTRODUCTION", size=8.0), y1=50.0 + 10.0)
+    match = looks_like_heading(heading, 10.0, next_line=body)
+    assert match is not None and match.number == "I" and match.title == "INTRODUCTION"
+    footnote = make_line("SOME FOOTNOTE IN CAPITALS", size=8.0)  # 8 pt all through: as tall as 8 pt
+    assert looks_like_heading(footnote, 10.0, next_line=body) is None
+
+
+def test_a_line_of_a_bold_paragraph_is_not_a_heading() -> None:
+    from core.pdf.headings import looks_like_heading
+
+    above = make_line("state-of-the-art compressors: GZIP, FPZIP, ZFP, SZ-1.1, and", y0=50.0, size=9.0,
+                      bold=1.0)
+    line = make_line("ISABELA. Experiments show that our compressor is the best", y0=59.5, size=9.0, bold=1.0)
+    after = make_line("in class, especially with regard to compression factors", y0=69.0, size=9.0, bold=1.0)
+    assert looks_like_heading(line, 10.0, next_line=after, prev_line=above) is None
+    # the same bold line with space above it, after a short line, is a heading
+    title = make_line("Results", y0=20.0, size=9.0, bold=1.0)
+    alone = make_line("Experiments with the new compressor", y0=50.0, size=9.0, bold=1.0)
+    assert looks_like_heading(alone, 10.0, next_line=after, prev_line=title) is not None

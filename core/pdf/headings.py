@@ -220,7 +220,10 @@ def looks_like_heading(
     bigger = line.size >= body_size * 1.08
     bold = line.bold >= 0.7
     caps = title.upper() == title and _letters(title) >= 4
-    if line.size < body_size * 0.9 and not (bold and caps):
+    # Small capitals (IEEE "I. INTRODUCTION"): the letters are set smaller than the body, the initials at
+    # body size, so the line stands as tall as a body line.
+    small_caps = caps and line.size >= body_size * 0.7 and line.height >= body_size * 0.97
+    if line.size < body_size * 0.9 and not (bold and caps) and not small_caps:
         return None
     ends_sentence = title.endswith(".") and not caps
     if ends_sentence and len(words) > 4:
@@ -230,6 +233,8 @@ def looks_like_heading(
     styled = bold or bigger or caps or (bool(number) and line.italic >= 0.9)
     if bold and _bold_then_plain(line):
         return None  # run-in paragraph title ("Composition function performance Since the ...")
+    if bold and not number and prev_line is not None and _continues_bold_paragraph(line, prev_line):
+        return None  # a line of a paragraph set in bold (an IEEE abstract), not a heading
     if not styled and not number and body_font and _distinct_font_heading(line, title, body_font, prev_line,
                                                                            next_line):
         return HeadingMatch("", title.rstrip(".:").strip(), 2, True)
@@ -247,6 +252,16 @@ def looks_like_heading(
         return None
     # a bold first line of a paragraph that simply continues (run-in heading) is not a heading
     return HeadingMatch("", title.rstrip(".:").strip(), 1)
+
+
+def _continues_bold_paragraph(line: Line, prev_line: Line) -> bool:
+    """The line sits right under a long line of the same bold face and size, in the same column: the
+    next line of a bold paragraph (a heading stands apart from the text above it)."""
+    return (prev_line.page == line.page and prev_line.bold >= 0.7
+            and abs(prev_line.size - line.size) < 0.5
+            and 0 <= line.y0 - prev_line.y1 < 0.5 * line.size
+            and abs(prev_line.x0 - line.x0) < 1.5 * line.size
+            and len(prev_line.text.split()) >= 6)
 
 
 def _bold_then_plain(line: Line) -> bool:

@@ -395,10 +395,13 @@ def _small_back_matter(body: _Body, cur: _Cursor) -> int | None:
 
 
 def _skip_small_text(body: _Body, cur: _Cursor) -> int | None:
-    """Drop small lines (footnotes, figure text, side notes), except a bold numbered heading and
-    abstract text set a little small that follows on from the abstract."""
+    """Drop small lines (footnotes, figure text, side notes), except a numbered heading in bold or in
+    small capitals (as tall as a body line) and abstract text set a little small that follows on from the
+    abstract."""
     ln, hm = cur.ln, cur.hm
-    if _is_small(ln, body.body_size) and not (hm is not None and hm.number and ln.bold >= 0.7):
+    numbered_heading = hm is not None and bool(hm.number) and (ln.bold >= 0.7
+                                                                or ln.height >= 0.97 * body.body_size)
+    if _is_small(ln, body.body_size) and not numbered_heading:
         prev = body.builder.prev
         abstract_text = cur.in_abstract and ln.size >= 0.75 * body.body_size and (
             prev is None or (cur.continues(body) and abs(prev.size - ln.size) < 0.6))

@@ -200,17 +200,31 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
         source, paper_id = str(row["source"]), str(row["paper_id"])
         section, position = int(str(row["section"])), int(str(row["position"]))
         text = row.get("text")
+        kind = str(row["section_kind"])
         if text is None:
             paper = papers.get((source, paper_id))
-            if paper is None or section >= len(paper.sections) \
-                    or position >= len(paper.sections[section].sentences):
-                continue
-            text = paper.sections[section].sentences[position]
-            if text_sha1(text) != row["sha1"]:
+            place = locate(paper, section, position, str(row["sha1"])) if paper is not None else None
+            if paper is None or place is None:
                 continue  # the source (or the parser) changed: never train on another sentence
+            if place != (section, position):  # a parser change moved it: its section's kind is the new one
+                section, position = place
+                kind = paper.sections[section].kind
+            text = paper.sections[section].sentences[position]
         out.append(AnnotatedSentence(source, paper_id, section, position, str(text), str(row["role"]),
-                                     str(row["function"]), str(row["section_kind"])))
+                                     str(row["function"]), kind))
     return out
+
+
+def locate(paper: SourcePaper, section: int, position: int, sha1: str) -> tuple[int, int] | None:
+    """Where an annotated sentence is in ``paper`` as read now: at its recorded (section, position) when
+    the text there still has its ``sha1``; else at the one place in the paper with that hash (a parser
+    change found or lost a heading before it); else None (never another sentence)."""
+    if section < len(paper.sections) and position < len(paper.sections[section].sentences) \
+            and text_sha1(paper.sections[section].sentences[position]) == sha1:
+        return section, position
+    places = [(s, p) for s, part in enumerate(paper.sections) for p, text in enumerate(part.sentences)
+              if text_sha1(text) == sha1]
+    return places[0] if len(places) == 1 else None
 
 
 def annotated_runs(split: str = "train", shared: Path | None = None,

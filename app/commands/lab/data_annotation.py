@@ -262,7 +262,13 @@ def run_assemble(args: argparse.Namespace) -> int:
 
     from core.errors import DatasetError
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, training_row, write_jsonl
+    from models.datasets.annotated_corpus import (
+        ANNOTATED_CORPUS,
+        GOLD2_DIR,
+        locate,
+        training_row,
+        write_jsonl,
+    )
     from models.datasets.annotation import read_key
 
     train_rows: list[dict] = []
@@ -296,10 +302,11 @@ def run_assemble(args: argparse.Namespace) -> int:
         row = next(r for r in src.pdfs2_manifest(shared) if r["file"] == f"{paper_id}.pdf")
         paper = src.read_pdf_paper(shared / "pdfs2" / row["file"], row["field"], row["tier"] == "open")
         for unit, label, who in items:
-            section = paper.sections[unit.section]
-            if section.sentences[unit.position] != unit.text:
+            place = locate(paper, unit.section, unit.position, unit.sha1)
+            if place is None:
                 raise DatasetError(f"{paper_id} {unit.uid}: the parsed sentence changed; re-check the batch")
-            sid = f"s{section.first_sentence + unit.position}"
+            section = paper.sections[place[0]]  # moved only when a parser change found or lost a heading
+            sid = f"s{section.first_sentence + place[1]}"
             gold = {"pdf": paper_id, "domain": unit.field, "sid": sid,
                     "sha1": unit.sha1, "section_kind": section.kind, "role": label.role,
                     "function": label.function, "note": label.note, "annotators": who}
@@ -312,10 +319,11 @@ def run_assemble(args: argparse.Namespace) -> int:
 
 
 def _refresh_pdf_kinds(rows: list[dict]) -> None:
-    """pdfs2 rows take the section kinds of the parser as it is now (the kinds the app feeds the model),
-    not those of the parser that made the batches; sentences are checked by sha1."""
+    """pdfs2 rows take the places and section kinds of the parser as it is now (the kinds the app feeds the
+    model), not those of the parser that made the batches; sentences are found by sha1
+    (:func:`models.datasets.annotated_corpus.locate`)."""
     from models.datasets import annotation_sources as src
-    from models.datasets.annotation import text_sha1
+    from models.datasets.annotated_corpus import locate
 
     names = {str(r["paper_id"]) for r in rows if r["source"] == "pdfs2"}
     if not names:
@@ -323,8 +331,7 @@ def _refresh_pdf_kinds(rows: list[dict]) -> None:
     papers = {p.paper_id: p for p in src.read_pdfs2(src.shared_root(None).parent, names)}
     for row in rows:
         paper = papers.get(str(row["paper_id"])) if row["source"] == "pdfs2" else None
-        if paper is None:
-            continue
-        section = paper.sections[int(row["section"])]
-        if text_sha1(section.sentences[int(row["position"])]) == row["sha1"]:
-            row["section_kind"] = section.kind
+        place = locate(paper, int(row["section"]), int(row["position"]), str(row["sha1"])) if paper else None
+        if paper is not None and place is not None:
+            row["section"], row["position"] = place
+            row["section_kind"] = paper.sections[place[0]].kind
