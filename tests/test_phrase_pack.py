@@ -201,3 +201,21 @@ def test_a_candidate_both_models_gave_counts_for_both_and_recognition_is_per_mod
     assert result["model"]["query_function_recognised"]["queries"] == 1
     assert result["baseline"]["query_function_recognised"]["queries"] == 0  # the baseline read it as a gap
     assert result["random"]["query_function_recognised"]["queries"] == 1  # split by the model's reading
+
+
+@pytest.mark.shared
+def test_in_context_queries_are_read_with_their_section_and_neighbours() -> None:
+    from pathlib import Path as _Path
+
+    from app.commands.lab.eval_suggest import _query_contexts, _query_rows, sample_queries
+    from tests.conftest import shared_path
+
+    shared_path("pdfs2")  # skips with a reason when ../shared is absent
+    exclude = sample_queries([_Path("models/datasets/gold_data/suggest-judgements-v2/sample.jsonl")])
+    rows = _query_rows(6, "v2", 3031, exclude)
+    contexts = _query_contexts(rows, "v2")
+    assert len(contexts) == len(rows)
+    for row in rows:
+        context = contexts[(str(row["pdf"]), str(row["sid"]))]
+        assert context.text == row["text"] and context.section_kind is not None
+        assert context.sentences()[context.position] == row["text"]

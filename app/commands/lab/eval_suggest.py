@@ -66,6 +66,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--exclude", type=input_file, action="append", default=[], metavar="SAMPLE",
                         help="with --draw: leave out the queries of an earlier sample.jsonl (repeatable), "
                         "so a new judgement has fresh queries")
+    parser.add_argument("--in-context", action="store_true",
+                        help="with --draw: read each query as the app reads a sentence of an open paper (its "
+                        "section's kind and two neighbours a side, from the parsed gold paper) instead of "
+                        "alone")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
@@ -85,6 +89,26 @@ def _query_rows(count: int, gold: str = "v1", seed: int = SEED,
     return random.Random(seed).sample(pool, min(count, len(pool)))
 
 
+def _query_contexts(rows: list[dict[str, Any]], gold: str) -> dict[tuple[str, str], Any]:
+    """(pdf, sid) -> the query's ``SentenceContext`` as the app reads a sentence of an open paper
+    (``context_in_paper``): each gold paper parsed afresh, the row found by its sentence id or hash."""
+    from core.labelling.sentence_context import context_in_paper
+    from core.paths import shared_dir
+    from models.datasets.annotated_corpus import GOLD2_DIR
+    from models.datasets.gold import GOLD_DIR, load_gold_papers
+
+    folder, gold_dir = (("pdfs", GOLD_DIR), ("pdfs2", GOLD2_DIR))[gold == "v2"]
+    splits = ("dev", "test") if gold == "v1" else ("test",)
+    wanted = {(str(r["pdf"]), str(r["sid"])) for r in rows}
+    contexts: dict[tuple[str, str], Any] = {}
+    for split in splits:
+        for paper, items in load_gold_papers(split, shared_dir() / folder, gold_dir):
+            for item in items:
+                if (item.pdf, item.sid) in wanted:
+                    contexts[(item.pdf, item.sid)] = context_in_paper(paper, item.index)
+    return contexts
+
+
 def sample_queries(paths: list[Path]) -> frozenset[str]:
     """The query texts of earlier samples (``sample.jsonl``)."""
     return frozenset(str(row["query"]) for path in paths for row in _read(path, "a sample.jsonl"))
@@ -92,7 +116,7 @@ def sample_queries(paths: list[Path]) -> frozenset[str]:
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
          threads: int, gold: str = "v1", compare: tuple[str, Path | None] | None = None,
-         seed: int = SEED, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+         seed: int = SEED, exclude: frozenset[str] = frozenset(), in_context: bool = False) -> dict[str, Any]:
     from core.paths import corpus_dir as default_corpus
     from core.phrasing.suggest import open_source, suggest
     from core.taxonomy.functions import default_taxonomy
@@ -106,12 +130,15 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
     rng = random.Random(seed + 1)
     size = len(sources[0].library)  # type: ignore[arg-type]
     sample, key = [], []
-    for number, row in enumerate(_query_rows(queries, gold, seed, exclude)):
+    rows = _query_rows(queries, gold, seed, exclude)
+    contexts = _query_contexts(rows, gold) if in_context else {}
+    for number, row in enumerate(rows):
         query = str(row["text"])
         given: dict[str, list[str]] = {}  # candidate text -> the systems that gave it
         predicted: dict[str, str] = {}
+        context = contexts.get((str(row["pdf"]), str(row["sid"])))  # None: read alone
         for (system, model, _), source in zip(systems, sources, strict=True):
-            found = suggest(query, model, [source], k)
+            found = suggest(query, model, [source], k, context=context)
             predicted[system] = str(found.query["function"])
             for suggestion in found.suggestions[:k]:
                 given.setdefault(suggestion.text, []).append(system)
@@ -188,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
         compare = (args.compare_model, args.compare_corpus) if args.compare_model else None
         report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold,
-                      compare, args.seed, sample_queries(args.exclude))
+                      compare, args.seed, sample_queries(args.exclude), args.in_context)
     else:
         from core.errors import RhetoricaError
 
