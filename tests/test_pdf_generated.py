@@ -190,3 +190,47 @@ def test_references_left_out_appendix_kept_as_other(tmp_path):
     body = paper.body_text()
     assert "cited paper" not in body and "Proceedings of Things" not in body
     assert paper.sentences[-1].text == "The appendix gives more details about the data."
+
+
+def _small_caps(page: pymupdf.Page, x: float, y: float, words: list[str], size: float = 10.0) -> None:
+    """IEEE small capitals: each word's first letter at body size, the rest at 80 %."""
+    for word in words:
+        page.insert_text((x, y), word[0], fontsize=size, fontname="tiro")
+        x += pymupdf.get_text_length(word[0], fontname="tiro", fontsize=size)
+        page.insert_text((x, y), word[1:], fontsize=size * 0.8, fontname="tiro")
+        x += pymupdf.get_text_length(word[1:] + " ", fontname="tiro", fontsize=size * 0.8)
+
+
+def test_small_capital_headings_open_sections_and_a_bold_abstract_stays_one_paragraph(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=340, height=900)  # one narrow column, as one column of an IEEE page
+    page.insert_text((40, 50), "A Generated Paper In The IEEE Style", fontsize=14, fontname="tibo")
+    abstract = ("Abstract--We study how compressors behave on scientific data sets and how their errors "
+                "grow. We design a new error-controlled lossy compression algorithm for large-scale "
+                "scientific data. We evaluate the new compressor on production data sets against GZIP, "
+                "FPZIP, ZFP, SZ-1.1, and ISABELA. Experiments show that our compressor is the best in "
+                "class on every data set we tried, especially with regard to compression factors and "
+                "errors (including RMSE, NRMSE, and PSNR). Our solution is better than the second-best "
+                "solution by a wide margin on average across all data sets in the study.")
+    page.insert_textbox(pymupdf.Rect(40, 80, 300, 260), abstract, fontsize=9, fontname="tibo")
+    body = ("Data compression offers an attractive solution for large simulations. It reduces the size "
+            "of the data while keeping the information that matters. ") * 3
+    y = 280.0
+    for number, words in (("I.", ["INTRODUCTION"]), ("II.", ["PREDICTION", "MODEL", "FOR", "SCIENTIFIC"]),
+                          ("III.", ["EMPIRICAL", "EVALUATION"])):
+        _small_caps(page, 60, y, [number, *words])
+        if number == "II.":  # the title wraps onto a second small-capital line
+            y += 14
+            _small_caps(page, 130, y, ["DATA", "SETS"])
+        page.insert_textbox(pymupdf.Rect(40, y + 8, 300, y + 150), body, fontsize=10, fontname="tiro")
+        y += 170
+    path = tmp_path / "ieee-style.pdf"
+    doc.save(path)
+    paper = parse_pdf(path)
+    headings = [s.heading for s in paper.sections]
+    assert not any("ISABELA" in h or "PSNR" in h or "Experiments" in h for h in headings), headings
+    numbered = [s for s in paper.sections if s.number]
+    assert [s.number for s in numbered] == ["I", "II", "III"], headings
+    assert numbered[0].kind == SectionKind.INTRODUCTION
+    assert numbered[1].heading == "PREDICTION MODEL FOR SCIENTIFIC DATA SETS"
+    assert all(s.sentence_count > 0 for s in numbered)

@@ -466,15 +466,19 @@ def _abstract_section(body: _Body, cur: _Cursor) -> int | None:
 
 def _wrapped_title(body: _Body, i: int, title: str) -> tuple[str, int]:
     """The heading title with up to two following lines that continue it (same size and
-    weight, just below, not numbered, short, no full stop), and the index after it."""
+    weight, just below, not numbered, short, no full stop; bold, larger, or in small capitals), and the
+    index after it."""
     lines, ln = body.lines, body.lines[i]
     j = i + 1
     cx0, cx1 = body.layouts[ln.page].column_bounds(body.layouts[ln.page].column_of(ln))
+    # small capitals (IEEE): an all-capitals line as tall as a body line continues on another such line
+    small_caps = ln.text.upper() == ln.text and ln.height >= 0.97 * body.body_size
     while j < len(lines) and j - i <= 2 and ln.width >= 0.55 * (cx1 - cx0):
         nxt = lines[j]
         if (nxt.page == ln.page and 0 <= nxt.y0 - ln.y1 <= 0.8 * ln.size + (j - i - 1) * ln.size * 1.3
                 and abs(nxt.size - ln.size) < 0.3 and (nxt.bold >= 0.7) == (ln.bold >= 0.7)
-                and (ln.bold >= 0.7 or ln.size > body.body_size * 1.08)
+                and (ln.bold >= 0.7 or ln.size > body.body_size * 1.08
+                     or (small_caps and nxt.text.upper() == nxt.text))
                 and not split_number(nxt.text)[0] and len(nxt.text) < 80
                 and not nxt.text.rstrip().endswith(".")):
             title = f"{title} {nxt.text.strip()}"
