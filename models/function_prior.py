@@ -111,7 +111,7 @@ class RolePrior:
             table = kind_table(kind_prior.get("log_ratio", {}), section_kinds, len(ids))
             beta = float(kind_prior.get("beta", 0.0)) if table is not None else 0.0
         return cls(float(record.get("alpha", 0.0)), float(record.get("threshold", 0.0)), columns, beta, table,
-                   float(record.get("context_weight", 0.0)), len(section_kinds))
+                   float(record.get("context_weight", 0.0)), len(section_kinds) if section_kinds else -1)
 
 
 def kind_table(log_ratio: object, section_kinds: Sequence[str], width: int) -> np.ndarray | None:
