@@ -75,19 +75,14 @@ def section_windows(spec: str, function_ids: Sequence[str], size: int = 64,
     the annotated sentences with their function's index, the rest -1; ``source_weights``: a source's
     windows that many times (e.g. {"pdfs2": 3}: the papers parsed by Rhetorica, as the app reads them).
     Never a test split."""
-    from core.errors import DatasetError
-    from models.datasets import refuse_test_split
-    from models.datasets.annotated_corpus import annotated_sections
+    from models.datasets.annotated_corpus import annotated_sections, annotated_split
 
     spec, _, times = spec.partition("*")
     repeat = int(times) if times.isdigit() and int(times) > 0 else 1
-    refuse_test_split(spec, "contextual function head data")
-    name, _, split = spec.partition(":")
-    if name != "annotated":
-        raise DatasetError(f"contextual function data {spec!r}: expected annotated:SPLIT")
+    split = annotated_split(spec, "contextual function head data")
     index = {f: i for i, f in enumerate(function_ids)}
     windows: list[FunctionWindow] = []
-    for section in annotated_sections(split or "train"):
+    for section in annotated_sections(split):
         targets = [index.get(c.function, -1) if c is not None else -1 for c in section.annotated]
         for start in range(0, len(section.texts), size):
             window = FunctionWindow(section.kind, section.texts[start : start + size],

@@ -154,17 +154,13 @@ def annotated_function_documents(spec: str, function_ids: Sequence[str], path: P
     """The hand-annotated corpus (``annotated:train`` / ``annotated:dev``) as role-labelled section runs
     with each sentence's function index (-1 for ``none`` or a function the taxonomy no longer has):
     hand supervision for the encoder, both heads and the function head in one pass."""
-    from models.datasets import refuse_test_split
-    from models.datasets.annotated_corpus import annotated_runs, run_id
+    from models.datasets.annotated_corpus import annotated_runs, annotated_split, run_id
 
-    refuse_test_split(spec, "function training data")
-    name, _, split = spec.partition(":")
-    if name != "annotated":
-        raise DatasetError(f"function data {spec!r}: expected annotated:SPLIT or a JSON Lines file")
+    split = annotated_split(spec, "function training data", "annotated:SPLIT or a JSON Lines file")
     index = {f: i for i, f in enumerate(function_ids)}
     docs: list[LabelledDocument] = []
     functions: list[list[int]] = []
-    for run in annotated_runs(split or "train", path=path):
+    for run in annotated_runs(split, path=path):
         docs.append(LabelledDocument(run_id(run), [s.text for s in run], [s.role for s in run],
                                      [frozenset({s.role}) for s in run], [s.section_kind for s in run]))
         functions.append([index.get(s.function, -1) for s in run])
