@@ -177,18 +177,6 @@ def document_source(doc_id: str) -> str | None:
     return None
 
 
-def annotated_split(spec: str, purpose: str, expected: str = "annotated:SPLIT") -> str:
-    """The split of an ``annotated:SPLIT`` spec (``train`` when none is named), refusing a test split
-    (``purpose`` says what the data is for) and any other dataset with one line."""
-    from models.datasets import refuse_test_split
-
-    refuse_test_split(spec, purpose)
-    name, _, split = spec.partition(":")
-    if name != "annotated":
-        raise DatasetError(f"{purpose} {spec!r}: expected {expected}")
-    return split or "train"
-
-
 def is_dev_paper(source: str, paper_id: str) -> bool:
     """The annotated corpus's dev papers: those whose key hashes into one tenth (model selection)."""
     import hashlib

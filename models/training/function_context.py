@@ -75,7 +75,8 @@ def section_windows(spec: str, function_ids: Sequence[str], size: int = 64,
     the annotated sentences with their function's index, the rest -1; ``source_weights``: a source's
     windows that many times (e.g. {"pdfs2": 3}: the papers parsed by Rhetorica, as the app reads them).
     Never a test split."""
-    from models.datasets.annotated_corpus import annotated_sections, annotated_split
+    from models.datasets.annotated_corpus import annotated_sections
+    from models.training.function_data import annotated_split
 
     spec, _, times = spec.partition("*")
     repeat = int(times) if times.isdigit() and int(times) > 0 else 1

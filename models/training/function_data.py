@@ -149,12 +149,24 @@ def function_documents_in_context(rows: Sequence[dict[str, Any]], function_ids: 
     return docs, functions
 
 
+def annotated_split(spec: str, purpose: str, expected: str = "annotated:SPLIT") -> str:
+    """The split of an ``annotated:SPLIT`` spec (``train`` when none is named), refusing a test split
+    (``purpose`` says what the data is for) and any other dataset with one line."""
+    from models.datasets import refuse_test_split
+
+    refuse_test_split(spec, purpose)
+    name, _, split = spec.partition(":")
+    if name != "annotated":
+        raise DatasetError(f"{purpose} {spec!r}: expected {expected}")
+    return split or "train"
+
+
 def annotated_function_documents(spec: str, function_ids: Sequence[str], path: Path | None = None
                                  ) -> tuple[list[LabelledDocument], list[list[int]]]:
     """The hand-annotated corpus (``annotated:train`` / ``annotated:dev``) as role-labelled section runs
     with each sentence's function index (-1 for ``none`` or a function the taxonomy no longer has):
     hand supervision for the encoder, both heads and the function head in one pass."""
-    from models.datasets.annotated_corpus import annotated_runs, annotated_split, run_id
+    from models.datasets.annotated_corpus import annotated_runs, run_id
 
     split = annotated_split(spec, "function training data", "annotated:SPLIT or a JSON Lines file")
     index = {f: i for i, f in enumerate(function_ids)}
