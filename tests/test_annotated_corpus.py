@@ -162,7 +162,7 @@ def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path
     source = SourcePaper("arxiv-abs", paper, "computer science", True, "", [
         SourceSection("Intro", "introduction", ["x"]), SourceSection("Method", "method", whole),
         SourceSection("End", "conclusion", ["A changed sentence."])])
-    monkeypatch.setattr(corpus, "_source_papers", lambda keys, shared: {("arxiv-abs", paper): source})
+    monkeypatch.setattr(corpus, "source_papers", lambda keys, shared: {("arxiv-abs", paper): source})
     documents = corpus.annotated_section_documents("train", path=_write(tmp_path, rows))
     section, fallback = documents
     assert section.sentences == whole and section.section_kinds == ["method"] * 6

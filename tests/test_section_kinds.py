@@ -133,6 +133,34 @@ def test_unnumbered_levels_from_capitals() -> None:
     assert [b.kind for b in built] == [K.METHOD, K.METHOD, K.RESULT, K.RESULT, K.DISCUSSION, K.DISCUSSION]
 
 
+def test_a_topical_top_level_section_takes_its_kind_from_its_place() -> None:
+    # a systems paper: the approach under its own names, then the experiments
+    built = _built(("1", "Introduction", 1), ("2", "Related Work", 1),
+                   ("3", "Constraints on Relation Phrases", 1), ("3.1", "Syntactic Constraint", 2),
+                   ("4", "REVERB", 1), ("5", "Experiments", 1),
+                   ("6", "Noun phrase translation", 1), ("7", "Conclusion", 1), ("8", "Acknowledgements", 1))
+    settle_levels_and_kinds(built)
+    assert [b.kind for b in built] == [K.INTRODUCTION, K.RELATED_WORK, K.METHOD, K.METHOD, K.METHOD,
+                                       K.RESULT, K.RESULT, K.CONCLUSION, K.OTHER]
+
+
+def test_topical_sections_between_methods_and_discussion_are_results() -> None:
+    built = _built(("", "Introduction", 1), ("", "Methods", 1), ("", "Experience of programmes", 1),
+                   ("", "Quality of care", 1), ("", "Discussion", 1), ("", "Wider lessons", 1))
+    settle_levels_and_kinds(built)
+    # after the discussion nothing is known: the last section stays other
+    assert [b.kind for b in built] == [K.INTRODUCTION, K.METHOD, K.RESULT, K.RESULT, K.DISCUSSION, K.OTHER]
+
+
+def test_a_topical_section_with_no_named_neighbour_on_one_side_stays_other() -> None:
+    built = _built(("1", "The ZooKeeper service", 1), ("2", "Evaluation", 1), ("3", "Lessons learned", 1))
+    settle_levels_and_kinds(built)
+    assert [b.kind for b in built] == [K.OTHER, K.RESULT, K.OTHER]
+    built = _built(("", "Introduction", 1), ("", "Appendix", 1), ("", "Methods", 1))
+    settle_levels_and_kinds(built)
+    assert [b.kind for b in built] == [K.INTRODUCTION, K.OTHER, K.METHOD]
+
+
 def test_appendices_run_to_the_end() -> None:
     built = _built(("8", "Conclusion", 1), ("A", "Background & Terminology", 1), ("", "B PDF filters", 1),
                    ("", "C The paper clustering problem", 1), ("", "D Evaluation criteria", 1),
@@ -227,3 +255,20 @@ def test_eval_sections_on_two_gold_papers(shared: Path, tmp_path: Path,
     # SPECTER: "2.1 Overview" and "2.2 Background: ..." under "2 Model" are method, as labelled
     assert not any(e["pdf"] == "acl2020-main-207" and e["section"] in (3, 4) for e in figures["errors"])
     assert figures["folders"]["pdfs2"]["sentence_accuracy"] == 1.0
+
+
+def test_the_corpus_readers_place_topical_sections_as_the_parser_does() -> None:
+    from models.datasets.annotation_sources import kinds_by_place
+
+    headings = ["Abstract", "Introduction", "REVERB", "REVERB › Syntactic constraint", "REVERB › Evaluation",
+                "Experiments", "Noun phrase translation", "Conclusion", "Acknowledgements", "Appendix › Data"]
+    kinds = ["abstract", "introduction", "other", "other", "result", "result", "other", "conclusion", "other",
+             "other"]
+    # a decisive subsection heading ("Evaluation") keeps its own kind; back matter and appendices stay other
+    assert kinds_by_place(headings, kinds) == [
+        "abstract", "introduction", "method", "method", "result", "result", "result", "conclusion", "other",
+        "other"]
+    # the same top-level heading twice, apart: each place counts on its own
+    headings = ["Prototype", "Methods", "Prototype", "Results"]
+    kinds = ["other", "method", "other", "result"]
+    assert kinds_by_place(headings, kinds) == ["other", "method", "method", "result"]

@@ -13,8 +13,9 @@ _LETTERED = re.compile(r"^[A-H](?:\.\d{1,2})*$")
 
 
 def settle_levels_and_kinds(built: list[BuiltSection]) -> None:
-    """Levels of unnumbered headings (by type size and style), then kinds: subsections inherit
-    their parent's kind (``inherit_kinds``) and what follows an appendix heading is ``other``."""
+    """Levels of unnumbered headings (by type size and style), then kinds: a topical top-level
+    section takes a kind from its place (``positional_kinds``), subsections inherit their parent's
+    kind (``inherit_kinds``) and what follows an appendix heading is ``other``."""
     # levels for unnumbered headings: by font size against numbered top-level headings
     top_sizes = [b.size for b in built if b.number and b.level == 1 and b.size]
     top_size = sorted(top_sizes)[len(top_sizes) // 2] if top_sizes else 0.0
@@ -28,15 +29,14 @@ def settle_levels_and_kinds(built: list[BuiltSection]) -> None:
         for b in built:
             if not b.number and BACK_MATTER.match(b.heading):
                 b.level = 1  # numbered papers: acknowledgements etc. are top level whatever their type
+    positional_kinds(built)
     inherit_kinds(built)
     _appendix_kinds(built)
 
 
 def _settled_other(b: BuiltSection) -> bool:
     """An ``other`` section that is other by its heading (back matter, appendix), not for want of a cue."""
-    return b.kind is SectionKind.OTHER and (
-        is_other_heading(b.heading) or bool(BACK_MATTER.match(b.heading))
-        or bool(_APPENDIX_START.match(b.heading)) or bool(_LETTERED.match(b.number)))
+    return b.kind is SectionKind.OTHER and keeps_other(b.heading, b.number)
 
 
 def _parent(stack: list[BuiltSection], b: BuiltSection) -> BuiltSection | None:
@@ -50,6 +50,57 @@ def _parent(stack: list[BuiltSection], b: BuiltSection) -> BuiltSection | None:
         if not parent.number[:1].isdigit() or b.number.startswith(parent.number + "."):
             return parent
     return None
+
+
+# (kind of the named top-level section before, kind of the one after) -> kind of a topical section
+# between them: the order of a research paper (introduction, method, results, discussion).
+_BETWEEN: dict[tuple[SectionKind, SectionKind], SectionKind] = {}
+for _before in (SectionKind.INTRODUCTION, SectionKind.RELATED_WORK):
+    for _after in (SectionKind.METHOD, SectionKind.RESULT, SectionKind.DISCUSSION, SectionKind.CONCLUSION):
+        _BETWEEN[(_before, _after)] = SectionKind.METHOD  # the approach, after the introduction
+for _after in (SectionKind.METHOD, SectionKind.RESULT):
+    _BETWEEN[(SectionKind.METHOD, _after)] = SectionKind.METHOD
+for _after in (SectionKind.DISCUSSION, SectionKind.CONCLUSION):
+    _BETWEEN[(SectionKind.METHOD, _after)] = SectionKind.RESULT  # "Methods", topical findings, "Discussion"
+for _after in (SectionKind.RESULT, SectionKind.DISCUSSION, SectionKind.CONCLUSION):
+    _BETWEEN[(SectionKind.RESULT, _after)] = SectionKind.RESULT
+
+
+def kinds_by_place(kinds: list[SectionKind], open_to_place: list[bool]) -> list[SectionKind]:
+    """The kinds of a paper's top-level sections in order, each section marked in ``open_to_place``
+    (an ``other`` section for want of a cue in its heading) taking a kind from its place between
+    the sections of a main kind around it (``_BETWEEN``); the others are returned as they are."""
+    named = [(n, kind) for n, kind in enumerate(kinds) if kind in _MAIN_KINDS]
+    out = list(kinds)
+    for n, kind in enumerate(kinds):
+        if kind is not SectionKind.OTHER or not open_to_place[n]:
+            continue
+        before = [k for m, k in named if m < n]
+        after = [k for m, k in named if m > n]
+        if before and after:
+            out[n] = _BETWEEN.get((before[-1], after[0]), SectionKind.OTHER)
+    return out
+
+
+def keeps_other(heading: str, number: str = "") -> bool:
+    """Whether a section is ``other`` by its heading (back matter, appendix, a lettered appendix
+    number), so that neither its place nor a parent gives it another kind."""
+    return (is_other_heading(heading) or bool(BACK_MATTER.match(heading))
+            or bool(_APPENDIX_START.match(heading)) or bool(_LETTERED.match(number)))
+
+
+def positional_kinds(built: list[BuiltSection]) -> None:
+    """A top-level section whose heading names no kind ("REVERB", "Surveillance systems designed
+    for …") takes one from its place between the named top-level sections around it (``_BETWEEN``):
+    after the introduction or related work, it is the method; between "Methods" and "Discussion",
+    the results; after "Results", more results. A section before the first named one, after the last,
+    or between pairs not listed (after "Discussion", say) stays ``other``, as do back matter and
+    appendices. Its subsections then inherit the kind (``inherit_kinds``). The corpus readers
+    (``models.datasets.annotation_sources``) give their sections kinds by the same rule."""
+    top = [b for b in built if b.level == 1]
+    kinds = kinds_by_place([b.kind for b in top], [not _settled_other(b) for b in top])
+    for b, kind in zip(top, kinds, strict=True):
+        b.kind = kind
 
 
 def inherit_kinds(built: list[BuiltSection]) -> None:

@@ -135,7 +135,7 @@ def read_rows(path: Path) -> list[dict[str, object]]:
 
 
 # -- reading the corpus back as training documents ----------------------------------------------------
-def _source_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
+def source_papers(keys: set[tuple[str, str]], shared: Path | None) -> dict[tuple[str, str], SourcePaper]:
     """The source papers of ``keys`` with every section, read again from the shared data: for rows stored
     without text, and for whole sections (abstract-only sources are never needed: their rows carry
     their text and their runs are whole already)."""
@@ -194,7 +194,7 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
     rows = [r for r in read_rows(path or ANNOTATED_CORPUS)
             if split == "all" or (split == "dev") == is_dev_paper(str(r["source"]), str(r["paper_id"]))]
     missing = {(str(r["source"]), str(r["paper_id"])) for r in rows if "text" not in r}
-    papers = _source_papers(missing, shared) if missing else {}
+    papers = source_papers(missing, shared) if missing else {}
     out: list[AnnotatedSentence] = []
     for row in rows:
         source, paper_id = str(row["source"]), str(row["paper_id"])
@@ -272,7 +272,7 @@ def annotated_sections(split: str = "train", shared: Path | None = None,
     by_section: dict[tuple[str, str, int], list[AnnotatedSentence]] = {}
     for item in items:
         by_section.setdefault((item.source, item.paper_id, item.section), []).append(item)
-    papers = _source_papers({(s, p) for s, p, _ in by_section}, shared)
+    papers = source_papers({(s, p) for s, p, _ in by_section}, shared)
     out: list[AnnotatedSection] = []
     for (source, paper_id, section), labelled in sorted(by_section.items()):
         paper = papers.get((source, paper_id))

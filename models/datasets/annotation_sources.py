@@ -83,6 +83,37 @@ def _kind(heading: str) -> str:
     return "abstract" if is_abstract_heading(heading) else str(section_kind(heading).value)
 
 
+def kinds_by_place(headings: list[str], kinds: list[str]) -> list[str]:
+    """The body sections' kinds with the parser's rule for topical headings applied
+    (``core.pdf.outline.kinds_by_place``): a section whose top-level heading ("REVERB › Syntax") names
+    no kind takes one from its place between the top-level sections of a main kind around it, so the
+    training corpus reads sections as the app does. ``headings`` are heading paths joined by " › "; a
+    section whose own kind is not "other" (a decisive subsection heading, the abstract) keeps it."""
+    from core.document import SectionKind
+    from core.pdf.outline import keeps_other
+    from core.pdf.outline import kinds_by_place as by_place
+
+    tops: list[str] = []  # the top-level headings in order
+    group: list[int] = []  # each section's place in ``tops``
+    for heading in headings:
+        top = heading.split(" › ")[0]
+        if not tops or tops[-1] != top:
+            tops.append(top)
+        group.append(len(tops) - 1)
+    named = [top != "(no heading)" and _kind(top) != "abstract" for top in tops]
+    pairs = list(zip(tops, named, strict=True))
+    placed = by_place([SectionKind(_kind(top)) if ok else SectionKind.OTHER for top, ok in pairs],
+                      [ok and not keeps_other(top) for top, ok in pairs])
+    return [placed[g].value if kind == "other" else kind for g, kind in zip(group, kinds, strict=True)]
+
+
+def _place_kinds(paper: SourcePaper) -> SourcePaper:
+    for section, kind in zip(paper.sections, kinds_by_place([s.heading for s in paper.sections],
+                                                             [s.kind for s in paper.sections]), strict=True):
+        section.kind = kind
+    return paper
+
+
 def _split(text: str) -> list[str]:
     from core.text.sentences import split_sentence_texts
 
@@ -162,7 +193,7 @@ def _paper_from_paragraphs(paper: SourcePaper, abstract: list[str],
             paper.sections[-1].sentences.extend(sentences)
         else:
             paper.sections.append(SourceSection(heading, kind, sentences))
-    return paper
+    return _place_kinds(paper)
 
 
 def read_oa_stm(root: Path) -> Iterator[SourcePaper]:
@@ -244,7 +275,7 @@ def read_scirex(root: Path) -> Iterator[SourcePaper]:
     for section in scirex_sections(root):
         if paper is None or paper.paper_id != section.doc_id:
             if paper is not None:
-                yield paper
+                yield _place_kinds(paper)
             paper = SourcePaper("scirex", section.doc_id, "computer science", False)
         sentences = [s for s in section.sentences() if len(s.split()) >= 2]
         if section.number == 0:
@@ -254,7 +285,7 @@ def read_scirex(root: Path) -> Iterator[SourcePaper]:
         kind = "abstract" if _kind(heading) == "abstract" else _kind(heading)
         paper.sections.append(SourceSection(heading, kind, sentences))
     if paper is not None:
-        yield paper
+        yield _place_kinds(paper)
 
 
 def pdfs2_manifest(shared: Path) -> list[dict[str, str]]:

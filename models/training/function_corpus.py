@@ -5,7 +5,7 @@ Sources (``--source`` of ``rhetorica data functions``):
 - any ``models.datasets`` spec whose text may be used for training (``csabstruct:train``,
   ``pubmedqa:all``, ...): abstract sentences, section kind "abstract";
 - ``scirex``: every section of the 306 SciREX full texts (detokenised), section kind read off the
-  heading;
+  heading, or from its place for a topical heading (as the PDF parser does);
 - ``scitldr``: the sentences of the SciTLDR-A *train* abstracts (its test split is the content-retrieval
   test of ``rhetorica eval content``), section kind "abstract";
 - ``pdfs``: the body sentences of the PDFs in ``../shared/pdfs`` (parsed by ``core.pdf``), with
@@ -45,15 +45,20 @@ def _from_dataset(spec: str) -> Iterator[CorpusSentence]:
 
 
 def _from_scirex() -> Iterator[CorpusSentence]:
+    from itertools import groupby
+
     from core.pdf.headings import section_kind
+    from models.datasets.annotation_sources import kinds_by_place
     from models.datasets.scirex import scirex_sections
 
-    for section in scirex_sections(shared_dir() / "data"):
-        if section.number == 0:  # the first "section" is the title
-            continue
-        kind = section_kind(section.heading).value if section.heading else "unknown"
-        for text in section.sentences():
-            yield CorpusSentence("scirex", section.doc_id, kind, text)
+    for doc_id, group in groupby(scirex_sections(shared_dir() / "data"), key=lambda section: section.doc_id):
+        sections = [section for section in group if section.number != 0]  # the first "section" is the title
+        headings = [section.heading or "(no heading)" for section in sections]
+        own = [section_kind(section.heading).value if section.heading else "unknown" for section in sections]
+        kinds = kinds_by_place(headings, own)
+        for section, kind in zip(sections, kinds, strict=True):
+            for text in section.sentences():
+                yield CorpusSentence("scirex", doc_id, kind, text)
 
 
 def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:

@@ -290,7 +290,7 @@ def run_assemble(args: argparse.Namespace) -> int:
         else:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
-    _refresh_pdf_kinds(train_rows)
+    _refresh_kinds(train_rows)
     count = write_jsonl(ANNOTATED_CORPUS, train_rows)
     print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
     gold_rows = []
@@ -318,19 +318,15 @@ def run_assemble(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refresh_pdf_kinds(rows: list[dict]) -> None:
-    """pdfs2 rows take the places and section kinds of the parser as it is now (the kinds the app feeds the
-    model), not those of the parser that made the batches; sentences are found by sha1
-    (:func:`models.datasets.annotated_corpus.locate`)."""
-    from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import locate
+def _refresh_kinds(rows: list[dict]) -> None:
+    """Full-text rows take the section kinds their readers give now (the parser's for pdfs2, whose
+    places may also move: the kinds the app feeds the model), not those of the readers that made the
+    batches; sentences are found by sha1 (:func:`models.datasets.annotated_corpus.locate`)."""
+    from models.datasets.annotated_corpus import locate, source_papers
 
-    names = {str(r["paper_id"]) for r in rows if r["source"] == "pdfs2"}
-    if not names:
-        return
-    papers = {p.paper_id: p for p in src.read_pdfs2(src.shared_root(None).parent, names)}
+    papers = source_papers({(str(r["source"]), str(r["paper_id"])) for r in rows}, None)
     for row in rows:
-        paper = papers.get(str(row["paper_id"])) if row["source"] == "pdfs2" else None
+        paper = papers.get((str(row["source"]), str(row["paper_id"])))
         place = locate(paper, int(row["section"]), int(row["position"]), str(row["sha1"])) if paper else None
         if paper is not None and place is not None:
             row["section"], row["position"] = place
