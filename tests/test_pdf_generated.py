@@ -234,3 +234,33 @@ def test_small_capital_headings_open_sections_and_a_bold_abstract_stays_one_para
     assert numbered[0].kind == SectionKind.INTRODUCTION
     assert numbered[1].heading == "PREDICTION MODEL FOR SCIENTIFIC DATA SETS"
     assert all(s.sentence_count > 0 for s in numbered)
+
+
+def test_italic_lettered_ieee_subsections_open_subsections_of_their_section(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=340, height=900)
+    page.insert_text((40, 50), "A Generated Paper With Italic Subsections", fontsize=14, fontname="tibo")
+    abstract = ("Abstract--We design a routing protocol for mobile networks that groups nodes into zones. "
+                "Simulations show that it keeps routes longer than earlier protocols do.")
+    page.insert_textbox(pymupdf.Rect(40, 80, 300, 160), abstract, fontsize=9, fontname="tibo")
+    body = ("Each node keeps a table of its neighbours and refreshes it when it moves. The table "
+            "lists the zone head and the route to it. ") * 2
+    y = 190.0
+    blocks = ((["I.", "INTRODUCTION"], None), (["II.", "PROTOCOL", "OPERATION"], None),
+              (None, "A. Mobility Factor and Zone Head Selection"), (None, "B. Route Maintenance"),
+              (["III.", "CONCLUSION"], None))
+    for caps, italic in blocks:
+        if caps is not None:
+            _small_caps(page, 60, y, caps)
+        else:
+            page.insert_text((40, y), italic, fontsize=10, fontname="tiit")
+        page.insert_textbox(pymupdf.Rect(40, y + 8, 300, y + 120), body, fontsize=10, fontname="tiro")
+        y += 140
+    path = tmp_path / "ieee-italic.pdf"
+    doc.save(path)
+    paper = parse_pdf(path)
+    found = [(s.heading, s.level, s.kind) for s in paper.sections if s.heading != "Abstract"]
+    assert found == [
+        ("INTRODUCTION", 1, SectionKind.INTRODUCTION), ("PROTOCOL OPERATION", 1, SectionKind.METHOD),
+        ("Mobility Factor and Zone Head Selection", 2, SectionKind.METHOD),
+        ("Route Maintenance", 2, SectionKind.METHOD), ("CONCLUSION", 1, SectionKind.CONCLUSION)], found

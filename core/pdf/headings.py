@@ -15,6 +15,8 @@ _NUMBERED = re.compile(
 # appendix subsections ("A.1 Accessing the data") are unambiguous even outside an appendix
 _LETTERED_DOTTED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){1,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
 _LETTERED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
+# an IEEE subsection set in italics at body size: "A. Mobility Factor and Zone Head Selection"
+_ITALIC_LETTERED = re.compile(r"^[A-H]\.\s+(?P<title>[A-Z][^\n]{2,100})$")
 _ROMAN = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII))\.\s+(?P<title>[A-Z][^\n]{0,118})$")
 _REFERENCES = re.compile(
     r"^(?:references?|bibliography|literature cited|works cited|reference list|cited literature)$",
@@ -235,6 +237,8 @@ def looks_like_heading(
         return None  # run-in paragraph title ("Composition function performance Since the ...")
     if bold and not number and prev_line is not None and _continues_bold_paragraph(line, prev_line):
         return None  # a line of a paragraph set in bold (an IEEE abstract), not a heading
+    if not number and is_italic_lettered(line):  # the letter is not kept: lettered numbers mark appendices
+        return HeadingMatch("", title[2:].rstrip(":").strip(), 2, True)
     if not styled and not number and body_font and _distinct_font_heading(line, title, body_font, prev_line,
                                                                            next_line):
         return HeadingMatch("", title.rstrip(".:").strip(), 2, True)
@@ -252,6 +256,14 @@ def looks_like_heading(
         return None
     # a bold first line of a paragraph that simply continues (run-in heading) is not a heading
     return HeadingMatch("", title.rstrip(".:").strip(), 1)
+
+
+def is_italic_lettered(line: Line) -> bool:
+    """An IEEE subsection heading: "A. Mobility Factor and Zone Head Selection" alone on its line, all in
+    italics at body size, not ending like a sentence."""
+    text = line.text.strip()
+    return (line.italic >= 0.9 and bool(_ITALIC_LETTERED.match(text)) and not text.endswith(".")
+            and len(text.split()) <= 13)
 
 
 def _continues_bold_paragraph(line: Line, prev_line: Line) -> bool:

@@ -18,6 +18,7 @@ from core.pdf.headings import (
     HeadingMatch,
     is_abstract_heading,
     is_appendix,
+    is_italic_lettered,
     is_other_heading,
     is_references,
     level_of,
@@ -84,7 +85,8 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str
         for i in list(out):
             hm = out[i]
             ln = lines[i]
-            if hm.number or ln.size > body_size * 1.05 or (hm.title.upper() == hm.title):
+            if (hm.number or ln.size > body_size * 1.05 or hm.title.upper() == hm.title
+                    or is_italic_lettered(ln)):
                 continue
             if section_kind(hm.title) is not SectionKind.OTHER or is_other_heading(hm.title) \
                     or is_references(hm.title) or is_abstract_heading(hm.title) or is_appendix(hm.title, ""):

@@ -290,7 +290,7 @@ def run_assemble(args: argparse.Namespace) -> int:
         else:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
-    _refresh_kinds(train_rows)
+    train_rows = _refresh_kinds(train_rows)
     count = write_jsonl(ANNOTATED_CORPUS, train_rows)
     print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
     gold_rows = []
@@ -318,16 +318,27 @@ def run_assemble(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refresh_kinds(rows: list[dict]) -> None:
+def _refresh_kinds(rows: list[dict]) -> list[dict]:
     """Full-text rows take the section kinds their readers give now (the parser's for pdfs2, whose
     places may also move: the kinds the app feeds the model), not those of the readers that made the
-    batches; sentences are found by sha1 (:func:`models.datasets.annotated_corpus.locate`)."""
+    batches; sentences are found by sha1 (:func:`models.datasets.annotated_corpus.locate`). A pdfs2 row
+    whose sentence the parser no longer makes (a heading once merged into it is now a heading) is left
+    out, with a line on stderr: its label stays in the batch files."""
+    import sys
+
     from models.datasets.annotated_corpus import locate, source_papers
 
     papers = source_papers({(str(r["source"]), str(r["paper_id"])) for r in rows}, None)
+    kept = []
     for row in rows:
         paper = papers.get((str(row["source"]), str(row["paper_id"])))
         place = locate(paper, int(row["section"]), int(row["position"]), str(row["sha1"])) if paper else None
         if paper is not None and place is not None:
             row["section"], row["position"] = place
             row["section_kind"] = paper.sections[place[0]].kind
+        elif paper is not None and row["source"] == "pdfs2":
+            print(f"{row['uid']} ({row['paper_id']}): the parser no longer makes this sentence; left out",
+                  file=sys.stderr)
+            continue
+        kept.append(row)
+    return kept
