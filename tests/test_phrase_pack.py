@@ -219,3 +219,19 @@ def test_in_context_queries_are_read_with_their_section_and_neighbours() -> None
         context = contexts[(str(row["pdf"]), str(row["sid"]))]
         assert context.text == row["text"] and context.section_kind is not None
         assert context.sentences()[context.position] == row["text"]
+
+
+def test_queries_can_come_from_the_dev_papers_only() -> None:
+    import json as _json
+
+    from app.commands.lab.eval_suggest import _query_rows
+    from core.errors import RhetoricaError
+    from models.datasets.gold import GOLD_DIR
+
+    dev_texts = {_json.loads(line).get("text") for line in (GOLD_DIR / "dev.jsonl").read_text().splitlines()}
+    rows = _query_rows(30, "v1", 7, split="dev")
+    assert len(rows) == 30 and all(row["text"] in dev_texts for row in rows)
+    both = _query_rows(500, "v1", 7)  # the default keeps drawing from dev and test, as before
+    assert any(row["text"] not in dev_texts for row in both)
+    with pytest.raises(RhetoricaError, match="no dev split"):
+        _query_rows(5, "v2", 7, split="dev")

@@ -51,6 +51,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--gold", choices=("v1", "v2"), default="v1",
                         help="where --draw takes its queries: v1, the gold set of the shared PDFs (dev and "
                         "test); v2, the pdfs2 gold test (fresh queries; issue 24)")
+    parser.add_argument("--split", choices=("all", "dev", "test"), default="all",
+                        help="with --draw --gold v1: take the queries from the dev papers only (to choose "
+                        "between variants), the test papers only, or both (the default, as the v1 and v2 "
+                        "samples); v2 has only a test split")
     parser.add_argument("--queries", type=bounded_int(1, 100_000), default=50)
     parser.add_argument("-k", type=bounded_int(1, 100), default=5)
     parser.add_argument("--corpus", type=input_folder, default=None,
@@ -75,21 +79,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _splits(gold: str, split: str = "all") -> tuple[str, ...]:
+    """The gold splits queries come from (v2 has only a test split)."""
+    from core.errors import RhetoricaError
+
+    if gold != "v1":
+        if split == "dev":
+            raise RhetoricaError("eval suggest: --gold v2 has no dev split (use --gold v1 --split dev)")
+        return ("test",)
+    return ("dev", "test") if split == "all" else (split,)
+
+
 def _query_rows(count: int, gold: str = "v1", seed: int = SEED,
-                exclude: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+                exclude: frozenset[str] = frozenset(), split: str = "all") -> list[dict[str, Any]]:
     """Gold rows (open papers only: their text is in the repository) with a real function, none of whose
     text is in ``exclude``."""
     from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.gold import GOLD_DIR
 
-    files = [GOLD_DIR / "dev.jsonl", GOLD_DIR / "test.jsonl"] if gold == "v1" else [GOLD2_DIR / "test.jsonl"]
+    folder = GOLD_DIR if gold == "v1" else GOLD2_DIR
+    files = [folder / f"{name}.jsonl" for name in _splits(gold, split)]
     rows = [json.loads(line) for path in files
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     pool = [r for r in rows if r.get("text") and r["function"] != "none" and r["text"] not in exclude]
     return random.Random(seed).sample(pool, min(count, len(pool)))
 
 
-def _query_contexts(rows: list[dict[str, Any]], gold: str) -> dict[tuple[str, str], Any]:
+def _query_contexts(rows: list[dict[str, Any]], gold: str, split: str = "all") -> dict[tuple[str, str], Any]:
     """(pdf, sid) -> the query's ``SentenceContext`` as the app reads a sentence of an open paper
     (``context_in_paper``): each gold paper parsed afresh, the row found by its sentence id or hash."""
     from core.labelling.sentence_context import context_in_paper
@@ -98,7 +114,7 @@ def _query_contexts(rows: list[dict[str, Any]], gold: str) -> dict[tuple[str, st
     from models.datasets.gold import GOLD_DIR, load_gold_papers
 
     folder, gold_dir = (("pdfs", GOLD_DIR), ("pdfs2", GOLD2_DIR))[gold == "v2"]
-    splits = ("dev", "test") if gold == "v1" else ("test",)
+    splits = _splits(gold, split)
     wanted = {(str(r["pdf"]), str(r["sid"])) for r in rows}
     contexts: dict[tuple[str, str], Any] = {}
     for split in splits:
@@ -116,7 +132,8 @@ def sample_queries(paths: list[Path]) -> frozenset[str]:
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
          threads: int, gold: str = "v1", compare: tuple[str, Path | None] | None = None,
-         seed: int = SEED, exclude: frozenset[str] = frozenset(), in_context: bool = False) -> dict[str, Any]:
+         seed: int = SEED, exclude: frozenset[str] = frozenset(), in_context: bool = False,
+         split: str = "all") -> dict[str, Any]:
     from core.paths import corpus_dir as default_corpus
     from core.phrasing.suggest import open_source, suggest
     from core.taxonomy.functions import default_taxonomy
@@ -130,8 +147,8 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
     rng = random.Random(seed + 1)
     size = len(sources[0].library)  # type: ignore[arg-type]
     sample, key = [], []
-    rows = _query_rows(queries, gold, seed, exclude)
-    contexts = _query_contexts(rows, gold) if in_context else {}
+    rows = _query_rows(queries, gold, seed, exclude, split)
+    contexts = _query_contexts(rows, gold, split) if in_context else {}
     for number, row in enumerate(rows):
         query = str(row["text"])
         given: dict[str, list[str]] = {}  # candidate text -> the systems that gave it
@@ -215,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
         compare = (args.compare_model, args.compare_corpus) if args.compare_model else None
         report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold,
-                      compare, args.seed, sample_queries(args.exclude), args.in_context)
+                      compare, args.seed, sample_queries(args.exclude), args.in_context, args.split)
     else:
         from core.errors import RhetoricaError
 
