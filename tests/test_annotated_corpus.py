@@ -150,6 +150,30 @@ def test_a_second_round_never_draws_a_section_the_first_labelled() -> None:
     assert len(windows) == 2 and not {w.section for w in windows} & {0, 2}
 
 
+def test_round_four_takes_free_runs_also_inside_labelled_sections() -> None:
+    import random
+
+    from models.datasets.annotation import free_runs, pack_batches
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    sentences = [f"Method sentence {i} of a long section." for i in range(30)]
+    paper = SourcePaper("pdfs2", "p1", "computer science", True, "A paper",
+                        [SourceSection("Abstract", "abstract", ["An abstract sentence.", "Another one."]),
+                         SourceSection("Method", "method", sentences),
+                         SourceSection("Results", "result", [f"Result {i} here." for i in range(6)])])
+    # sentences 5..12 were labelled: the free runs of 8 lie in 0..4 (none: too short) and 13..29
+    labelled = {text_sha1(t) for t in sentences[5:13]}
+    runs = free_runs(paper, random.Random(3), labelled, window=8, windows=4)
+    assert runs and all(w.section == 1 and w.start >= 13 and w.end - w.start == 8 for w in runs)
+    assert len(runs) == 2  # 17 free sentences hold two runs that do not overlap
+    assert runs[0].end <= runs[1].start
+    [(_, [(_, windows, units)])] = pack_batches([paper], split="train", prefix="r4-", target=10,
+                                                rng=random.Random(3), first_uid=40000,
+                                                annotated_sha1=labelled, windows=8, free_runs_only=True)
+    assert windows == free_runs(paper, random.Random(3), labelled, windows=8)
+    assert units[0].uid == "u40000" and not {u.sha1 for u in units} & labelled
+
+
 def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import models.datasets.annotated_corpus as corpus

@@ -139,6 +139,35 @@ def write_batch(folder: Path, name: str,
     return len(units)
 
 
+def free_runs(paper: SourcePaper, rng: random.Random, annotated_sha1: set[str], *, window: int = WINDOW,
+              windows: int = WINDOWS) -> list[Window]:
+    """Up to ``windows`` body runs of ``window`` consecutive sentences none of which an earlier round
+    labelled (by text hash), also inside sections that hold labelled runs elsewhere; at most one run per
+    section until every section with room has one, sections in random order."""
+    spans: dict[int, list[int]] = {}  # section -> the starts of its free runs
+    for index, section in enumerate(paper.sections):
+        if section.kind == "abstract":
+            continue
+        free = [text_sha1(text) not in annotated_sha1 for text in section.sentences]
+        starts = [i for i in range(0, len(free) - window + 1) if all(free[i:i + window])]
+        if starts:
+            spans[index] = starts
+    chosen: list[Window] = []
+    order = rng.sample(sorted(spans), len(spans))
+    while order and len(chosen) < windows:
+        for index in list(order):
+            starts = [s for s in spans[index]
+                      if all(s >= w.end or s + window <= w.start for w in chosen if w.section == index)]
+            if not starts:
+                order.remove(index)
+                continue
+            start = rng.choice(starts)
+            chosen.append(Window(index, start, start + window))
+            if len(chosen) == windows:
+                break
+    return sorted(chosen, key=lambda w: (w.section, w.start))
+
+
 def annotated_sections(paper: SourcePaper, annotated_sha1: set[str]) -> frozenset[int]:
     """Indices of the paper's sections that hold a sentence an earlier round labelled (by text hash)."""
     return frozenset(index for index, section in enumerate(paper.sections)
@@ -147,15 +176,20 @@ def annotated_sections(paper: SourcePaper, annotated_sha1: set[str]) -> frozense
 
 def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, target: int, rng: random.Random,
                  first_uid: int, annotated_sha1: set[str] | None = None, windows: int = WINDOWS,
+                 free_runs_only: bool = False,
                  ) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
     """Papers (in the given order) sampled and packed into batches of about ``target`` sentences; with
-    ``annotated_sha1``, sections holding an already-labelled sentence are left out."""
+    ``annotated_sha1``, sections holding an already-labelled sentence are left out, or, with
+    ``free_runs_only``, only its labelled sentences (:func:`free_runs`)."""
     batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []
     current: list[tuple[SourcePaper, list[Window], list[Unit]]] = []
     size, uid = 0, first_uid
     for paper in papers:
-        skip = annotated_sections(paper, annotated_sha1) if annotated_sha1 else frozenset()
-        chosen = sample_windows(paper, rng, skip_sections=skip, windows=windows)
+        if free_runs_only:
+            chosen = free_runs(paper, rng, annotated_sha1 or set(), windows=windows)
+        else:
+            skip = annotated_sections(paper, annotated_sha1) if annotated_sha1 else frozenset()
+            chosen = sample_windows(paper, rng, skip_sections=skip, windows=windows)
         name = f"{prefix}{len(batches) + 1:02d}"
         units = paper_units(paper, chosen, split=split, batch=name, first_uid=uid)
         abstract_only = all(s.kind == "abstract" for s in paper.sections)

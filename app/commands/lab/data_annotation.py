@@ -12,6 +12,8 @@ ROUND_TWO_SCIREX = 30  # further SciREX train papers in round 2 (every other sou
 ROUND_TWO_FIRST_UID = 20000
 ROUND_THREE_FIRST_UID = 30000
 ROUND_THREE_WINDOWS = 5  # body runs per paper in round 3 (its papers are those of rounds 1 and 2)
+ROUND_FOUR_FIRST_UID = 40000
+ROUND_FOUR_WINDOWS = 8  # body runs per pdfs2 paper in round 4
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,12 +23,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2, 3), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
                         "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
                         f"up to {ROUND_THREE_WINDOWS} runs per full-text paper already in the corpus, from "
-                        "sections no earlier round labelled (use --seed 31)")
+                        "sections no earlier round labelled (use --seed 31); 4: batches r4-NN of up to "
+                        f"{ROUND_FOUR_WINDOWS} runs per pdfs2 paper already in the corpus (the papers "
+                        "parsed by Rhetorica, as the app reads them), from sections no earlier round "
+                        "labelled (use --seed 41)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -65,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_round_two(args)
     if args.round == 3:
         return _run_round_three(args)
+    if args.round == 4:
+        return _run_round_four(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -193,6 +200,30 @@ def _run_round_three(args: argparse.Namespace) -> int:
                            first_uid=ROUND_THREE_FIRST_UID, annotated_sha1=done_sha1,
                            windows=ROUND_THREE_WINDOWS)
     _write_batches(args.out, batches, "summary-r3.json")
+    return 0
+
+
+def _run_round_four(args: argparse.Namespace) -> int:
+    """Round 4: more of the pdfs2 papers already in the corpus, up to ``ROUND_FOUR_WINDOWS`` runs each of
+    sentences no earlier round labelled (also inside sections labelled elsewhere): the papers parsed by
+    Rhetorica, with the parser's sentence boundaries and debris, are how the app reads a paper and where
+    the model is weakest. No new paper (the train/dev split by paper stays), never a gold v1/v2 paper."""
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotation import pack_batches
+
+    rng = random.Random(args.seed)
+    done_papers, done_sha1, gold_pdfs = _already_annotated()
+    root = src.shared_root(None)
+    pool = sorted((p for p in src.read_pdfs2(root.parent)
+                   if (p.source, p.paper_id) in done_papers and p.paper_id not in gold_pdfs),
+                  key=lambda p: p.paper_id)
+    rng.shuffle(pool)
+    batches = pack_batches(pool, split="train", prefix="r4-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_FOUR_FIRST_UID, annotated_sha1=done_sha1,
+                           windows=ROUND_FOUR_WINDOWS, free_runs_only=True)
+    _write_batches(args.out, batches, "summary-r4.json")
     return 0
 
 
