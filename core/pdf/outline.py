@@ -54,16 +54,16 @@ def _parent(stack: list[BuiltSection], b: BuiltSection) -> BuiltSection | None:
 
 # (kind of the named top-level section before, kind of the one after) -> kind of a topical section
 # between them: the order of a research paper (introduction, method, results, discussion).
-_BETWEEN: dict[tuple[SectionKind, SectionKind], SectionKind] = {}
-for _before in (SectionKind.INTRODUCTION, SectionKind.RELATED_WORK):
-    for _after in (SectionKind.METHOD, SectionKind.RESULT, SectionKind.DISCUSSION, SectionKind.CONCLUSION):
-        _BETWEEN[(_before, _after)] = SectionKind.METHOD  # the approach, after the introduction
-for _after in (SectionKind.METHOD, SectionKind.RESULT):
-    _BETWEEN[(SectionKind.METHOD, _after)] = SectionKind.METHOD
-for _after in (SectionKind.DISCUSSION, SectionKind.CONCLUSION):
-    _BETWEEN[(SectionKind.METHOD, _after)] = SectionKind.RESULT  # "Methods", topical findings, "Discussion"
-for _after in (SectionKind.RESULT, SectionKind.DISCUSSION, SectionKind.CONCLUSION):
-    _BETWEEN[(SectionKind.RESULT, _after)] = SectionKind.RESULT
+_K = SectionKind
+_BETWEEN: dict[tuple[SectionKind, SectionKind], SectionKind] = {
+    # after the introduction or related work: the approach
+    **{(before, after): _K.METHOD for before in (_K.INTRODUCTION, _K.RELATED_WORK)
+       for after in (_K.METHOD, _K.RESULT, _K.DISCUSSION, _K.CONCLUSION)},
+    **{(_K.METHOD, after): _K.METHOD for after in (_K.METHOD, _K.RESULT)},
+    # "Methods", topical findings, then "Discussion" or "Conclusion"
+    **{(_K.METHOD, after): _K.RESULT for after in (_K.DISCUSSION, _K.CONCLUSION)},
+    **{(_K.RESULT, after): _K.RESULT for after in (_K.RESULT, _K.DISCUSSION, _K.CONCLUSION)},
+}
 
 
 def kinds_by_place(kinds: list[SectionKind], open_to_place: list[bool]) -> list[SectionKind]:
