@@ -103,7 +103,7 @@ def test_a_finding_in_the_abstract_is_a_finding() -> None:
 def test_a_paper_whose_headings_were_not_recognised_has_no_section_called_missing() -> None:
     # arxiv-1706.03791 (everything after the abstract under one unrecognised heading)
     a = paper(ABSTRACT, INTRO, METHODS, RESULTS, DISCUSSION, title="A")
-    body = ("PSNR). Our solution is better", "other", RESULTS[2] + METHODS[2] + DISCUSSION[2])
+    body = ("PSNR). Our method leads the rest", "other", RESULTS[2] + METHODS[2] + DISCUSSION[2])
     b = paper(ABSTRACT, body, title="B")
     report = gap_report(a, b)
     assert not [t for t in texts(report) if "has no" in t], texts(report)

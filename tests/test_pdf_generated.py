@@ -206,12 +206,12 @@ def test_small_capital_headings_open_sections_and_a_bold_abstract_stays_one_para
     page = doc.new_page(width=340, height=900)  # one narrow column, as one column of an IEEE page
     page.insert_text((40, 50), "A Generated Paper In The IEEE Style", fontsize=14, fontname="tibo")
     abstract = ("Abstract--We study how compressors behave on scientific data sets and how their errors "
-                "grow. We design a new error-controlled lossy compression algorithm for large-scale "
-                "scientific data. We evaluate the new compressor on production data sets against GZIP, "
-                "FPZIP, ZFP, SZ-1.1, and ISABELA. Experiments show that our compressor is the best in "
-                "class on every data set we tried, especially with regard to compression factors and "
-                "errors (including RMSE, NRMSE, and PSNR). Our solution is better than the second-best "
-                "solution by a wide margin on average across all data sets in the study.")
+                "grow. We build a new lossy coding scheme with bounded errors. We test it on simulation "
+                "outputs against GZIP, FPZIP, ZFP, SZ-1.1, and BLOSC-2. Experiments show that our "
+                "compressor wins in each "
+                "class on nearly all data we tried, both in terms of the compression ratios and "
+                "errors (such as RMSE, NRMSE, and PSNR). Our method leads the next strongest "
+                "method by a wide margin on average across all of the data sets in our tests.")
     page.insert_textbox(pymupdf.Rect(40, 80, 300, 260), abstract, fontsize=9, fontname="tibo")
     body = ("Data compression offers an attractive solution for large simulations. It reduces the size "
             "of the data while keeping the information that matters. ") * 3
@@ -228,7 +228,7 @@ def test_small_capital_headings_open_sections_and_a_bold_abstract_stays_one_para
     doc.save(path)
     paper = parse_pdf(path)
     headings = [s.heading for s in paper.sections]
-    assert not any("ISABELA" in h or "PSNR" in h or "Experiments" in h for h in headings), headings
+    assert not any("BLOSC" in h or "PSNR" in h or "Experiments" in h for h in headings), headings
     numbered = [s for s in paper.sections if s.number]
     assert [s.number for s in numbered] == ["I", "II", "III"], headings
     assert numbered[0].kind == SectionKind.INTRODUCTION
@@ -246,8 +246,8 @@ def test_italic_lettered_ieee_subsections_open_subsections_of_their_section(tmp_
     body = ("Each node keeps a table of its neighbours and refreshes it when it moves. The table "
             "lists the zone head and the route to it. ") * 2
     y = 190.0
-    blocks = ((["I.", "INTRODUCTION"], None), (["II.", "PROTOCOL", "OPERATION"], None),
-              (None, "A. Mobility Factor and Zone Head Selection"), (None, "B. Route Maintenance"),
+    blocks = ((["I.", "INTRODUCTION"], None), (["II.", "PROTOCOL", "DESIGN"], None),
+              (None, "A. Cluster Head Election and Zone Sizes"), (None, "B. Path Repair"),
               (["III.", "CONCLUSION"], None))
     for caps, italic in blocks:
         if caps is not None:
@@ -261,6 +261,6 @@ def test_italic_lettered_ieee_subsections_open_subsections_of_their_section(tmp_
     paper = parse_pdf(path)
     found = [(s.heading, s.level, s.kind) for s in paper.sections if s.heading != "Abstract"]
     assert found == [
-        ("INTRODUCTION", 1, SectionKind.INTRODUCTION), ("PROTOCOL OPERATION", 1, SectionKind.METHOD),
-        ("Mobility Factor and Zone Head Selection", 2, SectionKind.METHOD),
-        ("Route Maintenance", 2, SectionKind.METHOD), ("CONCLUSION", 1, SectionKind.CONCLUSION)], found
+        ("INTRODUCTION", 1, SectionKind.INTRODUCTION), ("PROTOCOL DESIGN", 1, SectionKind.METHOD),
+        ("Cluster Head Election and Zone Sizes", 2, SectionKind.METHOD),
+        ("Path Repair", 2, SectionKind.METHOD), ("CONCLUSION", 1, SectionKind.CONCLUSION)], found

@@ -168,7 +168,8 @@ def test_a_line_of_a_bold_paragraph_is_not_a_heading() -> None:
 
     above = make_line("state-of-the-art compressors: GZIP, FPZIP, ZFP, SZ-1.1, and", y0=50.0, size=9.0,
                       bold=1.0)
-    line = make_line("ISABELA. Experiments show that our compressor is the best", y0=59.5, size=9.0, bold=1.0)
+    line = make_line("BLOSC-2. Experiments show that our compressor wins in each", y0=59.5, size=9.0,
+                     bold=1.0)
     after = make_line("in class, especially with regard to compression factors", y0=69.0, size=9.0, bold=1.0)
     assert looks_like_heading(line, 10.0, next_line=after, prev_line=above) is None
     # the same bold line with space above it, after a short line, is a heading

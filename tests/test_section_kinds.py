@@ -136,9 +136,9 @@ def test_unnumbered_levels_from_capitals() -> None:
 def test_a_topical_top_level_section_takes_its_kind_from_its_place() -> None:
     # a systems paper: the approach under its own names, then the experiments
     built = _built(("1", "Introduction", 1), ("2", "Related Work", 1),
-                   ("3", "Constraints on Relation Phrases", 1), ("3.1", "Syntactic Constraint", 2),
-                   ("4", "REVERB", 1), ("5", "Experiments", 1),
-                   ("6", "Noun phrase translation", 1), ("7", "Conclusion", 1), ("8", "Acknowledgements", 1))
+                   ("3", "Constraints on Rule Patterns", 1), ("3.1", "Syntactic Constraint", 2),
+                   ("4", "QUILL", 1), ("5", "Experiments", 1),
+                   ("6", "Phrase alignment", 1), ("7", "Conclusion", 1), ("8", "Acknowledgements", 1))
     settle_levels_and_kinds(built)
     assert [b.kind for b in built] == [K.INTRODUCTION, K.RELATED_WORK, K.METHOD, K.METHOD, K.METHOD,
                                        K.RESULT, K.RESULT, K.CONCLUSION, K.OTHER]
@@ -153,7 +153,7 @@ def test_topical_sections_between_methods_and_discussion_are_results() -> None:
 
 
 def test_a_topical_section_with_no_named_neighbour_on_one_side_stays_other() -> None:
-    built = _built(("1", "The ZooKeeper service", 1), ("2", "Evaluation", 1), ("3", "Lessons learned", 1))
+    built = _built(("1", "The Quill service", 1), ("2", "Evaluation", 1), ("3", "Lessons learned", 1))
     settle_levels_and_kinds(built)
     assert [b.kind for b in built] == [K.OTHER, K.RESULT, K.OTHER]
     built = _built(("", "Introduction", 1), ("", "Appendix", 1), ("", "Methods", 1))
@@ -260,8 +260,8 @@ def test_eval_sections_on_two_gold_papers(shared: Path, tmp_path: Path,
 def test_the_corpus_readers_place_topical_sections_as_the_parser_does() -> None:
     from models.datasets.annotation_sources import kinds_by_place
 
-    headings = ["Abstract", "Introduction", "REVERB", "REVERB › Syntactic constraint", "REVERB › Evaluation",
-                "Experiments", "Noun phrase translation", "Conclusion", "Acknowledgements", "Appendix › Data"]
+    headings = ["Abstract", "Introduction", "QUILL", "QUILL › Syntactic constraint", "QUILL › Evaluation",
+                "Experiments", "Phrase alignment", "Conclusion", "Acknowledgements", "Appendix › Data"]
     kinds = ["abstract", "introduction", "other", "other", "result", "result", "other", "conclusion", "other",
              "other"]
     # a decisive subsection heading ("Evaluation") keeps its own kind; back matter and appendices stay other

@@ -15,7 +15,7 @@ _NUMBERED = re.compile(
 # appendix subsections ("A.1 Accessing the data") are unambiguous even outside an appendix
 _LETTERED_DOTTED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){1,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
 _LETTERED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
-# an IEEE subsection set in italics at body size: "A. Mobility Factor and Zone Head Selection"
+# an IEEE subsection set in italics at body size: "A. Cluster Head Election"
 _ITALIC_LETTERED = re.compile(r"^[A-H]\.\s+(?P<title>[A-Z][^\n]{2,100})$")
 _ROMAN = re.compile(r"^(?P<num>(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII))\.\s+(?P<title>[A-Z][^\n]{0,118})$")
 _REFERENCES = re.compile(
@@ -259,7 +259,7 @@ def looks_like_heading(
 
 
 def is_italic_lettered(line: Line) -> bool:
-    """An IEEE subsection heading: "A. Mobility Factor and Zone Head Selection" alone on its line, all in
+    """An IEEE subsection heading: "A. Cluster Head Election" alone on its line, all in
     italics at body size, not ending like a sentence."""
     text = line.text.strip()
     return (line.italic >= 0.9 and bool(_ITALIC_LETTERED.match(text)) and not text.endswith(".")

@@ -90,8 +90,8 @@ def keeps_other(heading: str, number: str = "") -> bool:
 
 
 def positional_kinds(built: list[BuiltSection]) -> None:
-    """A top-level section whose heading names no kind ("REVERB", "Surveillance systems designed
-    for …") takes one from its place between the named top-level sections around it (``_BETWEEN``):
+    """A top-level section whose heading names no kind ("QUILL", "Monitoring schemes for rural
+    clinics") takes one from its place between the named top-level sections around it (``_BETWEEN``):
     after the introduction or related work, it is the method; between "Methods" and "Discussion",
     the results; after "Results", more results. A section before the first named one, after the last,
     or between pairs not listed (after "Discussion", say) stays ``other``, as do back matter and

@@ -85,7 +85,7 @@ def _kind(heading: str) -> str:
 
 def kinds_by_place(headings: list[str], kinds: list[str]) -> list[str]:
     """The body sections' kinds with the parser's rule for topical headings applied
-    (``core.pdf.outline.kinds_by_place``): a section whose top-level heading ("REVERB › Syntax") names
+    (``core.pdf.outline.kinds_by_place``): a section whose top-level heading ("QUILL › Syntax") names
     no kind takes one from its place between the top-level sections of a main kind around it, so the
     training corpus reads sections as the app does. ``headings`` are heading paths joined by " › "; a
     section whose own kind is not "other" (a decisive subsection heading, the abstract) keeps it."""
