@@ -100,10 +100,11 @@ def kinds_by_place(headings: list[str], kinds: list[str]) -> list[str]:
         if not tops or tops[-1] != top:
             tops.append(top)
         group.append(len(tops) - 1)
-    named = [top != "(no heading)" and _kind(top) != "abstract" for top in tops]
-    pairs = list(zip(tops, named, strict=True))
-    placed = by_place([SectionKind(_kind(top)) if ok else SectionKind.OTHER for top, ok in pairs],
-                      [ok and not keeps_other(top) for top, ok in pairs])
+    own = [_kind(top) for top in tops]
+    named = [top != "(no heading)" and kind != "abstract" for top, kind in zip(tops, own, strict=True)]
+    placed = by_place([SectionKind(kind) if ok else SectionKind.OTHER
+                       for kind, ok in zip(own, named, strict=True)],
+                      [ok and not keeps_other(top) for top, ok in zip(tops, named, strict=True)])
     return [placed[g].value if kind == "other" else kind for g, kind in zip(group, kinds, strict=True)]
 
 
@@ -282,8 +283,7 @@ def read_scirex(root: Path) -> Iterator[SourcePaper]:
             paper.title = " ".join(sentences)
             continue
         heading = section.heading or "(no heading)"
-        kind = "abstract" if _kind(heading) == "abstract" else _kind(heading)
-        paper.sections.append(SourceSection(heading, kind, sentences))
+        paper.sections.append(SourceSection(heading, _kind(heading), sentences))
     if paper is not None:
         yield _place_kinds(paper)
 

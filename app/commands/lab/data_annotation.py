@@ -30,8 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         f"up to {ROUND_THREE_WINDOWS} runs per full-text paper already in the corpus, from "
                         "sections no earlier round labelled (use --seed 31); 4: batches r4-NN of up to "
                         f"{ROUND_FOUR_WINDOWS} runs per pdfs2 paper already in the corpus (the papers "
-                        "parsed by Rhetorica, as the app reads them), from sections no earlier round "
-                        "labelled (use --seed 41)")
+                        "parsed by Rhetorica, as the app reads them): runs of sentences no earlier round "
+                        "labelled, also inside sections labelled elsewhere (use --seed 41)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",

@@ -117,8 +117,8 @@ def _query_contexts(rows: list[dict[str, Any]], gold: str, split: str = "all") -
     splits = _splits(gold, split)
     wanted = {(str(r["pdf"]), str(r["sid"])) for r in rows}
     contexts: dict[tuple[str, str], Any] = {}
-    for split in splits:
-        for paper, items in load_gold_papers(split, shared_dir() / folder, gold_dir):
+    for name in splits:
+        for paper, items in load_gold_papers(name, shared_dir() / folder, gold_dir):
             for item in items:
                 if (item.pdf, item.sid) in wanted:
                     contexts[(item.pdf, item.sid)] = context_in_paper(paper, item.index)
