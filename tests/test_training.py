@@ -268,3 +268,64 @@ def test_adapter_loss_uses_only_its_own_dataset_rows_and_trains(tiny_run):
     only_pmc = torch.nn.functional.cross_entropy(adapter(emb[:24], logits[:24], corrected=False),
                                                  batch.native[:24], reduction="sum") / len(batch.native)
     assert float(adapter_loss(net, emb, logits, batch)) == pytest.approx(float(only_pmc), rel=1e-5)
+
+
+def test_teacher_loss_is_zero_for_the_starting_model_and_counts_only_role_dataset_rows(tiny_run):
+    """Learning without forgetting: KL(starting model || model) on the role datasets' rows (and each
+    label adapter's own rows); rows of other sources (hand-labelled function documents) add nothing."""
+    import copy
+
+    from models.datasets import load_dataset
+    from models.training.base import load_tokenizer
+    from models.training.batching import Piece, collate, encode_documents
+    from models.training.checkpoint import load_checkpoint
+    from models.training.trainer import teacher_loss
+
+    result, _, _, _ = tiny_run
+    net, base_dir, _ = load_checkpoint(result.checkpoint)
+    net.add_adapter("pmc-sents-full", PMC_LABELS)
+    tokenizer = load_tokenizer(base_dir, 32)
+    shared = shared_path()
+    pmc = encode_documents(load_dataset("pmc-sents-full", "dev-holdout", shared)[:8], tokenizer,
+                           "pmc-sents-full:dev-holdout")
+    cs = encode_documents(load_dataset("csabstruct", "dev", shared)[:2], tokenizer, "csabstruct:dev")
+    other = encode_documents(load_dataset("csabstruct", "dev", shared)[2:3], tokenizer, "functions")
+    corpus = pmc + cs + other
+    batch = collate([Piece(i, 0, len(d.doc)) for i, d in enumerate(corpus)], corpus)
+    net.eval()
+    teacher = copy.deepcopy(net)
+
+    def loss_of(student, datasets):
+        emb, logits, _, pooled = student.forward_batch_all(batch.input_ids, batch.attention_mask,
+                                                           batch.section_kind, batch.doc_lengths)
+        return teacher_loss(teacher, student, batch, emb, logits, pooled, datasets)
+
+    with torch.no_grad():
+        assert float(loss_of(net, {"csabstruct", "pmc-sents-full"})) == pytest.approx(0.0, abs=1e-6)
+        moved = copy.deepcopy(net)
+        moved.head.classifier.bias += torch.linspace(-2.0, 2.0, moved.head.classifier.bias.numel())
+        shifted = float(loss_of(moved, {"csabstruct"}))
+        assert shifted > 0.01
+        assert float(loss_of(moved, set())) == 0.0  # no role-dataset rows: nothing to keep
+        # It is the mean KL over the CSAbstruct rows alone: the PMC and other-source rows add nothing.
+        _, t_logits = teacher.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                            batch.doc_lengths)
+        _, s_logits = moved.forward_batch(batch.input_ids, batch.attention_mask, batch.section_kind,
+                                          batch.doc_lengths)
+        rows = torch.tensor([d == "csabstruct" for d in batch.datasets])
+        expected = torch.nn.functional.kl_div(torch.log_softmax(s_logits[rows], -1),
+                                              torch.log_softmax(t_logits[rows], -1),
+                                              reduction="batchmean", log_target=True)
+        assert shifted == pytest.approx(float(expected), rel=1e-4)
+        # With PMC's rows in, its adapter's outputs count too (the shifted role logits feed it).
+        assert float(loss_of(moved, {"csabstruct", "pmc-sents-full"})) > shifted
+
+
+def test_teacher_weight_needs_a_starting_model(tiny_run):
+    from models.training.trainer import TrainConfig, train
+
+    _, tmp, _, _ = tiny_run
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[f"jsonl:{tmp / 'dev.jsonl'}"],
+                      out=str(tmp / "teacher"), max_steps=1, teacher_weight=1.0, threads=2)
+    with pytest.raises(ModelError, match="--init or --init-bundle"):
+        train(cfg)

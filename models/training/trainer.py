@@ -9,6 +9,7 @@ and a best-on-dev checkpoint.  Progress and cancellation go through ``core.jobs.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -110,6 +111,11 @@ class TrainConfig:
     content_fork: int = 0
     freeze_encoder: bool = False  # train the heads only (the encoder keeps the starting weights)
     freeze_role_head: bool = False  # the role head keeps the starting weights (e.g. to add functions only)
+    # > 0: learning without forgetting. A frozen copy of the starting model (--init / --init-bundle)
+    # reads every batch too; on the rows of the role datasets (--data: the abstracts, PMC) the loss
+    # adds this weight x KL(starting model || model) of the role probabilities and of each label
+    # adapter's, so what the starting model does there is kept while the encoder learns the rest.
+    teacher_weight: float = 0.0
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -300,6 +306,37 @@ def function_and_content_loss(content: torch.Tensor, function_outputs: tuple[tor
     return total
 
 
+def teacher_loss(teacher: RhetoricaNet, net: RhetoricaNet, batch: Batch, emb: torch.Tensor,
+                 logits: torch.Tensor, pooled: torch.Tensor, datasets: set[str]) -> torch.Tensor:
+    """Mean KL(teacher || net) of the role probabilities over the rows of ``datasets``, plus, on the
+    rows of each label adapter's dataset, the same for that adapter's outputs (zero without rows)."""
+    total = logits.new_zeros(())
+    if batch.datasets is None:
+        return total
+    rows = torch.tensor([d in datasets for d in batch.datasets], device=logits.device)
+    if not bool(rows.any()):
+        return total
+    with torch.no_grad():
+        t_emb, t_logits, _, t_pooled = teacher.forward_batch_all(
+            batch.input_ids, batch.attention_mask, batch.section_kind, batch.doc_lengths)
+    total = total + _kl(t_logits[rows], logits[rows])
+    for name, adapter in net.adapter_items():
+        own = torch.tensor([d == name for d in batch.datasets], device=logits.device)
+        if name in datasets and bool(own.any()):
+            with torch.no_grad():
+                target = teacher.adapter(name)(teacher.adapter_input(t_emb, t_pooled)[own], t_logits[own],
+                                               corrected=False)
+            out = adapter(net.adapter_input(emb, pooled)[own], logits[own], corrected=False)
+            total = total + _kl(target, out)
+    return total
+
+
+def _kl(target_logits: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+    """Mean over rows of KL(softmax(target) || softmax(logits))."""
+    return F.kl_div(F.log_softmax(logits.float(), dim=-1), F.log_softmax(target_logits.float(), dim=-1),
+                    reduction="batchmean", log_target=True)
+
+
 # (head config, documents, per-sentence function indices of each document, gold dev texts, their functions)
 FunctionData = tuple[FunctionConfig | None, list[LabelledDocument], list[list[int]], list[str], list[int]]
 
@@ -467,6 +504,15 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     if cfg.freeze_embeddings:
         for param in cast(Any, net.encoder).embeddings.parameters():  # a Hugging Face BertModel
             param.requires_grad = False
+    teacher: RhetoricaNet | None = None
+    if cfg.teacher_weight > 0:
+        if not (cfg.init or cfg.init_bundle):
+            raise ModelError("--teacher-weight keeps what a starting model does: "
+                             "give --init or --init-bundle")
+        teacher = copy.deepcopy(net).to(device).eval()
+        for param in teacher.parameters():
+            param.requires_grad = False
+    teacher_datasets = {dataset_key(spec) for spec in cfg.data}
     net.to(device).train()
     role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
     # With functions the sentence embedding is the content view: no role metric loss may bend it
@@ -545,6 +591,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             if net.adapters and cfg.adapter_weight > 0:
                 loss = loss + cfg.adapter_weight * adapter_loss(net, net.adapter_input(emb, pooled), logits,
                                                                 batch)
+            if teacher is not None:
+                loss = loss + cfg.teacher_weight * teacher_loss(teacher, net, batch, emb, logits, pooled,
+                                                                teacher_datasets)
             if metric_loss is not None and cfg.metric_weight > 0:
                 # With a content fork the role metric loss shapes the branch, never the content view.
                 shaped = F.normalize(pooled, p=2.0, dim=-1) if net.content_fork else emb

@@ -113,6 +113,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="train the heads only; the encoder keeps the starting model's weights")
     parser.add_argument("--freeze-role-head", action="store_true",
                         help="the role head keeps the starting model's weights (add functions only)")
+    parser.add_argument("--teacher-weight", type=bounded_float(0.0, 1_000.0), default=0.0,
+                        help="keep what the starting model (--init, --init-bundle) does on the role "
+                        "datasets' rows: this weight x KL(starting model || model) of the role "
+                        "probabilities and the label adapters' (default 0: off)")
     parser.add_argument("--content-weight", type=bounded_float(0.0, 1_000.0), default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=bounded_int(1, 1_000), default=1)
@@ -170,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         content_fork=args.content_fork,
         freeze_encoder=args.freeze_encoder,
         freeze_role_head=args.freeze_role_head,
+        teacher_weight=args.teacher_weight,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )
