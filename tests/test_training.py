@@ -53,7 +53,7 @@ def tiny_run(tmp_path_factory):
     return result, tmp, messages, dev
 
 
-def _checkpoint_predictions(checkpoint, documents):
+def _checkpoint_predictions(checkpoint, documents, base=None):
     """The roles a saved checkpoint gives each sentence, one document at a time (whole document as
     context, section kind unknown as in the dev file), straight from the torch net."""
     from models.encoder import pad_batch
@@ -61,7 +61,7 @@ def _checkpoint_predictions(checkpoint, documents):
     from models.training.checkpoint import load_checkpoint
     from models.training.net import UNKNOWN_SECTION
 
-    net, base_dir, _ = load_checkpoint(checkpoint)
+    net, base_dir, _ = load_checkpoint(checkpoint, base)
     net.eval()
     tokenizer = load_tokenizer(base_dir, 32)
     roles = []
@@ -329,3 +329,42 @@ def test_teacher_weight_needs_a_starting_model(tiny_run):
                       out=str(tmp / "teacher"), max_steps=1, teacher_weight=1.0, threads=2)
     with pytest.raises(ModelError, match="--init or --init-bundle"):
         train(cfg)
+
+
+def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monkeypatch):
+    """write_pack -> (the GPU machine) read_pack + train(pack=...) + write_trained_parts -> pack-merge here:
+    the merged checkpoint labels as the packed run's own checkpoint does (fp16 parts), and a damaged
+    pack is one clear line."""
+    import lzma
+
+    import models.training.pack as pack_module
+    from core.errors import DatasetError
+    from models.training.pack import checkpoint_from_parts, read_pack, write_pack, write_trained_parts
+    from models.training.trainer import TrainConfig, train
+
+    _, tmp, _, dev = tiny_run
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[f"jsonl:{tmp / 'dev.jsonl'}"],
+                      out=str(tmp_path / "unused"), max_steps=2, epochs=1, batch_size=16, max_length=32,
+                      threads=2)
+    sizes = write_pack(cfg, tmp_path / "pack")
+    assert {"pack.json", "data.json.xz", "start.pt", "base/config.json", "base/tokenizer.json"} <= set(sizes)
+    pack = read_pack(tmp_path / "pack")
+    assert pack.documents[cfg.data[0]][0].sentences == json.loads(
+        (tmp / "train.jsonl").read_text(encoding="utf-8").splitlines()[0])["sentences"]
+    pack.config.out = str(tmp_path / "remote")
+    result = train(pack.config, pack=pack)
+    monkeypatch.setattr(pack_module, "PART_BYTES", 4_000_000)  # several parts, as 15 MB would give for 0.9.0
+    parts = write_trained_parts(result.checkpoint, tmp_path / "parts", "A")
+    assert len(parts) > 1
+    merged = checkpoint_from_parts(tmp_path / "pack", parts, tmp_path / "merged.pt")
+    from models.training.base import resolve_base_dir
+
+    # The remote checkpoint names the pack's base folder, which has no weights: read it with the real base.
+    remote = _checkpoint_predictions(result.checkpoint, dev, resolve_base_dir(None))
+    here = _checkpoint_predictions(merged, dev)
+    assert np.mean([a == b for a, b in zip(remote, here)]) >= 0.95 and len(here) == len(remote) > 20
+    with pytest.raises(ModelError, match="parts"):
+        checkpoint_from_parts(tmp_path / "pack", parts[:1], tmp_path / "short.pt")
+    (tmp_path / "pack" / "data.json.xz").write_bytes(lzma.compress(b"{not json"))
+    with pytest.raises(DatasetError, match="cannot read training pack"):
+        read_pack(tmp_path / "pack")

@@ -16,7 +16,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -54,6 +54,9 @@ from models.training.function_labels import read_function_rows
 from models.training.losses import make_loss
 from models.training.net import SECTION_KINDS, FunctionConfig, HeadConfig, RhetoricaNet
 from models.training.samplers import budget_batches, pack_by_budget
+
+if TYPE_CHECKING:
+    from models.training.pack import TrainingPack
 
 
 @dataclass
@@ -417,23 +420,10 @@ def load_corpora(specs: list[str], tokenizer: Tokenizer, shared: Path | None = N
             for spec in specs}
 
 
-def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None = None) -> TrainResult:
-    """Train, evaluate on the dev sets, keep the best checkpoint (``<out>/best.pt``)."""
-    ctx = ensure_context(ctx)
-    for spec in cfg.dev:
-        refuse_test_split(spec, "early stopping / model selection (--dev)")
-    # Read every dataset before the model loads, so bad input fails at once with one line.
-    documents = {spec: load_spec(spec, shared) for spec in dict.fromkeys([*cfg.data, *cfg.dev])}
-    functions_cfg, function_docs, function_ids, dev_texts, dev_functions = _read_function_data(cfg)
-    started = time.time()
-    seed_everything(cfg.seed)
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
-    device = pick_device(cfg.device)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-
-    ctx.progress(0, 1, "loading base model and data")
+def starting_net(cfg: TrainConfig, functions_cfg: FunctionConfig | None
+                 ) -> tuple[RhetoricaNet, Path, set[str]]:
+    """The net a run starts from (a fresh one, ``cfg.init``'s checkpoint or ``cfg.init_bundle``'s
+    weights, with ``cfg.content_fork``), its base folder, and the section kinds its role head learnt."""
     starting_kinds: set[str] = set()  # section kinds the starting model's role head learnt
     if cfg.init or cfg.init_bundle:
         if cfg.init:
@@ -458,6 +448,40 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             net.enable_content_fork(cfg.content_fork, load_encoder(base_dir) if trained else None)
         except ValueError as error:
             raise ModelError(f"--content-fork {cfg.content_fork}: {error}") from None
+    return net, base_dir, starting_kinds
+
+
+def read_inputs(cfg: TrainConfig, shared: Path | None
+                ) -> tuple[dict[str, list[LabelledDocument]], FunctionData]:
+    """Every dataset a run reads (``cfg.data``, ``cfg.dev``, keyed by spec) and its function data."""
+    documents = {spec: load_spec(spec, shared) for spec in dict.fromkeys([*cfg.data, *cfg.dev])}
+    return documents, _read_function_data(cfg)
+
+
+def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None = None,
+          pack: TrainingPack | None = None) -> TrainResult:
+    """Train, evaluate on the dev sets, keep the best checkpoint (``<out>/best.pt``). With ``pack``
+    (models.training.pack) the datasets and the starting net come from it, not from disk here."""
+    ctx = ensure_context(ctx)
+    for spec in cfg.dev:
+        refuse_test_split(spec, "early stopping / model selection (--dev)")
+    # Read every dataset before the model loads, so bad input fails at once with one line.
+    documents, function_data = ((pack.documents, pack.function_data) if pack is not None
+                                else read_inputs(cfg, shared))
+    functions_cfg, function_docs, function_ids, dev_texts, dev_functions = function_data
+    started = time.time()
+    seed_everything(cfg.seed)
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    device = pick_device(cfg.device)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    ctx.progress(0, 1, "loading base model and data")
+    if pack is not None:
+        net, base_dir, starting_kinds = pack.starting_net()
+    else:
+        net, base_dir, starting_kinds = starting_net(cfg, functions_cfg)
     if cfg.freeze_encoder:  # heads only: the branch keeps the starting model's features
         for param in net.encoder.parameters():
             param.requires_grad = False

@@ -55,7 +55,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "a function-only run)")
     parser.add_argument("--dev", action="append", default=[], metavar="SPEC",
                         help="dev data for model selection / early stopping (repeatable)")
-    parser.add_argument("--out", type=output_folder, required=True, help="bundle folder to write")
+    parser.add_argument("--out", type=output_folder, default=None,
+                        help="bundle folder to write (needed unless --write-pack)")
+    parser.add_argument("--write-pack", type=output_folder, default=None, metavar="DIR",
+                        help="write this run's inputs (datasets as read here, the starting net, the base "
+                        "model's config and tokenizer) as a training pack to DIR and stop: train it on "
+                        "another machine with 'rhetorica train pack-run', bring it back with "
+                        "'rhetorica train pack-merge'")
     parser.add_argument("--work", type=output_folder, default=None,
                         help="checkpoint folder (default runs/train-<time>; never commit it)")
     parser.add_argument("--base", type=as_text(input_folder), default=None,
@@ -178,6 +184,17 @@ def run(args: argparse.Namespace) -> int:
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )
+    if args.write_pack is not None:
+        from models.training.pack import write_pack
+
+        sizes = write_pack(cfg, args.write_pack)
+        total = round(sum(sizes.values()) / 1e6, 1)
+        print(json.dumps({"pack": str(args.write_pack), "bytes": sizes, "total_mb": total}, indent=2))
+        return 0
+    if args.out is None:
+        from core.errors import DatasetError
+
+        raise DatasetError("--out BUNDLE is needed (or --write-pack DIR to train elsewhere)")
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     start = time.time()
 
