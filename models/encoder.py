@@ -71,6 +71,9 @@ class DocumentEncoding:
     uncalibrated_probabilities: np.ndarray | None = None
     # The contextual function head's own probabilities (n, F), before any mixing; None without that head.
     function_context_probabilities: np.ndarray | None = None
+    # (n,) True where the label is "none": decided before the function prior's temperature, which changes
+    # the probabilities shown, not the labels (None: decided by ``function_threshold`` on the probabilities).
+    function_none: np.ndarray | None = None
 
     @property
     def adapter_probabilities(self) -> np.ndarray:
@@ -91,7 +94,8 @@ class DocumentEncoding:
     def functions(self) -> list[FunctionPrediction] | None:
         if self.function_probabilities is None:
             return None
-        return function_predictions(self.function_probabilities, self.function_ids, self.function_threshold)
+        return function_predictions(self.function_probabilities, self.function_ids, self.function_threshold,
+                                    none=self.function_none)
 
 
 @dataclass(frozen=True)
@@ -118,13 +122,15 @@ class StagedEncoding:
 
 
 def function_predictions(probabilities: np.ndarray, ids: Sequence[str], threshold: float,
-                         top: int = FUNCTION_TOP) -> list[FunctionPrediction]:
-    """Top candidates per row; the label is the best one, or "none" below ``threshold``."""
+                         top: int = FUNCTION_TOP, none: np.ndarray | None = None) -> list[FunctionPrediction]:
+    """Top candidates per row; the label is the best one, or "none" below ``threshold`` (or, given
+    ``none``, where it is True)."""
     order = np.argsort(-probabilities, axis=-1)[:, :top]
     out = []
-    for row, best in zip(probabilities.tolist(), order.tolist(), strict=True):
+    for index, (row, best) in enumerate(zip(probabilities.tolist(), order.tolist(), strict=True)):
         ranked = tuple((ids[i], float(row[i])) for i in best)
-        label = ranked[0][0] if ranked and ranked[0][1] >= threshold else NO_FUNCTION
+        below = bool(none[index]) if none is not None else not (ranked and ranked[0][1] >= threshold)
+        label = ranked[0][0] if ranked and not below else NO_FUNCTION
         out.append(FunctionPrediction(label, ranked))
     return out
 
@@ -518,13 +524,17 @@ class EncoderModel:
             probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
         function_probabilities = None if function_logits is None else softmax(function_logits)
         context = None if function_context_logits is None else softmax(function_context_logits)
+        none = None
         if function_probabilities is not None and self._function_prior is not None:
             function_probabilities = self._function_prior.apply(function_probabilities, probabilities, kinds,
                                                                 context)
+            if self._function_prior.temperature != 1.0 and len(function_probabilities):
+                none = function_probabilities.max(-1) < self.function_threshold  # decided before tempering
+                function_probabilities = self._function_prior.shown(function_probabilities)
         return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels, function_probabilities,
                                 self.function_ids, self.function_threshold, adapter_features,
                                 uncalibrated_probabilities=uncalibrated,
-                                function_context_probabilities=context)
+                                function_context_probabilities=context, function_none=none)
 
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:

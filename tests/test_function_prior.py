@@ -63,9 +63,9 @@ def test_the_runtime_applies_the_shipped_prior_to_every_encoding() -> None:
     manifest_free._function_prior = None
     raw = manifest_free.encode_document(sentences, "discussion")
     assert raw.function_probabilities is not None and encoding.function_probabilities is not None
-    expected = prior.apply(raw.function_probabilities, raw.probabilities,
-                           model.section_kind_ids("discussion", len(sentences)),
-                           raw.function_context_probabilities)
+    expected = prior.shown(prior.apply(raw.function_probabilities, raw.probabilities,
+                                       model.section_kind_ids("discussion", len(sentences)),
+                                       raw.function_context_probabilities))
     assert np.allclose(encoding.function_probabilities, expected, atol=1e-5)
     assert encoding.function_threshold == pytest.approx(prior.threshold)
 
@@ -124,3 +124,63 @@ def test_the_fit_chooses_the_context_weight_when_the_context_head_knows_better()
     manifest = {"ids": IDS, "role_prior": {**record, "roles": ["conclusion", "background", "objective"]}}
     again = RolePrior.from_manifest(manifest, LABELS, ["introduction", "discussion", "method"])
     assert again is not None and again.context_weight == prior.context_weight and again.unknown_kind == 3
+
+
+def test_a_temperature_calibrates_overconfident_probabilities_without_changing_the_best_function() -> None:
+    from models.function_prior import fit_temperature, tempered
+
+    rng = np.random.default_rng(3)
+    n = 400
+    sharp = np.tile([0.9, 0.08, 0.02], (n, 1))  # says 90 % ...
+    gold = [IDS[0] if rng.random() < 0.6 else IDS[1] for _ in range(n)]  # ... and is right 60 % of the time
+    temperature = fit_temperature(sharp, IDS, gold)
+    assert temperature > 1.5
+    soft = tempered(sharp, temperature)
+    assert abs(float(soft[0, 0]) - 0.6) < 0.08 and (soft.argmax(-1) == 0).all()
+    assert np.allclose(soft.sum(-1), 1.0, atol=1e-5)
+    assert fit_temperature(sharp, IDS, ["none"] * n) == 1.0  # nothing to fit on
+    prior, record = fit_role_prior(sharp, np.full((n, 3), 1 / 3), gold, IDS, COLUMNS, fit_temperatures=True)
+    assert prior.temperature == record["temperature"] == temperature
+    assert record["dev_ece_after"] < record["dev_ece_before"]
+    applied = prior.apply(sharp[:1], np.full((1, 3), 1 / 3))
+    assert np.allclose(applied, sharp[:1])  # the labels' probabilities: untempered
+    assert float(prior.shown(applied)[0, 0]) == pytest.approx(float(soft[0, 0]), abs=1e-5)
+    assert record["threshold"] == prior.threshold  # decided on the untempered ones, as without
+    stored = {"alpha": 0.0, "threshold": 0.3, "roles": ["conclusion", "background", "objective"],
+              "temperature": temperature}
+    assert RolePrior.from_manifest({"ids": IDS, "role_prior": stored}, LABELS).temperature == temperature
+    broken = RolePrior.from_manifest({"ids": IDS, "role_prior": {**stored, "temperature": 1e9}}, LABELS)
+    assert broken is not None and broken.temperature == 1.0
+
+
+def test_a_tempered_prior_changes_the_probabilities_shown_not_the_labels() -> None:
+    """With a temperature the runtime shows tempered probabilities but keeps the labels (and "none")
+    the untempered ones give: the threshold is applied before tempering."""
+    import dataclasses
+
+    from models.encoder import load_model
+
+    model = load_model(None, device="cpu", threads=1)
+    prior = model._function_prior
+    if prior is None:
+        pytest.skip("the shipped bundle has no role prior")
+    sentences = ["One limitation of this study is the small sample.", "Future work should test more sites.",
+                 "Table 2 lists the parameters.", "The results are shown in Figure 3.",
+                 "We thank the reviewers."]
+    plain = dataclasses.replace(prior, temperature=1.0)
+    hot = dataclasses.replace(prior, temperature=3.0, threshold=0.0)
+    model._function_prior = plain
+    model.function_threshold = 0.5
+    before = model.encode_document(sentences, "discussion")
+    model._function_prior = hot
+    after = model.encode_document(sentences, "discussion")
+    assert before.function_probabilities is not None and after.function_probabilities is not None
+    assert after.function_probabilities.max(-1).mean() < before.function_probabilities.max(-1).mean()
+    assert np.array_equal(after.function_probabilities.argmax(-1), before.function_probabilities.argmax(-1))
+    assert after.function_none is not None
+    assert [f.label for f in after.functions] == [f.label for f in before.functions]
+    # ... which the same threshold on the tempered probabilities would not keep.
+    from models.encoder import function_predictions
+
+    on_tempered = function_predictions(after.function_probabilities, model.function_ids, 0.5)
+    assert [f.label for f in on_tempered] != [f.label for f in before.functions]

@@ -151,14 +151,27 @@ def test_a_bundle_rebuilds_into_a_trainable_net(tmp_path):
         embedding, logits, *function_outputs = net.eval()(torch.from_numpy(ids), torch.from_numpy(mask),
                                                           torch.from_numpy(kinds))
     shipped = model.encode_document(sentences)  # one graph or two: the runtime's own path
-    shipped_embedding, shipped_logits = shipped.embeddings, np.log(shipped.probabilities)
+    shipped_embedding = shipped.embeddings
     assert net.has_functions == model.has_functions  # a function bundle brings its heads back
     if model.has_functions:
         function_logits = function_outputs[1].numpy()
         assert (function_logits.argmax(-1) == shipped.function_probabilities.argmax(-1)).mean() >= 0.75
     cosine = (embedding.numpy() * shipped_embedding).sum(-1) / np.linalg.norm(shipped_embedding, axis=-1)
     assert cosine.min() > 0.98  # int8 weights dequantised; activations no longer quantised
-    assert (logits.numpy().argmax(-1) == shipped_logits.argmax(-1)).mean() >= 0.9
+    # Roles: on real abstracts read as abstracts (the template sentences above, one mixed document of unknown
+    # kind, are near-ties for a fine-tuned encoder: int8 activations flip a quarter of them).
+    from models.datasets import load_dataset
+
+    agree = []
+    for doc in load_dataset("csabstruct", "dev", None)[:20]:
+        doc_ids, doc_mask = pad_batch(model.tokenize(doc.sentences), 0)
+        doc_kinds = model.section_kind_ids("abstract", len(doc.sentences))
+        with torch.no_grad():
+            _, doc_logits, *_ = net(torch.from_numpy(doc_ids), torch.from_numpy(doc_mask),
+                                    torch.from_numpy(doc_kinds))
+        runtime = model.encode_document(doc.sentences, "abstract")
+        agree += list(doc_logits.numpy().argmax(-1) == runtime.probabilities.argmax(-1))
+    assert np.mean(agree) >= 0.95 and len(agree) > 100
     # The label adapters come back too, with the bundle's weights (prior shift folded into the bias).
     assert set(net.adapters) == set(model.adapters)
     for name, adapter in net.adapter_items():

@@ -23,6 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "threshold for function accuracy on those sentences; write them into the bundle's manifest "
         "(run it after calibrate-roles: it reads the calibrated role probabilities). Never a test split.")
     parser.add_argument("--bundle", type=input_folder, required=True, help="bundle to fit (in place)")
+    parser.add_argument("--fit-temperature", action="store_true",
+                        help="also fit a temperature on the reweighted probabilities (the NLL of the dev "
+                        "sentences' functions) so the shown probabilities mean what they say, and the 'none' "
+                        "threshold on the tempered ones")
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
                                for s, k in zip(sections, keep, strict=True)])
     _, record = fit_role_prior(function_p, role_p, gold, ids, columns, kinds=kind_ids,
                                kind_log_ratio=kind_table(log_ratio, kinds, len(ids)),
-                               context_probabilities=context_p, unknown_kind=len(kinds))
+                               context_probabilities=context_p, unknown_kind=len(kinds),
+                               fit_temperatures=args.fit_temperature)
     record = {**record, "dev": ["annotated:dev"], "roles": [role_of[i] for i in ids],
               "kind_prior": {"beta": record["beta"], "counted_on": "annotated:train", "log_ratio": log_ratio}}
     functions["role_prior"] = record
