@@ -365,6 +365,18 @@ def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monk
     assert np.mean([a == b for a, b in zip(remote, here)]) >= 0.95 and len(here) == len(remote) > 20
     with pytest.raises(ModelError, match="parts"):
         checkpoint_from_parts(tmp_path / "pack", parts[:1], tmp_path / "short.pt")
+    # The same through the commands: pack-run (one step, overriding the pack's seed) and pack-merge.
+    from app.cli import main
+
+    assert main(["train", "pack-run", str(tmp_path / "pack"), "--parts", str(tmp_path / "cli-parts"),
+                 "--name", "B", "--work", str(tmp_path / "cli-work"), "--device", "cpu", "--max-steps", "1",
+                 "--seed", "7"]) == 0
+    cli_parts = sorted((tmp_path / "cli-parts").glob("B-part*.pt"))
+    assert cli_parts and (tmp_path / "cli-parts" / "B-history.jsonl").is_file()
+    assert json.loads((tmp_path / "cli-work" / "config.json").read_text(encoding="utf-8"))["seed"] == 7
+    assert main(["train", "pack-merge", str(tmp_path / "pack"), *map(str, cli_parts),
+                 "--out", str(tmp_path / "cli.pt")]) == 0
+    assert (tmp_path / "cli.pt").is_file()
     (tmp_path / "pack" / "data.json.xz").write_bytes(lzma.compress(b"{not json"))
     with pytest.raises(DatasetError, match="cannot read training pack"):
         read_pack(tmp_path / "pack")

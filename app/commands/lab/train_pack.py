@@ -11,8 +11,8 @@ from pathlib import Path
 from app.commands._options import bounded_float, bounded_int, input_file, input_folder, output_folder
 
 # Hyper-parameters pack-run may change; everything else is the packed run's configuration.
-OVERRIDES = {"epochs": float, "lr_encoder": float, "lr_head": float, "teacher_weight": float,
-             "max_minutes": float, "evals_per_epoch": int, "seed": int}
+OVERRIDES = ("epochs", "lr_encoder", "lr_head", "teacher_weight", "max_minutes", "max_steps",
+             "evals_per_epoch", "seed")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +55,7 @@ def run_pack(args: argparse.Namespace) -> int:
 
     pack = read_pack(args.pack)
     cfg = pack.config
-    for name in (*OVERRIDES, "max_steps"):
+    for name in OVERRIDES:
         value = getattr(args, name)
         if value is not None:
             setattr(cfg, name, value)
