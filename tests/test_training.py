@@ -377,6 +377,13 @@ def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monk
     assert main(["train", "pack-merge", str(tmp_path / "pack"), *map(str, cli_parts),
                  "--out", str(tmp_path / "cli.pt")]) == 0
     assert (tmp_path / "cli.pt").is_file()
+    damaged_part = tmp_path / "damaged-part0.pt"
+    damaged_part.write_bytes(b"not a torch file")
+    with pytest.raises(ModelError, match="cannot merge"):
+        checkpoint_from_parts(tmp_path / "pack", [damaged_part], tmp_path / "damaged.pt")
+    (tmp_path / "pack" / "start.pt").write_bytes(b"\x80\x04 damaged")
+    with pytest.raises(DatasetError, match=r"cannot read training pack .*start\.pt"):
+        read_pack(tmp_path / "pack")
     (tmp_path / "pack" / "data.json.xz").write_bytes(lzma.compress(b"{not json"))
     with pytest.raises(DatasetError, match="cannot read training pack"):
         read_pack(tmp_path / "pack")

@@ -139,13 +139,27 @@ def read_pack(folder: Path) -> TrainingPack:
                                        [list(map(int, ids)) for ids in functions["ids"]],
                                        [str(t) for t in functions["dev_texts"]],
                                        [int(f) for f in functions["dev_functions"]])
-        state = torch.load(folder / "start.pt", map_location="cpu", weights_only=True)
-        if not isinstance(state, dict):
-            raise ValueError("start.pt holds no state dict")
+        shape = dict(meta["shape"])
+        state = _load_tensors(folder / "start.pt")
     except (OSError, ValueError, KeyError, TypeError, lzma.LZMAError) as error:
         reason = " ".join(str(error).split())[:200]
         raise DatasetError(f"cannot read training pack {folder}: {reason}") from None
-    return TrainingPack(folder, config, documents, function_data, dict(meta["shape"]), state)
+    return TrainingPack(folder, config, documents, function_data, shape, state)
+
+
+def _load_tensors(path: Path) -> dict[str, Any]:
+    """A file of tensors and plain data written by this module (``weights_only``: nothing pickled is
+    built or run); ValueError with the reason for anything else."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise
+    except Exception as error:  # torch raises several kinds for a damaged or foreign file
+        reason = " ".join(str(error).split())[:160] or type(error).__name__
+        raise ValueError(f"{path.name}: {reason}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name} holds no dictionary of tensors")
+    return data
 
 
 def write_trained_parts(checkpoint: Path, out: Path, prefix: str) -> list[Path]:
@@ -178,12 +192,19 @@ def checkpoint_from_parts(pack: Path, parts: list[Path], out: Path) -> Path:
     base's again) with the trained parts written over it."""
     from models.training.checkpoint import save_checkpoint
 
-    meta_pack = json.loads((Path(pack) / "pack.json").read_text(encoding="utf-8"))
-    known = set(TrainConfig.__dataclass_fields__)
-    cfg = TrainConfig(**{k: v for k, v in dict(meta_pack["config"]).items() if k in known})
-    shape = dict(meta_pack["shape"])
-    loaded = [torch.load(p, map_location="cpu", weights_only=True) for p in parts]
-    expected = {int(part.get("parts", 0)) for part in loaded}
+    try:
+        meta_pack = json.loads((Path(pack) / "pack.json").read_text(encoding="utf-8"))
+        known = set(TrainConfig.__dataclass_fields__)
+        cfg = TrainConfig(**{k: v for k, v in dict(meta_pack["config"]).items() if k in known})
+        shape = dict(meta_pack["shape"])
+        loaded = [_load_tensors(Path(p)) for p in parts]
+        expected = {int(part.get("parts", 0)) for part in loaded}
+        for part in loaded:
+            if not isinstance(part.get("weights"), dict):
+                raise ValueError("a part without weights")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = " ".join(str(error).split())[:200]
+        raise ModelError(f"cannot merge the packed run's parts: {reason}") from None
     if not loaded or expected != {len(loaded)}:
         raise ModelError(f"a packed run's parts: got {len(loaded)} files, they name {sorted(expected)}")
     functions = FunctionConfig(**shape["functions"]) if shape.get("functions") else None
