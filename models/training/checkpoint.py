@@ -27,6 +27,22 @@ def build_net(base: str | Path | None, head: HeadConfig | None = None,
     return RhetoricaNet(load_encoder(base_dir), head, functions, content_fork), base_dir
 
 
+def net_of_shape(encoder: Any, head: HeadConfig, functions: FunctionConfig | None, content_fork: int,
+                 parts: dict[str, Any]) -> RhetoricaNet:
+    """A net of a saved shape around ``encoder``: ``parts`` says (as a checkpoint or a training pack
+    records it) whether it has a body head (``body_head``), a contextual function head
+    (``function_context_head``) and which label adapters (``adapters``: dataset -> labels). The weights
+    are still to load."""
+    net = RhetoricaNet(encoder, head, functions, content_fork)
+    if parts.get("body_head"):
+        net.enable_body_head()
+    if parts.get("function_context_head"):
+        net.enable_function_context_head()
+    for dataset, labels in dict(parts.get("adapters", {})).items():
+        net.add_adapter(dataset, list(labels))
+    return net
+
+
 def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[str, Any]) -> None:
     """Write ``path`` atomically: state dict, head config, base folder, training metadata.
 
@@ -61,13 +77,8 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     except (KeyError, TypeError, ValueError) as error:
         raise ModelError(f"cannot read checkpoint {path}: its configuration is not one Rhetorica wrote "
                          f"({type(error).__name__}: {error})") from None
-    net, base_dir = build_net(base or base_named, head, functions, fork)
-    if data.get("body_head"):
-        net.enable_body_head()
-    if data.get("function_context_head"):
-        net.enable_function_context_head()
-    for dataset, labels in dict(data.get("adapters", {})).items():
-        net.add_adapter(dataset, list(labels))
+    base_dir = resolve_base_dir(base or base_named)
+    net = net_of_shape(load_encoder(base_dir), head, functions, fork, data)
     state = dict(data["state_dict"])
     if net.content is None:  # a content fork needs no content head (early fork checkpoints had one)
         state = {k: v for k, v in state.items() if not k.startswith("content.")}

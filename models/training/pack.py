@@ -32,6 +32,7 @@ import torch
 from core.errors import DatasetError, ModelError
 from core.fileio import atomic_write_bytes
 from models.datasets import LabelledDocument
+from models.training.checkpoint import net_of_shape
 from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
 from models.training.trainer import FunctionData, TrainConfig, read_inputs, starting_net
 
@@ -65,14 +66,8 @@ class TrainingPack:
         base = self.folder / "base"
         encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(base), local_files_only=True))
         functions = FunctionConfig(**self.shape["functions"]) if self.shape.get("functions") else None
-        net = RhetoricaNet(encoder, HeadConfig(**self.shape["head"]), functions,
-                           int(self.shape["content_fork"]))
-        if self.shape.get("body_head"):
-            net.enable_body_head()
-        if self.shape.get("function_context_head"):
-            net.enable_function_context_head()
-        for dataset, labels in dict(self.shape.get("adapters", {})).items():
-            net.add_adapter(dataset, list(labels))
+        net = net_of_shape(encoder, HeadConfig(**self.shape["head"]), functions,
+                           int(self.shape["content_fork"]), self.shape)
         state = net.state_dict()
         unknown = [k for k in self.state if k not in state]
         if unknown:

@@ -536,7 +536,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
         teacher = copy.deepcopy(net).to(device).eval()
         for param in teacher.parameters():
             param.requires_grad = False
-    teacher_datasets = {dataset_key(spec) for spec in cfg.data}
+    teacher_datasets = {dataset_key(spec) for spec in cfg.data} if teacher is not None else set()
     net.to(device).train()
     role_loss = make_loss(cfg.role_loss, label_smoothing=cfg.label_smoothing).to(device)
     # With functions the sentence embedding is the content view: no role metric loss may bend it
