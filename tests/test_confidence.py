@@ -128,6 +128,18 @@ def test_context_in_paper_takes_neighbours_from_its_own_section_only() -> None:
     assert "its heading (method)" in method.describe() and "alone" in alone("x").describe()
 
 
+def test_a_sentence_read_with_its_whole_section_is_the_document_the_analysis_reads() -> None:
+    from core.labelling.analysis import section_runs
+
+    paper = make_paper()  # abstract: s0-s2, method: s3-s4, conclusion: s5
+    texts = [s.text for s in paper.sentences]
+    for section, start, end in section_runs(paper):
+        for index in range(start, end):
+            context = context_in_paper(paper, index, neighbours=None)
+            assert context.document() == (texts[start:end], paper.sections[section].kind.value)
+            assert context.position == index - start
+
+
 def test_context_in_draft_reads_the_heading_and_the_neighbours_under_it() -> None:
     from core.drafts import context_in_draft, draft_sentences
 

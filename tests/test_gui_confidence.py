@@ -64,7 +64,7 @@ def test_the_suggestion_query_carries_the_draft_heading_and_neighbours(qtbot, bu
         panel.set_draft_sentence("Something else.")  # the provider's sentence is another: read alone
         assert panel.query().context is None and panel.query().text == "Something else."
         panel.session.select_sentence(1)
-        assert panel.origin == "page" and panel.query().context == context_in_paper(paper, 1)
+        assert panel.origin == "page" and panel.query().context == context_in_paper(paper, 1, neighbours=None)
         assert panel.query().context.section_kind == "abstract"  # type: ignore[union-attr]
 
 
@@ -91,3 +91,32 @@ def test_the_alignment_panel_says_what_the_gaps_were_judged_on() -> None:
     assert "judged on the 1 of 2 sentences whose function is clear (A), 1 of 1 (B)" in gaps_basis(alignment)
     alignment.gaps.judged.clear()  # a report read from an older file does not say
     assert gaps_basis(alignment) == ""
+
+
+def test_a_page_sentence_is_read_as_the_papers_analysis_reads_it(qtbot, bundle: Path) -> None:  # type: ignore[no-untyped-def]
+    """The Suggestions panel and the inspector never name two functions for one sentence: a selected
+    page sentence is read from the paper's embedded analysis (before it exists, with its whole section,
+    the document that analysis reads)."""
+    import numpy as np
+
+    from app.gui.panels.suggestions import SuggestionsPanel
+    from core.labelling.analysis import label_paper
+    from models import load_model
+
+    paper = make_paper()
+    for panel in show_panel(qtbot, SuggestionsPanel, bundle, (420, 500), paper=paper):
+        assert isinstance(panel, SuggestionsPanel)
+        panel._sources = lambda: []  # nothing to search: only the query is looked at
+        panel.session.select_sentence(4)
+        assert panel.query().reading is None
+        assert panel.query().context == context_in_paper(paper, 4, neighbours=None)
+        analysis = label_paper(paper, load_model(bundle, device="cpu", threads=1)).embed()
+        panel.session.analysis = analysis
+        panel.session.analysisEmbedded.emit(analysis)  # arrives after the selection: read again
+        reading = panel.query().reading
+        assert reading is not None and reading.role == analysis.roles[4]
+        assert analysis.functions is not None and reading.function == analysis.functions[4]
+        assert analysis.function_vectors is not None
+        np.testing.assert_array_equal(reading.function_vector, analysis.function_vectors[4])
+        panel.session.select_sentence(1)
+        assert panel.query().reading is not None and panel.query().reading.role == analysis.roles[1]  # type: ignore[union-attr]

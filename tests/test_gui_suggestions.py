@@ -315,7 +315,7 @@ def test_the_window_registers_the_panel_and_feeds_it_the_draft_and_the_page(
         with qtbot.waitSignal(panel.suggestionsShown, timeout=TIMEOUT_MS) as shown:
             window.session.select_sentence(1)
         assert shown.args == [window.session.paper.sentences[1].text] and panel.origin == "page"
-        assert panel.query_context == context_in_paper(window.session.paper, 1)  # its section around it
+        assert panel.query_context == context_in_paper(window.session.paper, 1, neighbours=None)
         # Edit › Copy with the list focused copies the selected suggestion.
         panel.list.setCurrentRow(0)
         window.activateWindow()

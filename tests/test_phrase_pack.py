@@ -204,21 +204,35 @@ def test_a_candidate_both_models_gave_counts_for_both_and_recognition_is_per_mod
 
 
 @pytest.mark.shared
-def test_in_context_queries_are_read_with_their_section_and_neighbours() -> None:
+def test_in_context_queries_are_read_with_their_section_and_neighbours_or_from_the_papers_analysis() -> None:
     from pathlib import Path as _Path
 
-    from app.commands.lab.eval_suggest import _query_contexts, _query_rows, sample_queries
+    from app.commands.lab.eval_suggest import _query_papers, _query_rows, _Reader, sample_queries
+    from models import load_model
     from tests.conftest import shared_path
 
     shared_path("pdfs2")  # skips with a reason when ../shared is absent
     exclude = sample_queries([_Path("models/datasets/gold_data/suggest-judgements-v2/sample.jsonl")])
     rows = _query_rows(6, "v2", 3031, exclude)
-    contexts = _query_contexts(rows, "v2")
-    assert len(contexts) == len(rows)
+    papers = _query_papers(rows, "v2")
+    assert len(papers) == len(rows)
+    model = load_model(device="cpu", threads=2)
+    neighbours, analysis = _Reader("neighbours", model, papers), _Reader("analysis", model, papers)
     for row in rows:
-        context = contexts[(str(row["pdf"]), str(row["sid"]))]
-        assert context.text == row["text"] and context.section_kind is not None
+        key = (str(row["pdf"]), str(row["sid"]))
+        context, reading = neighbours(key, row["text"])
+        assert context.text == row["text"] and context.section_kind is not None and reading is None
         assert context.sentences()[context.position] == row["text"]
+    for row in rows[:2]:  # read as the app reads a selected sentence: the paper's analysis, its whole section
+        key = (str(row["pdf"]), str(row["sid"]))
+        paper, index = papers[key]
+        context, reading = analysis(key, row["text"])
+        assert reading is not None and reading.model_id == model.model_id and reading.text == row["text"]
+        assert reading.role == analysis._analyses[id(paper)].roles[index]
+        assert context.sentences()[context.position] == row["text"]
+        assert len(context.sentences()) >= len(neighbours(key, row["text"])[0].sentences())
+    first = (str(rows[0]["pdf"]), str(rows[0]["sid"]))
+    assert _Reader("alone", model, papers)(first, rows[0]["text"]) == (None, None)
 
 
 def test_queries_can_come_from_the_dev_papers_only() -> None:

@@ -156,3 +156,38 @@ def test_suggestions_are_listed_most_similar_first_each_with_a_title() -> None:
     assert [s.source["title"] for s in result.suggestions] == [
         "CSAbstruct abstract #1399 (CS, train set)", "Critical Points of Linear Neural Networks"]
     assert result.suggestions[0].source["paper_id"] == "csabstruct-train-1399"  # the id stays, for JSON
+
+
+# -- a query already read: a sentence of the open paper, from its analysis ---------------------------
+class _NoRunModel(_Model):
+    def encode_documents(self, documents, **_options):  # type: ignore[no-untyped-def]
+        raise AssertionError("the model ran although the query was already read")
+
+
+def _reading(text: str, model_id: str, vector: list[float]):  # type: ignore[no-untyped-def]
+    from core.phrasing.query_reading import QueryReading
+    from core.taxonomy.labels import FunctionPrediction, RolePrediction
+
+    return QueryReading(text, model_id, RolePrediction("method", {"method": 0.7, "result": 0.3}),
+                        FunctionPrediction("baselines", (("baselines", 0.6),)),
+                        np.array(vector, dtype=np.float32), None, "as the paper's analysis reads it")
+
+
+def test_a_query_read_by_the_papers_analysis_is_searched_as_read_without_a_model_run() -> None:
+    query = "Our method beats the baselines."
+    # Near both pack sentences (0.9, 0.8): the reading's labels (method, baselines) decide the first pick,
+    # where the model's own (result, outperforming) would pick the other one.
+    reading = _reading(query, "hand-made", [1.0, 0.0, 0.0])
+    result = suggest(query, _NoRunModel(), [Source("corpus", _Pack())], k=1, reading=reading)  # type: ignore[arg-type]
+    assert result.query["function"] == "baselines" and result.query["role"] == "method"
+    assert result.query["context"] == "as the paper's analysis reads it"
+    assert [s.text for s in result.suggestions] == ["We compare with three baselines."]
+
+
+def test_a_reading_of_another_model_or_sentence_is_not_used() -> None:
+    query = "Our method beats the baselines."
+    for reading in (_reading(query, "another-model", [1.0, 0.0, 0.0]),
+                    _reading("Another sentence.", "hand-made", [1.0, 0.0, 0.0])):
+        result = suggest(query, _Model(), [Source("corpus", _Pack())], k=1, reading=reading)  # type: ignore[arg-type]
+        assert result.query["function"] == "outperforming"  # what the model read, not the reading
+        assert [s.text for s in result.suggestions] == ["It outperforms all baselines."]

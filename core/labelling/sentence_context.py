@@ -80,10 +80,12 @@ def alone(text: str) -> SentenceContext:
     return SentenceContext(text)
 
 
-def context_in_paper(paper: Paper, index: int, neighbours: int = QUERY_NEIGHBOURS, *,
+def context_in_paper(paper: Paper, index: int, neighbours: int | None = QUERY_NEIGHBOURS, *,
                      with_kind: bool = True) -> SentenceContext:
     """Sentence ``index`` of ``paper`` with up to ``neighbours`` sentences on each side from its own
-    section and (``with_kind``) the section's kind."""
+    section and (``with_kind``) the section's kind. ``neighbours=None``: the sentence's whole run of its
+    section, the document ``core.labelling.analysis`` reads it in (what a selected page sentence is read
+    with when the paper's analysis is not there yet)."""
     sentences = paper.sentences
     sentence = sentences[index]
     section = sentence.section_index
@@ -91,8 +93,17 @@ def context_in_paper(paper: Paper, index: int, neighbours: int = QUERY_NEIGHBOUR
     def same(k: int) -> bool:
         return 0 <= k < len(sentences) and sentences[k].section_index == section
 
-    before = tuple(sentences[k].text for k in range(index - neighbours, index) if same(k))
-    after = tuple(sentences[k].text for k in range(index + 1, index + 1 + neighbours) if same(k))
+    if neighbours is None:
+        start, end = index, index + 1
+        while same(start - 1):
+            start -= 1
+        while same(end):
+            end += 1
+        before = tuple(s.text for s in sentences[start:index])
+        after = tuple(s.text for s in sentences[index + 1:end])
+    else:
+        before = tuple(sentences[k].text for k in range(index - neighbours, index) if same(k))
+        after = tuple(sentences[k].text for k in range(index + 1, index + 1 + neighbours) if same(k))
     kind = None
     if with_kind and 0 <= section < len(paper.sections):
         kind = paper.sections[section].kind.value

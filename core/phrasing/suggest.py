@@ -1,8 +1,9 @@
 """Phrasing suggestions: real sentences that do the same rhetorical job as the author's sentence.
 
-``suggest(text, model, sources, k)``: the query's role and function (from the model, labelled inside
-the context that exists when one is given: the draft's heading and neighbouring sentences, or the
-selected sentence's section, ``core.labelling.sentence_context``), then the
+``suggest(text, model, sources, k)``: the query's role and function (``core.phrasing.query_reading``: from the
+model, labelled inside the context that exists when one is given, the draft's heading and neighbouring
+sentences; for a sentence of an open paper, from the paper's own analysis, so the panel and the inspector
+agree), then the
 nearest sentences in each source's *function* view (what a sentence does, not what it is about),
 merged, filtered (``function``, ``section_kind``), with the query itself and near-duplicates removed
 and the rest diversified by maximal marginal relevance (MMR: each pick trades similarity to the query
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.labelling.sentence_context import SentenceContext
     from core.library.store import PaperRecord, SentenceRecord
     from core.model_api import RoleModel
+    from core.phrasing.query_reading import QueryReading
 
 DUPLICATE_SIMILARITY = 0.97  # content cosine above which two sentences count as the same wording
 # The same, per view: a pack (no content view) judges wording in the function view, where two
@@ -142,6 +144,13 @@ def mmr(query: np.ndarray, candidates: np.ndarray, k: int, trade_off: float = 0.
     return picked
 
 
+def _usable(reading: QueryReading | None, text: str, model: RoleModel, needs_content: bool) -> bool:
+    """Whether a reading handed in stands for this query and model (else the model reads it)."""
+    return (reading is not None and _normalise(reading.text) == _normalise(text)
+            and reading.model_id == model.model_id
+            and (reading.content_vector is not None or not needs_content))
+
+
 def _normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -149,34 +158,33 @@ def _normalise(text: str) -> str:
 def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10, *,
             function: str | None = None, section_kind: str | None = None,
             templater: Templater | None = None, pool: int = 8,
-            context: SentenceContext | None = None) -> SuggestionResult:
+            context: SentenceContext | None = None, reading: QueryReading | None = None) -> SuggestionResult:
     """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text`` (``k`` is clamped
     to 1..``MAX_K``, so no caller can make the search run over the whole corpus).
 
     ``context`` (its ``text`` is ``text``'s): the heading's section kind and the neighbouring sentences
     the query's role and function are read with (``section_kind`` is a filter on the suggestions, not
-    the query's kind). Without it the query is labelled alone, kind unknown."""
+    the query's kind). Without it the query is labelled alone, kind unknown. ``reading`` (a sentence of
+    an open paper: ``core.phrasing.query_reading.reading_from_analysis``) is used instead of a model run
+    when it is of ``text`` by this model and carries what the sources need."""
     from core.labelling.sentence_context import SentenceContext
+    from core.phrasing.query_reading import read_query
     from core.taxonomy.labels import role_text
 
     k = min(max(int(k), 1), MAX_K)
-    if context is None or _normalise(context.text) != _normalise(text):
-        context = SentenceContext(text)
-    # One run of the model for the query in its context: labels and the function view together; the
-    # content view only when a source judges duplicates in it (a library; a pack has none).
+    # The content view only when a source judges duplicates in it (a library; a pack has none).
     needs_content = any(source.library.duplicate_view == "content" for source in sources)
-    (encoding,) = model.encode_documents([context.document()], with_embeddings=needs_content,
-                                         with_function_vectors=True)
-    at = context.position
-    role = encoding.roles[at].label
-    predicted = encoding.functions[at].label if encoding.functions else ""
-    vectors = encoding.function_vectors
-    if vectors is None or not len(vectors):  # a model without the function-vectors option
-        vectors = model.embed(context.sentences(), view="function")
-    query_function = vectors[at]
-    query_content = encoding.embeddings[at]
-    query = {"text": text, "role": role, "function": predicted, "role_text": role_text(encoding.roles[at]),
-             "context": context.describe()}
+    if not _usable(reading, text, model, needs_content):
+        if context is None or _normalise(context.text) != _normalise(text):
+            context = SentenceContext(text)
+        reading = read_query(model, context, with_content=needs_content)
+    assert reading is not None
+    role = reading.role.label
+    predicted = reading.function_label
+    query_function = reading.function_vector
+    query_content = reading.content_vector
+    query = {"text": text, "role": role, "function": predicted, "role_text": role_text(reading.role),
+             "context": reading.described}
     candidates: list[tuple[Source, int, float]] = []
     for source in sources:
         # A filter throws most neighbours away: look further so that rare matches still come back.
@@ -200,7 +208,9 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     # Near-identical wording (the query's, or an earlier pick's) is no suggestion: judged in each
     # source's duplicate view (content for a library; function for a pack, which has no content).
     duplicate_vectors, duplicate_limits = _duplicate_vectors(rows)
-    query_views = {"content": query_content, "function": query_function}
+    query_views = {"function": query_function}
+    if query_content is not None:
+        query_views["content"] = query_content
     keep = [i for i in range(len(rows))
             if float(_padded(query_views[rows[i][0].library.duplicate_view], duplicate_vectors.shape[1])
                      @ duplicate_vectors[i]) < duplicate_limits[i]]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from core.labelling.sentence_context import SentenceContext
     from core.library.store import PaperRecord, SentenceRecord
+    from core.phrasing.query_reading import QueryReading
     from core.phrasing.suggest import SentenceSource, Source, SuggestionResult, Templater
 
 SourceFolders = list[tuple[str, Path]]  # (kind: "corpus" | "library", folder)
@@ -86,6 +87,7 @@ class SuggestionRequest:
     function: str | None = None  # only suggestions with this function id
     section_kind: str | None = None  # only suggestions from this section kind (not the query's own)
     context: SentenceContext | None = None  # what the query is labelled with (None: alone)
+    reading: QueryReading | None = None  # the query already read (a sentence of the open paper's analysis)
 
 
 class PackCache:
@@ -231,7 +233,8 @@ def _suggest(request: SuggestionRequest, model: RoleModel, sources: Sequence[Sou
 
     try:
         return suggest(request.text, model, sources, request.k, function=request.function,
-                       section_kind=request.section_kind, templater=templater, context=request.context)
+                       section_kind=request.section_kind, templater=templater, context=request.context,
+                       reading=request.reading)
     except LibraryError:
         raise
     except Exception as error:

@@ -37,6 +37,7 @@ from app.commands._options import (
 )
 
 SEED = 2029
+READINGS = ("alone", "neighbours", "analysis")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -71,9 +72,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="with --draw: leave out the queries of an earlier sample.jsonl (repeatable), "
                         "so a new judgement has fresh queries")
     parser.add_argument("--in-context", action="store_true",
-                        help="with --draw: read each query as the app reads a sentence of an open paper (its "
-                        "section's kind and two neighbours a side, from the parsed gold paper) instead of "
-                        "alone")
+                        help="with --draw: the same as --reading neighbours (how the app read a sentence of "
+                        "an open paper until session 17; the v3 and v4 samples were drawn so)")
+    parser.add_argument("--reading", choices=READINGS, default=None,
+                        help="with --draw: how each query is read. alone (the default); neighbours: its "
+                        "section's kind and two neighbours a side, from the parsed gold paper; analysis: as "
+                        "the app reads a selected sentence of an open paper now, from the paper's own "
+                        "analysis (its whole section)")
+    parser.add_argument("--compare-reading", choices=READINGS, default=None, metavar="READING",
+                        help="with --draw: how the 'baseline' system reads each query (default: as "
+                        "--reading); with no --compare-model, the baseline is the same model and corpus read "
+                        "this way")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
@@ -105,24 +114,48 @@ def _query_rows(count: int, gold: str = "v1", seed: int = SEED,
     return random.Random(seed).sample(pool, min(count, len(pool)))
 
 
-def _query_contexts(rows: list[dict[str, Any]], gold: str, split: str = "all") -> dict[tuple[str, str], Any]:
-    """(pdf, sid) -> the query's ``SentenceContext`` as the app reads a sentence of an open paper
-    (``context_in_paper``): each gold paper parsed afresh, the row found by its sentence id or hash."""
-    from core.labelling.sentence_context import context_in_paper
+def _query_papers(rows: list[dict[str, Any]], gold: str, split: str = "all") -> dict[tuple[str, str], Any]:
+    """(pdf, sid) -> (the parsed gold paper, the row's sentence index in it): each gold paper parsed
+    afresh, the row found by its sentence id or hash."""
     from core.paths import shared_dir
     from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.gold import GOLD_DIR, load_gold_papers
 
     folder, gold_dir = (("pdfs", GOLD_DIR), ("pdfs2", GOLD2_DIR))[gold == "v2"]
-    splits = _splits(gold, split)
     wanted = {(str(r["pdf"]), str(r["sid"])) for r in rows}
-    contexts: dict[tuple[str, str], Any] = {}
-    for name in splits:
+    found: dict[tuple[str, str], Any] = {}
+    for name in _splits(gold, split):
         for paper, items in load_gold_papers(name, shared_dir() / folder, gold_dir):
             for item in items:
                 if (item.pdf, item.sid) in wanted:
-                    contexts[(item.pdf, item.sid)] = context_in_paper(paper, item.index)
-    return contexts
+                    found[(item.pdf, item.sid)] = (paper, item.index)
+    return found
+
+
+class _Reader:
+    """How one system reads a query (``--reading``): alone, with 2+2 neighbours and its section's kind
+    (``context_in_paper``), or from the gold paper's own analysis by this model, as the app reads a
+    selected sentence (``core.phrasing.query_reading.reading_from_analysis``; one analysis per paper)."""
+
+    def __init__(self, mode: str, model: Any, papers: dict[tuple[str, str], Any]) -> None:
+        self.mode, self.model, self.papers = mode, model, papers
+        self._analyses: dict[int, Any] = {}
+
+    def __call__(self, key: tuple[str, str], text: str) -> tuple[Any, Any]:
+        """(context, reading) for ``suggest``; (None, None): the query is read alone."""
+        from core.labelling.analysis import label_paper
+        from core.labelling.sentence_context import context_in_paper
+        from core.phrasing.query_reading import reading_from_analysis
+
+        if self.mode == "alone" or key not in self.papers:
+            return None, None
+        paper, index = self.papers[key]
+        if self.mode == "neighbours":
+            return context_in_paper(paper, index), None
+        if id(paper) not in self._analyses:
+            self._analyses[id(paper)] = label_paper(paper, self.model).embed()
+        return (context_in_paper(paper, index, neighbours=None),
+                reading_from_analysis(self._analyses[id(paper)], index, text))
 
 
 def sample_queries(paths: list[Path]) -> frozenset[str]:
@@ -132,30 +165,34 @@ def sample_queries(paths: list[Path]) -> frozenset[str]:
 
 def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: str | None,
          threads: int, gold: str = "v1", compare: tuple[str, Path | None] | None = None,
-         seed: int = SEED, exclude: frozenset[str] = frozenset(), in_context: bool = False,
-         split: str = "all") -> dict[str, Any]:
+         seed: int = SEED, exclude: frozenset[str] = frozenset(), reading: str = "alone",
+         split: str = "all", compare_reading: str | None = None) -> dict[str, Any]:
     from core.paths import corpus_dir as default_corpus
     from core.phrasing.suggest import open_source, suggest
     from core.taxonomy.functions import default_taxonomy
     from models.encoder import load_model
 
     taxonomy = {f.id: f for f in default_taxonomy().functions}
-    systems = [("model", load_model(model_path, device="cpu", threads=threads), corpus_dir)]
-    if compare is not None:
-        systems.append(("baseline", load_model(compare[0], device="cpu", threads=threads), compare[1]))
-    sources = [open_source("corpus", folder or default_corpus(), model) for _, model, folder in systems]
+    first = load_model(model_path, device="cpu", threads=threads)
+    systems = [("model", first, corpus_dir, reading)]
+    if compare is not None or compare_reading is not None:
+        other = load_model(compare[0], device="cpu", threads=threads) if compare is not None else first
+        systems.append(("baseline", other, compare[1] if compare is not None else corpus_dir,
+                        compare_reading or reading))
+    sources = [open_source("corpus", folder or default_corpus(), model) for _, model, folder, _ in systems]
     rng = random.Random(seed + 1)
     size = len(sources[0].library)  # type: ignore[arg-type]
     sample, key = [], []
     rows = _query_rows(queries, gold, seed, exclude, split)
-    contexts = _query_contexts(rows, gold, split) if in_context else {}
+    papers = (_query_papers(rows, gold, split) if any(mode != "alone" for *_, mode in systems) else {})
+    readers = [_Reader(mode, model, papers) for _, model, _, mode in systems]
     for number, row in enumerate(rows):
         query = str(row["text"])
         given: dict[str, list[str]] = {}  # candidate text -> the systems that gave it
         predicted: dict[str, str] = {}
-        context = contexts.get((str(row["pdf"]), str(row["sid"])))  # None: read alone
-        for (system, model, _), source in zip(systems, sources, strict=True):
-            found = suggest(query, model, [source], k, context=context)
+        for (system, model, _, _), source, reader in zip(systems, sources, readers, strict=True):
+            context, read = reader((str(row["pdf"]), str(row["sid"])), query)
+            found = suggest(query, model, [source], k, context=context, reading=read)
             predicted[system] = str(found.query["function"])
             for suggestion in found.suggestions[:k]:
                 given.setdefault(suggestion.text, []).append(system)
@@ -231,8 +268,10 @@ def _read(path: Path, what: str) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     if args.draw is not None:
         compare = (args.compare_model, args.compare_corpus) if args.compare_model else None
+        reading = args.reading or ("neighbours" if args.in_context else "alone")
         report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold,
-                      compare, args.seed, sample_queries(args.exclude), args.in_context, args.split)
+                      compare, args.seed, sample_queries(args.exclude), reading, args.split,
+                      args.compare_reading)
     else:
         from core.errors import RhetoricaError
 

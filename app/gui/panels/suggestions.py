@@ -60,6 +60,7 @@ from core.phrasing.suggestion_sources import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.labelling.sentence_context import SentenceContext
+    from core.phrasing.query_reading import QueryReading
     from core.phrasing.suggest import Suggestion, SuggestionResult, Templater
 
 DEFAULT_K = 10
@@ -80,6 +81,7 @@ class SuggestionsPanel(QWidget):
         self._templater = templater or available_templater
         self.query_text = ""
         self.query_context: SentenceContext | None = None  # the heading kind and neighbours it is read with
+        self.query_reading: QueryReading | None = None  # the open paper's analysis of it (a page sentence)
         self.origin = ""  # "page" or "draft"
         self._draft_context: Callable[[], SentenceContext | None] | None = None
         self.result: SuggestionResult | None = None
@@ -103,6 +105,7 @@ class SuggestionsPanel(QWidget):
         self.op = PanelOperation(self, session, self.status, error_prefix="Suggestions failed")
         panel_layout(self, self.filters, self.query_label, (self.stack, 1), self.status)
         session.sentenceSelected.connect(self._on_sentence_selected)
+        session.analysisEmbedded.connect(while_alive(self, lambda _a: self._read_from_analysis()))
         session.documentClosed.connect(while_alive(self, lambda: self._on_sentence_selected(-1)))
         self.refresh()
 
@@ -114,15 +117,19 @@ class SuggestionsPanel(QWidget):
 
     def query(self) -> SuggestionRequest:
         return SuggestionRequest(self.query_text, self.k, self.function.currentData(),
-                                 self.section.currentData(), self.query_context)
+                                 self.section.currentData(), self.query_context, self.query_reading)
 
     # -- queries --------------------------------------------------------------------------
-    def set_query(self, text: str, origin: str = "page", context: SentenceContext | None = None) -> None:
+    def set_query(self, text: str, origin: str = "page", context: SentenceContext | None = None,
+                  reading: QueryReading | None = None) -> None:
         """Search for sentences doing the job of ``text`` ("" clears the query); ``context`` (the
-        heading's kind and the neighbouring sentences) is what its role and function are read with."""
+        heading's kind and the neighbouring sentences) is what its role and function are read with,
+        unless ``reading`` (the open paper's analysis of it) already says."""
         self.query_text = " ".join(text.split())
         same = context is not None and " ".join(context.text.split()) == self.query_text
         self.query_context = context if same else None
+        fits = reading is not None and " ".join(reading.text.split()) == self.query_text
+        self.query_reading = reading if fits else None
         self.origin = origin
         self.refresh()
 
@@ -138,13 +145,24 @@ class SuggestionsPanel(QWidget):
             self.set_query(text, "draft", context)
 
     def _on_sentence_selected(self, index: int) -> None:
+        """A sentence selected on the page is read as the inspector reads it: from the paper's embedded
+        analysis, or (not there yet) with its whole section, the document that analysis reads."""
         from core.labelling.sentence_context import context_in_paper
+        from core.phrasing.query_reading import reading_from_analysis
 
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):
-            self.set_query(paper.sentences[index].text, "page", context_in_paper(paper, index))
+            text = paper.sentences[index].text
+            embedded = self.session.embedded
+            reading = reading_from_analysis(embedded, index, text) if embedded is not None else None
+            self.set_query(text, "page", context_in_paper(paper, index, neighbours=None), reading)
         elif self.origin == "page":
             self.set_query("", "page")
+
+    def _read_from_analysis(self) -> None:
+        """The paper's analysis arrived after a page sentence was selected: read it as the inspector does."""
+        if self.origin == "page" and self.query_text and self.query_reading is None:
+            self._on_sentence_selected(self.session.selected)
 
     def refresh(self) -> None:
         """Search again for the current query and filters (any older search is superseded; hidden, the
