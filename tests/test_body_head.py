@@ -154,7 +154,8 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     # int8, as shipped (an untrained-like head's near-ties flip under int8: parity recorded, not enforced)
     manifest = export_bundle(loaded, base, tmp_path / "bundle",
                              ExportOptions(parity_sentences=12, body_head={"test": True},
-                                           enforce_parity=False), documents)
+                                           enforce_parity=False, training={"command": "the encoder's run"}),
+                             documents)
     assert manifest.context["body_head"]["test"] is True
     assert "method" in manifest.context["section_kinds_trained"]
     back, _ = net_from_bundle(tmp_path / "bundle")
@@ -187,6 +188,12 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     assert (second / "model.onnx").read_bytes() == (first / "model.onnx").read_bytes()
     assert (second / "roles.onnx").read_bytes() != (first / "roles.onnx").read_bytes()
     assert again.context["parity"]["int8"]["mean_cosine"] > 0.98  # the reused graph was parity-checked
+    # The record of the step that trained the sentence graphs travels with them.
+    from models.bundle import read_manifest
+
+    earlier = read_manifest(first)
+    assert again.training["sentence_graphs_from"] == {"model": f"{earlier.name}@{earlier.version}",
+                                                      "training": {"command": "the encoder's run"}}
 
 
 def test_a_role_weight_scales_that_roles_sentences_in_the_loss(net, tmp_path) -> None:

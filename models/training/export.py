@@ -337,8 +337,22 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         files={ROLE_GRAPH: "", **({CONTENT_GRAPH: ""} if net.content_fork else {}),
                **({ADAPTERS_FILE: ""} if adapters else {})},
         metrics=dict(options.metrics),
-        training=dict(options.training),
+        training=_training_record(options),
     )
     manifest = write_manifest(out, manifest)
     ctx.progress(5, 5, f"bundle written: {out} ({bundle_size_bytes(out) / 1e6:.1f} MB)")
     return manifest
+
+
+def _training_record(options: ExportOptions) -> dict[str, Any]:
+    """The manifest's ``training``: this step's record, and, when the sentence graphs are another bundle's,
+    that bundle's own record under ``sentence_graphs_from`` (so a head retrained on a fine-tuned encoder
+    still says what the encoder was trained on, step by step back to the first export)."""
+    record = dict(options.training)
+    if options.reuse_sentence_graphs is not None:
+        from models.bundle import read_manifest
+
+        source = read_manifest(options.reuse_sentence_graphs)
+        record["sentence_graphs_from"] = {"model": f"{source.name}@{source.version}",
+                                          "training": dict(source.training)}
+    return record
