@@ -73,7 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "so a new judgement has fresh queries")
     parser.add_argument("--in-context", action="store_true",
                         help="with --draw: the same as --reading neighbours (how the app read a sentence of "
-                        "an open paper until session 17; the v3 and v4 samples were drawn so)")
+                        "an open paper until session 17; the v3e sample was drawn so)")
     parser.add_argument("--reading", choices=READINGS, default=None,
                         help="with --draw: how each query is read. alone (the default); neighbours: its "
                         "section's kind and two neighbours a side, from the parsed gold paper; analysis: as "
