@@ -301,15 +301,6 @@ class EncoderModel:
         encodings = self.tokenizer.encode_batch(list(sentences))
         return [e.ids for e in encodings]
 
-    @property
-    def sentence_batch(self) -> int:
-        """Sentences per sentence-graph run. An int8 graph quantises each activation tensor with one
-        scale per run (onnxruntime's dynamic quantisation), so in a batch a sentence's vectors would depend
-        on the sentences beside it: those graphs read one sentence per run, which makes every sentence
-        read the same in a paper, a draft, a query or the corpus (docs/benchmarks.md, "One sentence, one
-        reading"). A float graph batches :data:`DOCUMENT_BATCH` sentences."""
-        return 1 if str(self.manifest.quantization).startswith("int8-dynamic") else DOCUMENT_BATCH
-
     def section_kind_ids(self, section_kinds: Sequence[str] | str | None, n: int) -> np.ndarray:
         """Indices into the manifest's ``section_kinds`` (unknown kinds → ``len(section_kinds)``)."""
         unknown = self.manifest.unknown_section_kind
@@ -388,16 +379,14 @@ class EncoderModel:
         return results
 
     # -- 3. post-processing and public API ---------------------------------------------------
-    def embed(self, sentences: Sequence[str], batch_size: int | None = None,
-              view: str = "content") -> np.ndarray:
+    def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray:
         """(n, d) float32 L2-normalised embeddings, in the order given.
 
         ``view``: "content" (the default: what the sentence is about, kept close to the base
         model) or "function" (what the sentence does: sentences with the same communicative
         function are near). A bundle without a function head has one embedding that serves both.
         Sentences are sorted by token length and run in batches padded to their own
-        longest sentence (one sentence per run for an int8 graph: :attr:`sentence_batch`);
-        ``batch_size`` overrides that (benchmarks).
+        longest sentence, which is much faster than corpus order.
         """
         if view not in VIEWS:
             raise ValueError(f"unknown embedding view {view!r}: use one of {', '.join(VIEWS)}")
@@ -405,8 +394,7 @@ class EncoderModel:
         width = self.function_dim if output == "function_embedding" else self.embedding_dim
         if not sentences:
             return np.zeros((0, width), dtype=np.float32)
-        (embeddings,) = self.run_sentences(self.tokenize(sentences), (output,),
-                                           self.sentence_batch if batch_size is None else batch_size)
+        (embeddings,) = self.run_sentences(self.tokenize(sentences), (output,), batch_size)
         return l2_normalise(embeddings)
 
     def classify_functions(self, sentences: Sequence[str],
@@ -478,7 +466,7 @@ class EncoderModel:
                   if self.has_functions else ())
         skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
-        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=self.sentence_batch,
+        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH,
                                       deferred=_deferred) if flat else [])
         if skip and outputs:
             outputs.insert(1, np.zeros((len(flat), self.embedding_dim), dtype=np.float32))
