@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
+    from core.document import Paper
     from core.labelling.analysis import PaperAnalysis
     from core.labelling.sentence_context import SentenceContext
     from core.model_api import RoleModel
@@ -71,4 +72,15 @@ def reading_from_analysis(analysis: PaperAnalysis, index: int, text: str) -> Que
                         FROM_ANALYSIS)
 
 
-__all__ = ["FROM_ANALYSIS", "QueryReading", "read_query", "reading_from_analysis"]
+def page_query(paper: Paper, analysis: PaperAnalysis | None, index: int
+               ) -> tuple[str, SentenceContext, QueryReading | None]:
+    """Sentence ``index`` of an open paper as a query: its text, its whole section (the document the
+    paper's analysis reads it in) and, once the embedded analysis is there, that analysis's reading."""
+    from core.labelling.sentence_context import context_in_paper
+
+    text = paper.sentences[index].text
+    reading = reading_from_analysis(analysis, index, text) if analysis is not None else None
+    return text, context_in_paper(paper, index, neighbours=None), reading
+
+
+__all__ = ["FROM_ANALYSIS", "QueryReading", "page_query", "read_query", "reading_from_analysis"]

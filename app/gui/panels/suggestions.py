@@ -1,21 +1,9 @@
-"""Suggestions panel: real sentences from the phrase corpus and the user's library that do the same
-rhetorical job as the sentence at hand (issue 12, ``core.phrasing.suggest``).
-
-The query is the sentence selected on the page or the draft's sentence at the cursor (emitted 600 ms
-after typing stops), labelled in the context it has (``core.labelling.sentence_context``: its heading's
-kind and neighbours; the window lends the draft's ``current_context``). The search is
-``core.phrasing.suggestion_sources.find_suggestions`` (shared with ``rhetorica suggest``: sources opened
-in the job's thread, a broken library left out while the phrase corpus answers, each library PDF's path read
-with its title) run by the panel's :class:`~app.gui.operation.PanelOperation`: a newer query supersedes
-the running search, an older query's result is dropped, the search waits for the model, and a query
-that arrives while the panel is hidden runs when it is shown.
-
-Rows (``suggestion_cards``; words in ``suggestion_text``, filters in ``suggestion_filters``) are listed
-most similar first; the selected row shows its template and buttons ("Copy sentence", "Copy template",
-"Insert template", "Open paper"), also in each row's context menu; Ctrl+C copies its sentence. The
-panel names no other panel: ``textInsertRequested(text)`` (the window hands it to the draft),
-``openRequested(path)`` (a library paper added from a PDF still where it was) and ``library_changed()``
-(the window calls it when the Library panel adds or removes papers: the search runs again).
+"""Suggestions panel: real sentences (phrase corpus, the user's library) doing the job of the sentence at hand
+(``core.phrasing.suggest``): the selected page sentence, read as the inspector reads it
+(``core.phrasing.query_reading``), or the draft's sentence at the cursor with its heading and neighbours. The
+search (``core.phrasing.suggestion_sources.find_suggestions``, shared with the CLI) runs in a PanelOperation.
+Rows (``suggestion_cards``, ``suggestion_text``, ``suggestion_filters``) come most similar first, with copy,
+template and open actions. Signals, no other panel named: ``textInsertRequested``, ``openRequested``.
 """
 
 from __future__ import annotations
@@ -105,7 +93,7 @@ class SuggestionsPanel(QWidget):
         self.op = PanelOperation(self, session, self.status, error_prefix="Suggestions failed")
         panel_layout(self, self.filters, self.query_label, (self.stack, 1), self.status)
         session.sentenceSelected.connect(self._on_sentence_selected)
-        session.analysisEmbedded.connect(while_alive(self, lambda _a: self._read_from_analysis()))
+        session.analysisEmbedded.connect(while_alive(self, lambda _a: self._reread_page_sentence()))
         session.documentClosed.connect(while_alive(self, lambda: self._on_sentence_selected(-1)))
         self.refresh()
 
@@ -122,14 +110,13 @@ class SuggestionsPanel(QWidget):
     # -- queries --------------------------------------------------------------------------
     def set_query(self, text: str, origin: str = "page", context: SentenceContext | None = None,
                   reading: QueryReading | None = None) -> None:
-        """Search for sentences doing the job of ``text`` ("" clears the query); ``context`` (the
-        heading's kind and the neighbouring sentences) is what its role and function are read with,
-        unless ``reading`` (the open paper's analysis of it) already says."""
+        """Search for sentences doing the job of ``text`` ("" clears the query), read with ``context`` (the
+        heading's kind, the neighbours) unless ``reading`` (the paper's analysis of it; used only when of
+        ``text``: ``core.phrasing.suggest``) already says."""
         self.query_text = " ".join(text.split())
         same = context is not None and " ".join(context.text.split()) == self.query_text
         self.query_context = context if same else None
-        fits = reading is not None and " ".join(reading.text.split()) == self.query_text
-        self.query_reading = reading if fits else None
+        self.query_reading = reading
         self.origin = origin
         self.refresh()
 
@@ -145,23 +132,18 @@ class SuggestionsPanel(QWidget):
             self.set_query(text, "draft", context)
 
     def _on_sentence_selected(self, index: int) -> None:
-        """A sentence selected on the page is read as the inspector reads it: from the paper's embedded
-        analysis, or (not there yet) with its whole section, the document that analysis reads."""
-        from core.labelling.sentence_context import context_in_paper
-        from core.phrasing.query_reading import reading_from_analysis
+        """A page sentence is read as the inspector reads it (``core.phrasing.query_reading.page_query``)."""
+        from core.phrasing.query_reading import page_query
 
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):
-            text = paper.sentences[index].text
-            embedded = self.session.embedded
-            reading = reading_from_analysis(embedded, index, text) if embedded is not None else None
-            self.set_query(text, "page", context_in_paper(paper, index, neighbours=None), reading)
+            text, context, reading = page_query(paper, self.session.embedded, index)
+            self.set_query(text, "page", context, reading)
         elif self.origin == "page":
             self.set_query("", "page")
 
-    def _read_from_analysis(self) -> None:
-        """The paper's analysis arrived after a page sentence was selected: read it as the inspector does."""
-        if self.origin == "page" and self.query_text and self.query_reading is None:
+    def _reread_page_sentence(self) -> None:  # the paper's analysis came after the selection
+        if self.origin == "page" and self.query_text:
             self._on_sentence_selected(self.session.selected)
 
     def refresh(self) -> None:
