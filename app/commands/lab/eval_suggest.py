@@ -145,7 +145,7 @@ class _Reader:
         """(context, reading) for ``suggest``; (None, None): the query is read alone."""
         from core.labelling.analysis import label_paper
         from core.labelling.sentence_context import context_in_paper
-        from core.phrasing.query_reading import reading_from_analysis
+        from core.phrasing.query_reading import page_query
 
         if self.mode == "alone" or key not in self.papers:
             return None, None
@@ -154,8 +154,8 @@ class _Reader:
             return context_in_paper(paper, index), None
         if id(paper) not in self._analyses:
             self._analyses[id(paper)] = label_paper(paper, self.model).embed()
-        return (context_in_paper(paper, index, neighbours=None),
-                reading_from_analysis(self._analyses[id(paper)], index, text))
+        _, context, reading = page_query(paper, self._analyses[id(paper)], index)  # as the panel reads it
+        return context, reading
 
 
 def sample_queries(paths: list[Path]) -> frozenset[str]:
