@@ -23,10 +23,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from models.roles import RolePrediction
 if TYPE_CHECKING:  # tokenizers loads with the model, not at import
     from tokenizers import Tokenizer
 
+T = TypeVar("T")
+B = TypeVar("B")
+
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
 
@@ -48,6 +52,7 @@ CUDA = "CUDAExecutionProvider"
 # Sentences per sentence-graph run when labelling documents: measured on the sample paper's 263
 # sentences (2 threads, int8), length-sorted batches of 8/16/32/64 took 1.07/1.05/1.24/1.39 s.
 DOCUMENT_BATCH = 16
+MAX_WORKERS = 16  # parallel one-sentence runs at most (one onnxruntime thread each)
 VIEWS = ("content", "function")  # embed(view=...): what "similar" means (docs/architecture.md)
 FUNCTION_TOP = 3  # runners-up kept in a FunctionPrediction
 
@@ -193,7 +198,8 @@ class EncoderModel:
     def __init__(self, bundle_dir: Path, manifest: Manifest, session: object, tokenizer: Tokenizer,
                  pad_id: int = 0, load_seconds: float = 0.0, role_session: object | None = None,
                  content_session: object | None = None,
-                 content_loader: Callable[[], object] | None = None) -> None:
+                 content_loader: Callable[[], object] | None = None, *,
+                 sentence_batch: int = DOCUMENT_BATCH, workers: int = 1) -> None:
         self.bundle_dir = bundle_dir
         self.manifest = manifest
         self.session = session
@@ -207,6 +213,10 @@ class EncoderModel:
         self.has_content_graph = content_session is not None or content_loader is not None
         self.tokenizer = tokenizer
         self.load_seconds = load_seconds
+        # Sentences per sentence-graph run, and how many runs go at once (each on its own thread):
+        # an int8 bundle reads one sentence per run (see :func:`runs_one_sentence_at_a_time`).
+        self.sentence_batch = int(sentence_batch)
+        self.workers = max(1, int(workers))
         self.labels: tuple[str, ...] = tuple(manifest.labels)
         self.model_id = f"{manifest.name}@{manifest.version}#{files_digest(manifest)[:12]}"
         self.provider: str = session.get_providers()[0]  # type: ignore[attr-defined]
@@ -262,6 +272,13 @@ class EncoderModel:
         return EncoderModel(self.bundle_dir, self.manifest, session, self.tokenizer, self._pad_id,
                             role_session=self.role_session, content_session=self._content_session,
                             content_loader=self._content_loader)
+
+    def _each(self, run: Callable[[B], T], batches: Sequence[B]) -> Iterable[T]:
+        """``run`` of every batch, in order: on :attr:`workers` threads at once when there are
+        several (onnxruntime releases the GIL while a graph runs), else one after another."""
+        if self.workers < 2 or len(batches) < 2:
+            return map(run, batches)
+        return _map_on_threads(run, batches, min(self.workers, len(batches)))
 
     @property
     def embedding_dim(self) -> int:
@@ -345,33 +362,39 @@ class EncoderModel:
         return self.content_session.run(["sentence_embedding"], feed)[0]  # type: ignore[attr-defined]
 
     def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
-                      batch_size: int = 32, *,
+                      batch_size: int | None = None, *,
                       deferred: list[DeferredBatch] | None = None) -> list[np.ndarray]:
         """Per-sentence outputs of token ids, in the order given: the sentences run in
-        length-sorted batches, each padded to its own longest sentence. With a content graph,
+        length-sorted batches of ``batch_size`` (default :attr:`sentence_batch`), each padded to its
+        own longest sentence, on :attr:`workers` threads. With a content graph,
         ``sentence_embedding`` comes from it (fed the sentence graph's fork states); with
         ``deferred`` given, the content graph does not run now: each batch's fork states are
         appended to it (for :meth:`content_of_deferred`) and ``sentence_embedding`` is left zero."""
         n = len(ids)
+        size = self.sentence_batch if batch_size is None else batch_size
         order = np.argsort([len(x) for x in ids], kind="stable")
         unknown = self.manifest.unknown_section_kind
         forked = self.has_content_graph and "sentence_embedding" in outputs
         graph_outputs = [("fork_states" if forked and name == "sentence_embedding" else name)
                          for name in outputs]
-        results: list[np.ndarray] = []
-        for start in range(0, n, batch_size):
-            chosen = order[start : start + batch_size]
+
+        def run_batch(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
             input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
             kinds = np.full(len(chosen), unknown, dtype=np.int64)
             values = self.run(input_ids, mask, kinds, outputs=graph_outputs)
-            named = list(zip(graph_outputs, values, strict=True))
+            if forked and deferred is None:
+                values = [self.run_content(v, mask) if name == "fork_states" else v
+                          for name, v in zip(graph_outputs, values, strict=True)]
+            return chosen, mask, values
+
+        batches = [order[start : start + size] for start in range(0, n, size)]
+        results: list[np.ndarray] = []
+        for chosen, mask, values in self._each(run_batch, batches):
             if forked and deferred is not None:
+                named = list(zip(graph_outputs, values, strict=True))
                 deferred += [DeferredBatch(chosen, v, mask) for name, v in named if name == "fork_states"]
                 values = [np.zeros((len(chosen), self.embedding_dim), dtype=np.float32)
                           if name == "fork_states" else v for name, v in named]
-            elif forked:
-                values = [self.run_content(v, mask) if name == "fork_states" else v
-                          for name, v in zip(graph_outputs, values, strict=True)]
             if not results:
                 results = [np.zeros((n, v.shape[-1]), dtype=np.float32) for v in values]
             for result, value in zip(results, values, strict=True):
@@ -379,14 +402,16 @@ class EncoderModel:
         return results
 
     # -- 3. post-processing and public API ---------------------------------------------------
-    def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray:
+    def embed(self, sentences: Sequence[str], batch_size: int | None = None,
+              view: str = "content") -> np.ndarray:
         """(n, d) float32 L2-normalised embeddings, in the order given.
 
         ``view``: "content" (the default: what the sentence is about, kept close to the base
         model) or "function" (what the sentence does: sentences with the same communicative
         function are near). A bundle without a function head has one embedding that serves both.
         Sentences are sorted by token length and run in batches padded to their own
-        longest sentence, which is much faster than corpus order.
+        longest sentence, which is much faster than corpus order (one sentence per run for an int8
+        graph: :attr:`sentence_batch`); ``batch_size`` overrides that (benchmarks).
         """
         if view not in VIEWS:
             raise ValueError(f"unknown embedding view {view!r}: use one of {', '.join(VIEWS)}")
@@ -436,8 +461,10 @@ class EncoderModel:
     def content_of_deferred(self, deferred: Sequence[DeferredBatch], n: int) -> np.ndarray:
         """The content view (n, d), L2-normalised, of the batches :meth:`run_sentences` deferred."""
         out = np.zeros((n, self.embedding_dim), dtype=np.float32)
-        for batch in deferred:
-            out[batch.rows] = self.run_content(batch.states, batch.mask)
+        batches = list(deferred)
+        for batch, content in zip(batches, self._each(lambda b: self.run_content(b.states, b.mask),
+                                                      batches), strict=True):
+            out[batch.rows] = content
         return l2_normalise(out)
 
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
@@ -466,8 +493,7 @@ class EncoderModel:
                   if self.has_functions else ())
         skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
-        outputs = (self.run_sentences(self.tokenize(flat), names, batch_size=DOCUMENT_BATCH,
-                                      deferred=_deferred) if flat else [])
+        outputs = (self.run_sentences(self.tokenize(flat), names, deferred=_deferred) if flat else [])
         if skip and outputs:
             outputs.insert(1, np.zeros((len(flat), self.embedding_dim), dtype=np.float32))
         encodings = []
@@ -564,6 +590,30 @@ class EncoderModel:
         return self._encoding(embeddings, logits, function_logits, None, kinds)
 
 
+def _map_on_threads(run: Callable[[B], T], items: Sequence[B], workers: int) -> Iterator[T]:
+    """``run`` of every item, in order, on ``workers`` threads (the pool lives for this call only)."""
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rhetorica-encoder") as pool:
+        yield from pool.map(run, items)
+
+
+def runs_one_sentence_at_a_time(manifest: Manifest) -> bool:
+    """True for a bundle whose sentence graph is dynamically quantised to int8. onnxruntime's dynamic
+    quantisation scales each activation tensor with one scale per run, so in a batch a sentence's vectors
+    and labels would depend on the sentences (and padding) beside it. Such a graph reads one sentence per
+    run, on several single-thread runs at once, so a sentence reads the same in a paper, a draft, a query
+    or the corpus (docs/benchmarks.md, "One sentence, one reading")."""
+    return str(manifest.quantization).startswith("int8-dynamic")
+
+
+def default_workers() -> int:
+    """The CPUs this process may use (at most :data:`MAX_WORKERS`): parallel one-sentence runs."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        count = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, count))
+
+
 def _pad_id(tokenizer: Tokenizer) -> int:
     padding = tokenizer.padding
     if padding and padding.get("pad_id") is not None:
@@ -653,7 +703,9 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
 
     ``device``: "auto" (CUDA when it really works, else CPU), "cpu" or "cuda".
     ``threads``: onnxruntime intra-op threads (default: onnxruntime's choice);
-    the ``RHETORICA_THREADS`` environment variable sets it when not given.
+    the ``RHETORICA_THREADS`` environment variable sets it when not given. For an int8 bundle it is
+    the number of single-thread sentence runs at once instead (default: the CPUs this process may
+    use; :func:`runs_one_sentence_at_a_time`).
     """
     started = time.perf_counter()
     bundle = Path(path) if path is not None else default_bundle_path()
@@ -661,7 +713,10 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     if threads is None and os.environ.get("RHETORICA_THREADS"):
         threads = int(os.environ["RHETORICA_THREADS"])
     tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
-    session = create_session(bundle / "model.onnx", device, threads)
+    one_at_a_time = runs_one_sentence_at_a_time(manifest)
+    workers = (threads or default_workers()) if one_at_a_time else 1
+    sentence_threads = 1 if one_at_a_time else threads  # the sentence and content graphs
+    session = create_session(bundle / "model.onnx", device, sentence_threads)
     check_graph_inputs(bundle, "sentences", "model.onnx",
                        {i.name for i in session.get_inputs()})  # type: ignore[attr-defined]
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
@@ -676,7 +731,7 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
         content_path = bundle / str(graphs["content"])
 
         def content_loader() -> object:
-            session = create_session(content_path, device, threads)
+            session = create_session(content_path, device, sentence_threads)
             check_graph_inputs(bundle, "content", content_path.name,
                                {i.name for i in session.get_inputs()})  # type: ignore[attr-defined]
             if "sentence_embedding" not in {o.name for o in session.get_outputs()}:  # type: ignore[attr-defined]
@@ -707,4 +762,5 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
             raise ModelError(f"model bundle {bundle}: output '{name}' has width {shape[1]} but the "
                              f"manifest says {width}")
     return EncoderModel(bundle, manifest, session, tokenizer, pad_id, time.perf_counter() - started,
-                        role_session, content_loader=content_loader)
+                        role_session, content_loader=content_loader,
+                        sentence_batch=1 if one_at_a_time else DOCUMENT_BATCH, workers=workers)

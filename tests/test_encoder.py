@@ -240,3 +240,46 @@ def test_function_outputs_views_and_threshold(tmp_path: Path) -> None:
     assert np.allclose(plain.embed(sentences, view="function"), plain.embed(sentences))  # one embedding
     with pytest.raises(ModelError, match="no function head"):
         plain.classify_functions(sentences)
+
+
+def test_the_shipped_int8_model_reads_a_sentence_the_same_whatever_shares_its_run() -> None:
+    """Dynamic int8 quantisation scales a whole run's activations at once, so a batched sentence would
+    depend on its neighbours in the batch: the shipped graph reads one sentence per run, several runs at
+    once on single-thread sessions, and gives the same numbers on one worker as on two."""
+    from core.paths import resources_dir
+
+    shipped = resources_dir() / "models" / "default"
+    if not (shipped / "manifest.json").is_file():
+        pytest.skip("no shipped model in this checkout")
+    model = load_model(shipped, device="cpu", threads=2)
+    assert model.manifest.quantization.startswith("int8-dynamic")
+    assert model.sentence_batch == 1 and model.workers == 2
+    alone = SENTENCES[4]
+    others = [s * 3 for s in SENTENCES[:4]] + ["x " * 60, "A short one.", "Another of about that size."]
+    for view in ("content", "function"):
+        np.testing.assert_array_equal(model.embed([alone], view=view)[0],
+                                      model.embed([*others, alone], view=view)[-1])
+    by_itself = model.encode_documents([([alone], "method")], with_function_vectors=True)[0]
+    among = model.encode_documents([(others, None), ([alone], "method")], with_function_vectors=True)[1]
+    np.testing.assert_array_equal(by_itself.probabilities, among.probabilities)
+    np.testing.assert_array_equal(by_itself.function_vectors, among.function_vectors)  # type: ignore[arg-type]
+    staged = model.encode_documents_staged([(others, None), ([alone], "method")])
+    one_worker = load_model(shipped, device="cpu", threads=1)
+    assert one_worker.workers == 1
+    sequential = one_worker.encode_documents_staged([(others, None), ([alone], "method")])
+    np.testing.assert_array_equal(staged.content(), sequential.content())
+    np.testing.assert_array_equal(staged.encodings[0].probabilities, sequential.encodings[0].probabilities)
+
+
+def test_a_float_graph_still_batches(model: EncoderModel) -> None:
+    assert model.manifest.quantization == "none" and model.sentence_batch > 1 and model.workers == 1
+
+
+def test_batches_on_several_threads_come_back_in_the_callers_order(model: EncoderModel) -> None:
+    sequential = model.embed(SENTENCES, batch_size=2)
+    model.workers = 3
+    try:
+        np.testing.assert_array_equal(model.embed(SENTENCES, batch_size=2), sequential)
+        np.testing.assert_allclose(model.embed(SENTENCES[::-1], batch_size=1)[::-1], sequential, atol=1e-5)
+    finally:
+        model.workers = 1

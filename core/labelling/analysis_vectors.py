@@ -51,7 +51,8 @@ class AnalysisVectors:
     def embedding_dim(self) -> int:
         return self.model.embedding_dim
 
-    def embed(self, sentences: Sequence[str], batch_size: int = 32, view: str = "content") -> np.ndarray:
+    def embed(self, sentences: Sequence[str], batch_size: int | None = None,
+              view: str = "content") -> np.ndarray:
         """The rows of ``sentences`` (stripped) in ``view``, in the order given."""
         import numpy as np
 

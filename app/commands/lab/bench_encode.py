@@ -4,7 +4,8 @@ Every side runs in its own subprocess (``python -m app.commands.lab.bench_encode
 so its peak RSS is its own; torch is imported only inside the torch worker.  All sides
 embed the same real sentences (the first N/2 of CSAbstruct test and the first N/2 of
 PMC-Sents-FULL test), tokenised by the bundle's ``tokenizer.json`` with the manifest's
-``max_length``, in batches of 32, and time the whole ``embed`` call (tokenisation included).
+``max_length``, in the runtime's own batches (``--batch-size`` sets one for every side; torch: 32), and
+time the whole ``embed`` call (tokenisation included).
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="number of sentences (default 2000)")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2,
                         help="threads for every side (default 2)")
-    parser.add_argument("--batch-size", type=bounded_int(1, 65_536), default=32)
+    parser.add_argument("--batch-size", type=bounded_int(1, 65_536), default=None,
+                        help="sentences per graph run (default: the runtime's own — one sentence per run "
+                        "on --threads parallel single-thread runs for an int8 bundle, 16 for a float one; "
+                        "32 for torch)")
     parser.add_argument("--repeats", type=bounded_int(1, 10_000), default=3,
                         help="timed runs per side; the best is reported (default 3)")
     parser.add_argument("--reference", type=path_arg, default=None, metavar="DIR|PT",
@@ -174,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
         sentences_path = folder / "sentences.json"
         sentences_path.write_text(json.dumps(sentences), encoding="utf-8")
         common["sentences"] = str(sentences_path)
-        print(f"bench encode: {len(sentences)} sentences, {args.threads} threads, batch {args.batch_size}, "
+        batch = "the runtime's own" if args.batch_size is None else str(args.batch_size)
+        print(f"bench encode: {len(sentences)} sentences, {args.threads} threads, batch {batch}, "
               f"max_length {manifest.max_length}; load average {results['load_average_before'][0]:.2f} "
               f"on {os.cpu_count()} CPUs (other work on the machine slows every side)", flush=True)
 
@@ -355,7 +360,7 @@ def _worker_torch(spec: dict) -> dict:
     after_imports = _rss_mb()
     encoder = load_torch_encoder(spec["model_dir"], spec["bundle"], spec["threads"],
                                  checkpoint=bool(spec.get("checkpoint")))
-    batch = spec["batch_size"]
+    batch = spec["batch_size"] or 32
     encoder.embed(sentences[:64], batch, sort=True)  # warm-up
     sorted_timing, emb = _repeat(encoder.embed, len(sentences), spec["repeats"], sentences, batch, True)
     unsorted_timing, emb_unsorted = _repeat(encoder.embed, len(sentences), spec["repeats"],
