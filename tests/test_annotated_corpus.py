@@ -222,3 +222,28 @@ def test_an_annotated_documents_source_is_read_from_its_id() -> None:
     assert document_source("annotated-pdfs2-x12-4-0") == "pdfs2"
     assert document_source("annotated-section-pmc-jats-PMC1-0") == "pmc-jats"
     assert document_source("pmc-sents-full-123") is None
+
+
+def test_gold_test_batches_are_committed_to_their_own_test_and_never_to_the_corpus() -> None:
+    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, gold_test_dir
+
+    assert gold_test_dir("gold-01") == GOLD2_DIR
+    assert gold_test_dir("gold3-02") == GOLD3_DIR
+    assert gold_test_dir("r4-01") is None and gold_test_dir("train-03") is None
+
+
+def test_the_gold_test_v3_shares_no_sentence_with_v2_or_the_corpus_and_no_paper_with_the_corpus() -> None:
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, GOLD3_DIR, read_rows
+
+    def rows(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    if not (GOLD3_DIR / "test.jsonl").is_file():
+        pytest.skip("no gold test v3 in this checkout")
+    gold3, gold2 = rows(GOLD3_DIR / "test.jsonl"), rows(GOLD2_DIR / "test.jsonl")
+    corpus = read_rows(ANNOTATED_CORPUS)
+    assert len(gold3) >= 400
+    assert {r["pdf"] for r in gold3} <= {r["pdf"] for r in gold2}  # gold v2's papers, never trained on
+    assert not {r["pdf"] for r in gold3} & {str(r["paper_id"]) for r in corpus if r["source"] == "pdfs2"}
+    assert not {r["sha1"] for r in gold3} & ({r["sha1"] for r in gold2} | {str(r["sha1"]) for r in corpus})
+    assert all("+adjudicated" in r["annotators"] for r in gold3)  # every row annotated twice

@@ -27,6 +27,15 @@ from models.datasets.documents import LabelledDocument
 ANNOTATED_DIR = Path(__file__).resolve().parent / "annotated"
 ANNOTATED_CORPUS = ANNOTATED_DIR / "train.jsonl.gz"  # the committed corpus (JSON Lines, gzip)
 GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
+GOLD3_DIR = Path(__file__).resolve().parent / "gold_data" / "gold3"  # more sentences of gold2's papers
+# The gold tests' batch-name prefixes and where each test's rows are committed.
+GOLD_BATCHES = {"gold3-": GOLD3_DIR, "gold-": GOLD2_DIR}
+
+
+def gold_test_dir(batch: str) -> Path | None:
+    """Where the rows of annotation batch ``batch`` are committed when it is a gold test's (None: a training
+    batch, committed to the annotated corpus)."""
+    return next((folder for prefix, folder in GOLD_BATCHES.items() if batch.startswith(prefix)), None)
 
 
 @dataclass(frozen=True)

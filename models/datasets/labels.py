@@ -37,6 +37,7 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
     "gold-papers": ROLES,  # the same, in whole sections (unsampled sentences carry no label)
     "annotated": ROLES,  # the hand-annotated full-paper corpus (models/datasets/annotated_corpus.py)
     "gold2-papers": ROLES,  # the second gold test, on pdfs2 papers (test only)
+    "gold3-papers": ROLES,  # the third, more sentences of gold2's papers (test only)
     "user": ROLES,
 }
 
@@ -102,6 +103,7 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
     "gold-papers": {role: _fs(role) for role in ROLES},
     "annotated": {role: _fs(role) for role in ROLES},
     "gold2-papers": {role: _fs(role) for role in ROLES},
+    "gold3-papers": {role: _fs(role) for role in ROLES},
     "user": {role: _fs(role) for role in ROLES},
 }
 

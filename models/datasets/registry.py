@@ -50,6 +50,15 @@ def _load_gold2_papers(root: Path, split: str) -> list[LabelledDocument]:
     return gold_paper_documents("test", root.parent / "pdfs2", GOLD2_DIR)
 
 
+def _load_gold3_papers(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.annotated_corpus import GOLD3_DIR
+    from models.datasets.gold import gold_paper_documents
+
+    if split != "test":
+        raise DatasetError(f"gold3-papers has only a test split, not {split!r}")
+    return gold_paper_documents("test", root.parent / "pdfs2", GOLD3_DIR)
+
+
 READERS: dict[str, Reader] = {
     "csabstruct": readers.load_csabstruct,
     "pmc-sents-full": readers.load_pmc,
@@ -64,6 +73,7 @@ READERS: dict[str, Reader] = {
     "annotated": _load_annotated,  # the hand-annotated full-paper corpus (issue 24): train, dev, all
     "annotated-sections": _load_annotated_sections,  # the same inside whole sections (context unlabelled)
     "gold2-papers": _load_gold2_papers,  # the pdfs2 gold test (issue 24), as gold-papers
+    "gold3-papers": _load_gold3_papers,  # more sentences of the same papers (session 18), as gold-papers
 }
 
 

@@ -14,6 +14,8 @@ ROUND_THREE_FIRST_UID = 30000
 ROUND_THREE_WINDOWS = 5  # body runs per paper in round 3 (its papers are those of rounds 1 and 2)
 ROUND_FOUR_FIRST_UID = 40000
 ROUND_FOUR_WINDOWS = 8  # body runs per pdfs2 paper in round 4
+ROUND_FIVE_FIRST_UID = 95000
+ROUND_FIVE_WINDOWS = 5  # body runs per gold v2 paper in round 5 (the gold test v3)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
                         "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
@@ -31,7 +33,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "sections no earlier round labelled (use --seed 31); 4: batches r4-NN of up to "
                         f"{ROUND_FOUR_WINDOWS} runs per pdfs2 paper already in the corpus (the papers "
                         "parsed by Rhetorica, as the app reads them): runs of sentences no earlier round "
-                        "labelled, also inside sections labelled elsewhere (use --seed 41)")
+                        "labelled, also inside sections labelled elsewhere (use --seed 41); 5: the gold "
+                        f"test v3, batches gold3-NN of up to {ROUND_FIVE_WINDOWS} body runs per gold v2 "
+                        "paper (papers no training batch ever drew) of sentences gold v2 did not label "
+                        "(use --seed 53 --batch-size 230)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -72,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_round_three(args)
     if args.round == 4:
         return _run_round_four(args)
+    if args.round == 5:
+        return _run_round_five(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -227,6 +234,32 @@ def _run_round_four(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_round_five(args: argparse.Namespace) -> int:
+    """Round 5, the gold test v3: runs of sentences the gold test v2 did not label, from its own pdfs2 papers
+    (kept out of every training batch since round 1), parsed by Rhetorica. A test set: its batches are
+    annotated twice, independently, and never train or select a model."""
+    import json
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotated_corpus import GOLD2_DIR
+    from models.datasets.annotation import pack_batches
+
+    rng = random.Random(args.seed)
+    _, done_sha1, gold_pdfs = _already_annotated()
+    gold2_sha1 = {json.loads(line)["sha1"] for line in (GOLD2_DIR / "test.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()}
+    root = src.shared_root(None)
+    pool = sorted((p for p in src.read_pdfs2(root.parent) if p.paper_id in gold_pdfs),
+                  key=lambda p: p.paper_id)
+    rng.shuffle(pool)
+    batches = pack_batches(pool, split="gold-test", prefix="gold3-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_FIVE_FIRST_UID, annotated_sha1=gold2_sha1 | done_sha1,
+                           windows=ROUND_FIVE_WINDOWS, free_runs_only=True)
+    _write_batches(args.out, batches, "summary-gold3.json")
+    return 0
+
+
 def _write_batches(out: Path, batches: list, summary_name: str) -> None:
     import json
     import sys
@@ -291,19 +324,18 @@ def _batch_labels(folder: Path, batch: str) -> tuple[dict, str, list[str]]:
 def run_assemble(args: argparse.Namespace) -> int:
     import sys
 
-    from core.errors import DatasetError
     from models.datasets import annotation_sources as src
     from models.datasets.annotated_corpus import (
         ANNOTATED_CORPUS,
-        GOLD2_DIR,
-        locate,
+        GOLD_BATCHES,
+        gold_test_dir,
         training_row,
         write_jsonl,
     )
     from models.datasets.annotation import read_key
 
     train_rows: list[dict] = []
-    gold_units = []
+    gold_units: dict[Path, list] = {folder: [] for folder in GOLD_BATCHES.values()}
     for key in sorted(args.batches.glob("*.key.jsonl")):
         batch = key.name.removesuffix(".key.jsonl")
         labels, primary, annotators = _batch_labels(args.batches, batch)
@@ -316,16 +348,31 @@ def run_assemble(args: argparse.Namespace) -> int:
             print(f"{batch}: {len(missing)} sentences unlabelled, skipped", file=sys.stderr)
             continue
         final = "+".join(annotators) + ("+adjudicated" if len(annotators) > 1 else "")
-        if batch.startswith("gold-"):
-            gold_units += [(u, labels[u.uid], final) for u in units]
+        gold_dir = gold_test_dir(batch)
+        if gold_dir is not None:
+            gold_units[gold_dir] += [(u, labels[u.uid], final) for u in units]
         else:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
     train_rows = _refresh_kinds(train_rows)
     count = write_jsonl(ANNOTATED_CORPUS, train_rows)
     print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
-    gold_rows = []
     shared = src.shared_root(None).parent
+    for gold_dir, units_of_test in gold_units.items():
+        if units_of_test:
+            count = write_jsonl(gold_dir / "test.jsonl", _gold_rows(units_of_test, shared))
+            print(f"{gold_dir / 'test.jsonl'}: {count} sentences", file=sys.stderr)
+    return 0
+
+
+def _gold_rows(gold_units: list, shared: Path) -> list[dict]:
+    """A gold test's rows (the gold set's format) from its batches' units and final labels: each sentence
+    found again in the freshly parsed PDF (a changed parser fails loudly)."""
+    from core.errors import DatasetError
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotated_corpus import locate
+
+    gold_rows = []
     by_paper: dict[str, list] = {}
     for unit, label, who in gold_units:
         by_paper.setdefault(unit.paper_id, []).append((unit, label, who))
@@ -344,9 +391,7 @@ def run_assemble(args: argparse.Namespace) -> int:
             if unit.open_text:
                 gold["text"] = unit.text
             gold_rows.append(gold)
-    count = write_jsonl(GOLD2_DIR / "test.jsonl", gold_rows)
-    print(f"{GOLD2_DIR / 'test.jsonl'}: {count} sentences", file=sys.stderr)
-    return 0
+    return gold_rows
 
 
 def _refresh_kinds(rows: list[dict]) -> list[dict]:

@@ -14,6 +14,7 @@ MODULES = (
     "app.commands.lab.eval_functions",
     "app.commands.lab.eval_templates",
     "app.commands.lab.eval_suggest",
+    "app.commands.lab.eval_suggest_labels",
     "app.commands.lab.eval_align",
     "app.commands.lab.eval_search",
     "app.commands.lab.eval_figures",

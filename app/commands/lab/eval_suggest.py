@@ -49,9 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="score the judgements of a sample")
     parser.add_argument("--key", type=input_file, default=None,
                         help="the sample's key.jsonl (with --judgements)")
-    parser.add_argument("--gold", choices=("v1", "v2"), default="v1",
+    parser.add_argument("--gold", choices=("v1", "v2", "v3"), default="v1",
                         help="where --draw takes its queries: v1, the gold set of the shared PDFs (dev and "
-                        "test); v2, the pdfs2 gold test (fresh queries; issue 24)")
+                        "test); v2, the pdfs2 gold test (fresh queries; issue 24); v3, further sentences of "
+                        "the same pdfs2 papers (session 18)")
     parser.add_argument("--split", choices=("all", "dev", "test"), default="all",
                         help="with --draw --gold v1: take the queries from the dev papers only (to choose "
                         "between variants), the test papers only, or both (the default, as the v1 and v2 "
@@ -88,13 +89,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _gold_dir(gold: str) -> Path:
+    """The folder of a gold set's rows: v1 (the shared PDFs), v2 or v3 (pdfs2 papers)."""
+    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR
+    from models.datasets.gold import GOLD_DIR
+
+    return {"v1": GOLD_DIR, "v2": GOLD2_DIR, "v3": GOLD3_DIR}[gold]
+
+
 def _splits(gold: str, split: str = "all") -> tuple[str, ...]:
     """The gold splits queries come from (v2 has only a test split)."""
     from core.errors import RhetoricaError
 
     if gold != "v1":
         if split == "dev":
-            raise RhetoricaError("eval suggest: --gold v2 has no dev split (use --gold v1 --split dev)")
+            raise RhetoricaError(f"eval suggest: --gold {gold} has no dev split (use --gold v1 --split dev)")
         return ("test",)
     return ("dev", "test") if split == "all" else (split,)
 
@@ -103,10 +112,7 @@ def _query_rows(count: int, gold: str = "v1", seed: int = SEED,
                 exclude: frozenset[str] = frozenset(), split: str = "all") -> list[dict[str, Any]]:
     """Gold rows (open papers only: their text is in the repository) with a real function, none of whose
     text is in ``exclude``."""
-    from models.datasets.annotated_corpus import GOLD2_DIR
-    from models.datasets.gold import GOLD_DIR
-
-    folder = GOLD_DIR if gold == "v1" else GOLD2_DIR
+    folder = _gold_dir(gold)
     files = [folder / f"{name}.jsonl" for name in _splits(gold, split)]
     rows = [json.loads(line) for path in files
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -118,10 +124,9 @@ def _query_papers(rows: list[dict[str, Any]], gold: str, split: str = "all") -> 
     """(pdf, sid) -> (the parsed gold paper, the row's sentence index in it): each gold paper parsed
     afresh, the row found by its sentence id or hash."""
     from core.paths import shared_dir
-    from models.datasets.annotated_corpus import GOLD2_DIR
-    from models.datasets.gold import GOLD_DIR, load_gold_papers
+    from models.datasets.gold import load_gold_papers
 
-    folder, gold_dir = (("pdfs", GOLD_DIR), ("pdfs2", GOLD2_DIR))[gold == "v2"]
+    folder, gold_dir = ("pdfs" if gold == "v1" else "pdfs2"), _gold_dir(gold)
     wanted = {(str(r["pdf"]), str(r["sid"])) for r in rows}
     found: dict[tuple[str, str], Any] = {}
     for name in _splits(gold, split):
