@@ -249,3 +249,22 @@ def test_queries_can_come_from_the_dev_papers_only() -> None:
     assert any(row["text"] not in dev_texts for row in both)
     with pytest.raises(RhetoricaError, match="no dev split"):
         _query_rows(5, "v2", 7, split="dev")
+
+
+def test_oa_stm_sentences_reach_the_corpus_as_characters_not_xml_references(tmp_path: Path) -> None:
+    import json
+
+    from models.datasets.phrase_sources import phrase_papers
+
+    folder = tmp_path / "data" / "oa_stm_coresc"
+    folder.mkdir(parents=True)
+    (folder / "titlesList.txt").write_text("S1.txt Heat &amp; mass transfer\n", encoding="utf-8")
+    escaped = "We prove it for n&lt;p and call it &quot;tight&quot;."
+    rows = [{"doc_id": "S1", "part": "abstract", "text": escaped},
+            {"doc_id": "S1", "part": "body", "text": "Plain text stays as it is."}]
+    (folder / "coresc_auto_sentences.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                                        encoding="utf-8")
+    (paper,) = list(phrase_papers("oa-stm", tmp_path))
+    assert paper.title == "Heat & mass transfer"
+    assert [s.sentences for s in paper.sections] == [['We prove it for n<p and call it "tight".'],
+                                                     ["Plain text stays as it is."]]
