@@ -30,6 +30,7 @@ Pure Python (no model): the builder in ``app/commands/lab/corpus.py`` labels and
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -118,13 +119,15 @@ def _oa_stm(root: Path) -> Iterator[PhrasePaper]:
         if paper is None or paper.paper_id != f"oa-stm-{row['doc_id']}":
             if paper is not None:
                 yield paper
-            paper = PhrasePaper("oa-stm", f"oa-stm-{row['doc_id']}", titles.get(row["doc_id"], ""))
+            title = html.unescape(titles.get(row["doc_id"], ""))
+            paper = PhrasePaper("oa-stm", f"oa-stm-{row['doc_id']}", title)
         # The sentence files keep abstract/body, not the body's headings: body sentences are "other".
         kind = "abstract" if row["part"] == "abstract" else "other"
         heading = "Abstract" if kind == "abstract" else "Body"
         if not paper.sections or paper.sections[-1].kind != kind:
             paper.sections.append(PhraseSection(heading, kind, []))
-        paper.sections[-1].sentences.append(str(row["text"]))
+        # The sentence file keeps the XML's character references ("&lt;", "&quot;"): readers see characters.
+        paper.sections[-1].sentences.append(html.unescape(str(row["text"])))
     if paper is not None:
         yield paper
 
