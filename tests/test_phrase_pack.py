@@ -268,3 +268,22 @@ def test_oa_stm_sentences_reach_the_corpus_as_characters_not_xml_references(tmp_
     assert paper.title == "Heat & mass transfer"
     assert [s.sentences for s in paper.sections] == [['We prove it for n<p and call it "tight".'],
                                                      ["Plain text stays as it is."]]
+
+
+def test_a_pack_keeps_each_sentences_function_confidence_and_an_older_pack_reads_as_one(
+        built, tmp_path: Path) -> None:
+    import shutil
+
+    _, folder, _ = built
+    records = PackCorpus(folder).sentences(range(4))
+    labelled = [r for r in records if r.function]
+    assert all(0.0 < r.function_confidence <= 1.0 for r in records)
+    assert not labelled or any(r.function_confidence < 1.0 for r in labelled)  # the model's own, stored
+    older = tmp_path / "older"
+    shutil.copytree(folder, older)
+    with gzip.open(folder / "sentences.jsonl.gz", "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    assert all(len(row) == 8 for row in rows)
+    with gzip.open(older / "sentences.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(row[:7]) + "\n" for row in rows))  # as packs before session 18
+    assert [r.function_confidence for r in PackCorpus(older).sentences(range(4))] == [1.0] * 4

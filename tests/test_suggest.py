@@ -191,3 +191,35 @@ def test_a_reading_of_another_model_or_sentence_is_not_used() -> None:
         result = suggest(query, _Model(), [Source("corpus", _Pack())], k=1, reading=reading)  # type: ignore[arg-type]
         assert result.query["function"] == "outperforming"  # what the model read, not the reading
         assert [s.text for s in result.suggestions] == ["It outperforms all baselines."]
+
+
+class _ConfidencePack(_Pack):
+    """Two corpus sentences the model labels with the query's function: the closer one (0.9) with a label
+    the model is unsure of (0.3), the other (0.8) a confident example (0.95)."""
+
+    def sentences(self, ids):  # type: ignore[no-untyped-def]
+        from core.library.store import SentenceRecord
+
+        rows = [("csabstruct-train-1", "It is somewhat better than one baseline.", 0.3),
+                ("csabstruct-train-2", "It outperforms all baselines by a wide margin.", 0.95)]
+        return [SentenceRecord(i, rows[i][0], 0, rows[i][1], "Abstract", "abstract", "result",
+                               "outperforming", function_confidence=rows[i][2]) for i in ids]
+
+
+def test_a_confident_example_of_the_querys_function_comes_first_and_the_label_ranking_still_exists() -> None:
+    query = "Our method beats the baselines."
+    confident = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1)  # type: ignore[arg-type]
+    assert [s.text for s in confident.suggestions] == ["It outperforms all baselines by a wide margin."]
+    flat = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1,  # type: ignore[arg-type]
+                   ranking="label")
+    assert [s.text for s in flat.suggestions] == ["It is somewhat better than one baseline."]
+    with pytest.raises(ValueError, match="unknown ranking"):
+        suggest(query, _Model(), [Source("corpus", _ConfidencePack())], ranking="loudest")  # type: ignore[arg-type]
+
+
+def test_a_stored_confidence_is_read_and_an_unknown_one_counts_as_one() -> None:
+    from core.library.store import known_confidence
+
+    assert known_confidence(0.42) == 0.42
+    assert known_confidence(0) == known_confidence(None) == known_confidence("x") == 1.0
+    assert known_confidence(3) == 1.0

@@ -209,8 +209,10 @@ def label_shard(model: Any, spec: ShardSpec, key: str) -> ShardData:
         functions = encoding.functions or []
         for i, (text, role) in enumerate(zip(section.texts, encoding.roles, strict=True)):
             function = functions[i].label if functions else ""
+            confidence = functions[i].confidence if functions and function not in ("", "none") else 0.0
             sentences.append(PackSentence(paper.index, section.position + i, text, section.heading,
-                                          section.kind, role.label, "" if function == "none" else function))
+                                          section.kind, role.label, "" if function == "none" else function,
+                                          confidence))
         vectors.append(encoding.function_vectors)
     matrix = np.concatenate(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
     quantised, scales = quantise_rows(np.asarray(matrix, dtype=np.float32))

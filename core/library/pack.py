@@ -7,7 +7,8 @@ A pack is a folder (``resources/corpus``), written by ``rhetorica corpus build``
   ``model.onnx``, whose function view the vectors are in), sources with licences and counts;
 - ``papers.jsonl.gz``: one paper per line ``{"paper_id", "dataset", "title", "licence"}``;
 - ``sentences.jsonl.gz``: one sentence per line ``[paper, position, text, section, section_kind,
-  role, function]`` (``paper`` = line number in ``papers.jsonl.gz``);
+  role, function, function_confidence]`` (``paper`` = line number in ``papers.jsonl.gz``; packs built
+  before session 18 have no confidence: read as 1.0);
 - ``function.npy`` (int8 [n, d]) and ``function-scale.npy`` (float32 [n]): the L2-normalised
   function-view vectors, quantised per row (``vector ~= int8 * scale``).
 
@@ -49,7 +50,7 @@ from core.library.pack_format import (
     write_pack,
 )
 from core.library.pack_index import PackSearch
-from core.library.store import LibraryError, PaperRecord, SentenceRecord
+from core.library.store import LibraryError, PaperRecord, SentenceRecord, known_confidence
 
 __all__ = ["MANIFEST", "PACK_FORMAT", "PACK_VERSION", "PAPERS", "SCALES", "SENTENCES", "VECTORS",
            "PackCorpus", "PackFilter", "PackPaper", "PackSentence", "PackWriter", "PaperInput", "build_pack",
@@ -122,9 +123,10 @@ class PackCorpus:
         out = []
         for i in ids:
             if 0 <= i < len(self._rows):
-                paper, position, text, section, kind, role, function = self._rows[i]
+                paper, position, text, section, kind, role, function, *rest = self._rows[i]
                 out.append(SentenceRecord(int(i), self.papers[paper].paper_id, position, text, section, kind,
-                                          role, function))
+                                          role, function,
+                                          function_confidence=known_confidence(rest[0] if rest else None)))
         return out
 
     def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray:

@@ -59,10 +59,11 @@ class PackSentence:
     section_kind: str
     role: str
     function: str
+    function_confidence: float = 1.0  # the model's confidence in ``function`` (older packs: 1.0)
 
     def row(self) -> list[Any]:
         return [self.paper, self.position, self.text, self.section, self.section_kind, self.role,
-                self.function]
+                self.function, round(float(self.function_confidence), 4)]
 
 
 def quantise_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

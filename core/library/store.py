@@ -242,6 +242,18 @@ class SentenceRecord:
     role: str
     function: str
     role_confidence: float = 1.0  # read by sentences_of (the alignment's gap report); 1.0 where not read
+    # The model's confidence in ``function`` (read by ``sentences``: suggestions rank confident examples of
+    # the query's function first); 1.0 where unknown (a row stored without it, or a pack without the column).
+    function_confidence: float = 1.0
+
+
+def known_confidence(value: object) -> float:
+    """A stored confidence, or 1.0 where none was stored (rows written before it was kept hold 0)."""
+    try:
+        confidence = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 1.0
+    return confidence if 0.0 < confidence <= 1.0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -386,9 +398,11 @@ class LibraryStore:
             marks = ",".join("?" * len(chunk))
             for row in self.connection.execute(
                     "SELECT s.id, p.paper_id, s.position, s.text, s.section, s.section_kind, s.role, "
-                    f"s.function FROM sentences s JOIN papers p ON p.id = s.paper WHERE s.id IN ({marks})",
-                    chunk):
-                found[int(row[0])] = SentenceRecord(*row)
+                    "s.function, s.function_confidence FROM sentences s JOIN papers p ON p.id = s.paper "
+                    f"WHERE s.id IN ({marks})", chunk):
+                sid, paper_id, position, text, section, kind, role, function, confidence = row
+                found[int(sid)] = SentenceRecord(sid, paper_id, position, text, section, kind, role, function,
+                                                 function_confidence=known_confidence(confidence))
         return [found[int(i)] for i in ids if int(i) in found]
 
     def sentences_of(self, paper_id: str) -> list[SentenceRecord]:

@@ -44,7 +44,13 @@ DUPLICATE_LIMITS = {"content": DUPLICATE_SIMILARITY, "function": 0.99}
 FILTERED_DEPTH = 8  # how many times further a filtered search looks
 ROLE_BONUS = 0.05
 MAX_K = 100  # suggestions per query at most: the search depth and the MMR loop grow with k
-FUNCTION_BONUS = 0.10
+FUNCTION_BONUS = 0.10  # the "label" ranking's flat bonus (until session 18)
+# The "confidence" ranking (the default since session 18): a candidate the model gives the query's function
+# gets CONFIDENCE_BONUS x the model's confidence in that label, so confident, prototypical examples of the
+# function come first (chosen on the annotated dev papers among 0.1-0.8 with `rhetorica eval suggest-labels`;
+# docs/benchmarks.md, "A function bonus weighted by the candidate's own confidence").
+CONFIDENCE_BONUS = 0.8
+RANKINGS = ("confidence", "label")
 Templater = Callable[[str], tuple[list[tuple[int, int]], str]]
 
 
@@ -158,7 +164,8 @@ def _normalise(text: str) -> str:
 def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10, *,
             function: str | None = None, section_kind: str | None = None,
             templater: Templater | None = None, pool: int = 8,
-            context: SentenceContext | None = None, reading: QueryReading | None = None) -> SuggestionResult:
+            context: SentenceContext | None = None, reading: QueryReading | None = None,
+            ranking: str = "confidence") -> SuggestionResult:
     """Up to ``k`` diverse sentences from ``sources`` doing the same job as ``text`` (``k`` is clamped
     to 1..``MAX_K``, so no caller can make the search run over the whole corpus).
 
@@ -166,11 +173,14 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     the query's role and function are read with (``section_kind`` is a filter on the suggestions, not
     the query's kind). Without it the query is labelled alone, kind unknown. ``reading`` (a sentence of
     an open paper: ``core.phrasing.query_reading.reading_from_analysis``) is used instead of a model run
-    when it is of ``text`` by this model and carries what the sources need."""
+    when it is of ``text`` by this model and carries what the sources need. ``ranking`` (:data:`RANKINGS`):
+    "confidence" (the default) or "label", the flat bonus used until session 18 (for comparisons)."""
     from core.labelling.sentence_context import SentenceContext
     from core.phrasing.query_reading import read_query
     from core.taxonomy.labels import role_text
 
+    if ranking not in RANKINGS:
+        raise ValueError(f"unknown ranking {ranking!r}: use one of {', '.join(RANKINGS)}")
     k = min(max(int(k), 1), MAX_K)
     # The content view only when a source judges duplicates in it (a library; a pack has none).
     needs_content = any(source.library.duplicate_view == "content" for source in sources)
@@ -218,8 +228,7 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     function_vectors, duplicate_vectors = function_vectors[keep], duplicate_vectors[keep]
     duplicate_limits = duplicate_limits[keep]
     picked: list[int] = []
-    agreement = np.array([ROLE_BONUS * (record.role == role)
-                          + FUNCTION_BONUS * (predicted not in ("", "none") and record.function == predicted)
+    agreement = np.array([ROLE_BONUS * (record.role == role) + _function_bonus(record, predicted, ranking)
                           for _, record, _ in rows], dtype=np.float32)
     for index in mmr(query_function, function_vectors, len(rows), bonus=agreement):
         duplicate = any(rows[index][0].library.duplicate_view == rows[j][0].library.duplicate_view
@@ -242,6 +251,13 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
                           "section": record.section},
             similarity, record.role, record.function, spans, template))
     return SuggestionResult(query, suggestions)
+
+
+def _function_bonus(record: SentenceRecord, predicted: str, ranking: str) -> float:
+    """Relevance added to a candidate that the model gives the query's function ("none": nothing)."""
+    if predicted in ("", "none") or record.function != predicted:
+        return 0.0
+    return CONFIDENCE_BONUS * float(record.function_confidence) if ranking == "confidence" else FUNCTION_BONUS
 
 
 def _duplicate_vectors(rows: Sequence[tuple[Source, Any, float]]) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,8 @@ MIN_WORDS = 5  # the phrase corpus's filter
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from core.phrasing.suggest import RANKINGS
+
     parser = subparsers.add_parser(
         "suggest-labels", help="Suggestions scored against hand labels on the annotated dev papers.",
         description=__doc__)
@@ -45,6 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="annotated: every annotated dev sentence with a function (default); gold-dev: "
                         "the gold set v1's dev sentences with a function")
     parser.add_argument("-k", type=bounded_int(1, 100), default=5)
+    parser.add_argument("--ranking", choices=RANKINGS, action="append", default=None,
+                        help="how suggestions favour the query's function (repeat to compare; default: all, "
+                        "core.phrasing.suggest.RANKINGS)")
     add_model_options(parser)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
@@ -75,7 +80,9 @@ class LabelledLibrary:
 
         self.items = list(sentences)
         self.records = [SentenceRecord(i, s.paper, i, s.text, s.section_kind, s.section_kind,
-                                       s.reading.role.label, s.reading.function_label)
+                                       s.reading.role.label, s.reading.function_label,
+                                       function_confidence=(s.reading.function.confidence
+                                                            if s.reading.function is not None else 1.0))
                         for i, s in enumerate(self.items)]
         self.matrix = np.stack([s.reading.function_vector for s in self.items]).astype(np.float32)
         self.papers = np.array([s.paper for s in self.items])
@@ -145,7 +152,7 @@ def gold_dev_readings(model: Any) -> list[LabelledSentence]:
 
 
 def score(queries: Sequence[LabelledSentence], library: LabelledLibrary, model: Any,
-          k: int) -> dict[str, Any]:
+          k: int, ranking: str = "confidence") -> dict[str, Any]:
     """The share of each query's top ``k`` with its hand function / hand role, averaged over queries."""
     from core.phrasing.suggest import Source, suggest
 
@@ -159,7 +166,7 @@ def score(queries: Sequence[LabelledSentence], library: LabelledLibrary, model: 
     missed: list[float] = []
     for query in queries:
         library.left_out = query.paper
-        found = suggest(query.text, model, [source], k, reading=query.reading).suggestions
+        found = suggest(query.text, model, [source], k, reading=query.reading, ranking=ranking).suggestions
         labels = [hand[by_text[s.text]] for s in found]
         share = sum(f == query.hand_function for f, _ in labels) / k
         function_shares.append(share)
@@ -169,13 +176,14 @@ def score(queries: Sequence[LabelledSentence], library: LabelledLibrary, model: 
     def mean(values: list[float]) -> float:
         return round(100 * sum(values) / len(values), 2) if values else 0.0
 
-    return {"queries": len(function_shares),
+    return {"ranking": ranking, "queries": len(function_shares),
             "same_hand_function": mean(function_shares), "same_hand_role": mean(role_shares),
             "recognised_queries": len(recognised), "same_hand_function_recognised": mean(recognised),
             "same_hand_function_missed": mean(missed)}
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.phrasing.suggest import RANKINGS
     from models.encoder import load_model
 
     started = time.perf_counter()
@@ -189,13 +197,14 @@ def run(args: argparse.Namespace) -> int:
     queries = [s for s in pool if s.hand_function != "none"]
     print(f"eval suggest-labels: {len(library.records)} library sentences (annotated:{args.split}, model "
           f"labels), {len(queries)} queries ({args.queries}), top {args.k}; model {model.model_id}")
-    result = score(queries, library, model, args.k)
-    print(f"  same hand function {result['same_hand_function']:5.2f} %  same hand role "
-          f"{result['same_hand_role']:5.2f} %  (recognised queries {result['recognised_queries']}: "
-          f"{result['same_hand_function_recognised']:5.2f} %, the others "
-          f"{result['same_hand_function_missed']:5.2f} %)")
+    results = [score(queries, library, model, args.k, ranking) for ranking in (args.ranking or RANKINGS)]
+    for result in results:
+        print(f"  ranking {result['ranking']:<10} same hand function {result['same_hand_function']:5.2f} %  "
+              f"same hand role {result['same_hand_role']:5.2f} %  (recognised queries "
+              f"{result['recognised_queries']}: {result['same_hand_function_recognised']:5.2f} %, the others "
+              f"{result['same_hand_function_missed']:5.2f} %)")
     report = {"command": " ".join(["rhetorica", *sys.argv[1:]]), "model": model.model_id, "split": args.split,
-              "queries": args.queries, "k": args.k, "library": len(library.records), **result,
+              "queries": args.queries, "k": args.k, "library": len(library.records), "results": results,
               "seconds": round(time.perf_counter() - started, 1)}
     if args.json is not None:
         write_output(args.json, json.dumps(report, indent=1))
