@@ -206,13 +206,13 @@ class _ConfidencePack(_Pack):
                                "outperforming", function_confidence=rows[i][2]) for i in ids]
 
 
-def test_a_confident_example_of_the_querys_function_comes_first_and_the_label_ranking_still_exists() -> None:
+def test_the_label_ranking_takes_the_closer_sentence_and_the_confidence_ranking_the_confident_one() -> None:
     query = "Our method beats the baselines."
-    confident = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1)  # type: ignore[arg-type]
+    flat = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1)  # type: ignore[arg-type]
+    assert [s.text for s in flat.suggestions] == ["It is somewhat better than one baseline."]  # the default
+    confident = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1,  # type: ignore[arg-type]
+                        ranking="confidence")
     assert [s.text for s in confident.suggestions] == ["It outperforms all baselines by a wide margin."]
-    flat = suggest(query, _Model(), [Source("corpus", _ConfidencePack())], k=1,  # type: ignore[arg-type]
-                   ranking="label")
-    assert [s.text for s in flat.suggestions] == ["It is somewhat better than one baseline."]
     with pytest.raises(ValueError, match="unknown ranking"):
         suggest(query, _Model(), [Source("corpus", _ConfidencePack())], ranking="loudest")  # type: ignore[arg-type]
 

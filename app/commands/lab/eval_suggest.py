@@ -84,10 +84,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="with --draw: how the 'baseline' system reads each query (default: as "
                         "--reading); with no --compare-model, the baseline is the same model and corpus read "
                         "this way")
-    parser.add_argument("--compare-ranking", choices=("confidence", "label"), default=None, metavar="RANKING",
-                        help="with --draw: how the 'baseline' system ranks (core.phrasing.suggest.RANKINGS; "
-                        "default: as the model); with no --compare-model, the same model and corpus ranked "
-                        "this way")
+    parser.add_argument("--ranking", choices=("label", "confidence"), default="label",
+                        help="with --draw: how the 'model' system ranks (core.phrasing.suggest.RANKINGS; "
+                        "default label, as the app)")
+    parser.add_argument("--compare-ranking", choices=("label", "confidence"), default=None, metavar="RANKING",
+                        help="with --draw: how the 'baseline' system ranks (default: as --ranking); with no "
+                        "--compare-model, the same model and corpus ranked this way")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT")
     parser.set_defaults(func=run)
@@ -176,7 +178,7 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
          threads: int, gold: str = "v1", compare: tuple[str, Path | None] | None = None,
          seed: int = SEED, exclude: frozenset[str] = frozenset(), reading: str = "alone",
          split: str = "all", compare_reading: str | None = None,
-         compare_ranking: str | None = None) -> dict[str, Any]:
+         compare_ranking: str | None = None, ranking: str = "label") -> dict[str, Any]:
     from core.paths import corpus_dir as default_corpus
     from core.phrasing.suggest import open_source, suggest
     from core.taxonomy.functions import default_taxonomy
@@ -185,7 +187,7 @@ def draw(out: Path, queries: int, k: int, corpus_dir: Path | None, model_path: s
     taxonomy = {f.id: f for f in default_taxonomy().functions}
     first = load_model(model_path, device="cpu", threads=threads)
     systems = [("model", first, corpus_dir, reading)]
-    rankings = {"model": "confidence", "baseline": compare_ranking or "confidence"}
+    rankings = {"model": ranking, "baseline": compare_ranking or ranking}
     if compare is not None or compare_reading is not None or compare_ranking is not None:
         other = load_model(compare[0], device="cpu", threads=threads) if compare is not None else first
         systems.append(("baseline", other, compare[1] if compare is not None else corpus_dir,
@@ -283,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
         reading = args.reading or ("neighbours" if args.in_context else "alone")
         report = draw(args.draw, args.queries, args.k, args.corpus, args.model, args.threads, args.gold,
                       compare, args.seed, sample_queries(args.exclude), reading, args.split,
-                      args.compare_reading, args.compare_ranking)
+                      args.compare_reading, args.compare_ranking, args.ranking)
     else:
         from core.errors import RhetoricaError
 

@@ -152,7 +152,7 @@ def gold_dev_readings(model: Any) -> list[LabelledSentence]:
 
 
 def score(queries: Sequence[LabelledSentence], library: LabelledLibrary, model: Any,
-          k: int, ranking: str = "confidence") -> dict[str, Any]:
+          k: int, ranking: str = "label") -> dict[str, Any]:
     """The share of each query's top ``k`` with its hand function / hand role, averaged over queries."""
     from core.phrasing.suggest import Source, suggest
 
