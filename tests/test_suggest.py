@@ -223,3 +223,22 @@ def test_a_stored_confidence_is_read_and_an_unknown_one_counts_as_one() -> None:
     assert known_confidence(0.42) == 0.42
     assert known_confidence(0) == known_confidence(None) == known_confidence("x") == 1.0
     assert known_confidence(3) == 1.0
+
+
+def test_the_gated_ranking_trusts_candidate_confidence_only_for_a_confidently_read_query() -> None:
+    from core.phrasing.query_reading import QueryReading
+    from core.taxonomy.labels import FunctionPrediction, RolePrediction
+
+    query = "Our method beats the baselines."
+
+    def read(p: float) -> QueryReading:
+        return QueryReading(query, "hand-made", RolePrediction("result", {"result": 0.9, "method": 0.1}),
+                            FunctionPrediction("outperforming", (("outperforming", p),)),
+                            np.array([1.0, 0.0, 0.0], dtype=np.float32), None, "alone")
+
+    def first(p: float) -> str:
+        return suggest(query, _NoRunModel(), [Source("corpus", _ConfidencePack())], k=1,  # type: ignore[arg-type]
+                       reading=read(p), ranking="gated").suggestions[0].text
+
+    assert first(0.9) == "It outperforms all baselines by a wide margin."  # read confidently: confidence
+    assert first(0.45) == "It is somewhat better than one baseline."  # unsure: the label ranking

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from core.phrasing.source_titles import source_title
+from core.taxonomy.labels import UNCERTAIN_BELOW
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.labelling.sentence_context import SentenceContext
@@ -51,7 +52,10 @@ FUNCTION_BONUS = 0.10  # the "label" ranking's flat bonus (the default)
 # blind judgement of fresh queries (v7): it helps queries whose function the model reads right and hurts the
 # others (docs/benchmarks.md, "A function bonus weighted by the candidate's own confidence").
 CONFIDENCE_BONUS = 0.8
-RANKINGS = ("label", "confidence")
+# The "gated" ranking: the confidence ranking for a query whose function the model reads with at least this
+# probability (the app's "confident", core.taxonomy.labels.UNCERTAIN_BELOW), the label ranking otherwise.
+CONFIDENT_QUERY = UNCERTAIN_BELOW
+RANKINGS = ("label", "confidence", "gated")
 Templater = Callable[[str], tuple[list[tuple[int, int]], str]]
 
 
@@ -175,8 +179,9 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     the query's kind). Without it the query is labelled alone, kind unknown. ``reading`` (a sentence of
     an open paper: ``core.phrasing.query_reading.reading_from_analysis``) is used instead of a model run
     when it is of ``text`` by this model and carries what the sources need. ``ranking`` (:data:`RANKINGS`):
-    "label" (the default: a flat bonus for the query's function) or "confidence" (the bonus scaled by the
-    candidate's own function confidence; for comparisons)."""
+    "label" (the default: a flat bonus for the query's function), "confidence" (the bonus scaled by the
+    candidate's own function confidence) or "gated" (confidence for a query read with p >=
+    :data:`CONFIDENT_QUERY`)."""
     from core.labelling.sentence_context import SentenceContext
     from core.phrasing.query_reading import read_query
     from core.taxonomy.labels import role_text
@@ -230,6 +235,9 @@ def suggest(text: str, model: RoleModel, sources: Sequence[Source], k: int = 10,
     function_vectors, duplicate_vectors = function_vectors[keep], duplicate_vectors[keep]
     duplicate_limits = duplicate_limits[keep]
     picked: list[int] = []
+    if ranking == "gated":
+        confident = reading.function is not None and reading.function.confidence >= CONFIDENT_QUERY
+        ranking = "confidence" if confident else "label"
     agreement = np.array([ROLE_BONUS * (record.role == role) + _function_bonus(record, predicted, ranking)
                           for _, record, _ in rows], dtype=np.float32)
     for index in mmr(query_function, function_vectors, len(rows), bonus=agreement):

@@ -84,10 +84,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="with --draw: how the 'baseline' system reads each query (default: as "
                         "--reading); with no --compare-model, the baseline is the same model and corpus read "
                         "this way")
-    parser.add_argument("--ranking", choices=("label", "confidence"), default="label",
+    parser.add_argument("--ranking", choices=("label", "confidence", "gated"), default="label",
                         help="with --draw: how the 'model' system ranks (core.phrasing.suggest.RANKINGS; "
                         "default label, as the app)")
-    parser.add_argument("--compare-ranking", choices=("label", "confidence"), default=None, metavar="RANKING",
+    parser.add_argument("--compare-ranking", choices=("label", "confidence", "gated"), default=None,
+                        metavar="RANKING",
                         help="with --draw: how the 'baseline' system ranks (default: as --ranking); with no "
                         "--compare-model, the same model and corpus ranked this way")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
