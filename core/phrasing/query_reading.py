@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
     from core.labelling.analysis import PaperAnalysis
     from core.labelling.sentence_context import SentenceContext
-    from core.model_api import RoleModel
+    from core.model_api import DocumentEncodingLike, RoleModel
     from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 FROM_ANALYSIS = "with its whole section, as the inspector reads it"
@@ -49,14 +49,23 @@ def read_query(model: RoleModel, context: SentenceContext, *, with_content: bool
     """One model run over the query's context: its labels and both views of the query sentence."""
     (encoding,) = model.encode_documents([context.document()], with_embeddings=with_content,
                                          with_function_vectors=True)
-    at = context.position
     vectors = encoding.function_vectors
     if vectors is None or not len(vectors):  # a model without the function-vectors option
         vectors = model.embed(context.sentences(), view="function")
+    return reading_at(encoding, context.position, context.text, model.model_id, context.describe(),
+                      vectors=vectors, with_content=with_content)
+
+
+def reading_at(encoding: DocumentEncodingLike, at: int, text: str, model_id: str, described: str, *,
+               vectors: np.ndarray | None = None, with_content: bool = False) -> QueryReading:
+    """Sentence ``at`` of one document's encoding as a reading (``vectors``: the function view, when not
+    the encoding's own)."""
     functions = encoding.functions
-    return QueryReading(context.text, model.model_id, encoding.roles[at],
-                        functions[at] if functions is not None else None, np.asarray(vectors[at]),
-                        np.asarray(encoding.embeddings[at]) if with_content else None, context.describe())
+    view = encoding.function_vectors if vectors is None else vectors
+    assert view is not None
+    return QueryReading(text, model_id, encoding.roles[at], functions[at] if functions is not None else None,
+                        np.asarray(view[at]), np.asarray(encoding.embeddings[at]) if with_content else None,
+                        described)
 
 
 def reading_from_analysis(analysis: PaperAnalysis, index: int, text: str) -> QueryReading | None:
@@ -83,4 +92,4 @@ def page_query(paper: Paper, analysis: PaperAnalysis | None, index: int
     return text, context_in_paper(paper, index, neighbours=None), reading
 
 
-__all__ = ["FROM_ANALYSIS", "QueryReading", "page_query", "read_query", "reading_from_analysis"]
+__all__ = ["FROM_ANALYSIS", "QueryReading", "page_query", "read_query", "reading_at", "reading_from_analysis"]

@@ -133,14 +133,21 @@ def _interleave(pools: dict) -> list:
 def _already_annotated() -> tuple[set[tuple[str, str]], set[str], set[str]]:
     """What earlier rounds labelled: the corpus's (source, paper) keys and sentence hashes, and the gold
     test v2's PDFs (never drawn)."""
-    import json
-
-    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, read_rows
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, read_rows
 
     done = read_rows(ANNOTATED_CORPUS)
-    gold_pdfs = {json.loads(line)["pdf"] for line in (GOLD2_DIR / "test.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()}
+    gold_pdfs = {row["pdf"] for row in _gold2_rows()}
     return ({(str(r["source"]), str(r["paper_id"])) for r in done}, {str(r["sha1"]) for r in done}, gold_pdfs)
+
+
+def _gold2_rows() -> list[dict]:
+    """The gold test v2's rows (``models/datasets/gold_data/gold2/test.jsonl``)."""
+    import json
+
+    from models.datasets.annotated_corpus import GOLD2_DIR
+
+    return [json.loads(line) for line in (GOLD2_DIR / "test.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def _run_round_two(args: argparse.Namespace) -> int:
@@ -238,17 +245,14 @@ def _run_round_five(args: argparse.Namespace) -> int:
     """Round 5, the gold test v3: runs of sentences the gold test v2 did not label, from its own pdfs2 papers
     (kept out of every training batch since round 1), parsed by Rhetorica. A test set: its batches are
     annotated twice, independently, and never train or select a model."""
-    import json
     import random
 
     from models.datasets import annotation_sources as src
-    from models.datasets.annotated_corpus import GOLD2_DIR
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
     _, done_sha1, gold_pdfs = _already_annotated()
-    gold2_sha1 = {json.loads(line)["sha1"] for line in (GOLD2_DIR / "test.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()}
+    gold2_sha1 = {str(row["sha1"]) for row in _gold2_rows()}
     root = src.shared_root(None)
     pool = sorted((p for p in src.read_pdfs2(root.parent) if p.paper_id in gold_pdfs),
                   key=lambda p: p.paper_id)

@@ -111,9 +111,8 @@ class LabelledLibrary:
 
 def annotated_readings(model: Any, split: str) -> list[LabelledSentence]:
     """Every annotated sentence of ``split``, read by ``model`` with its whole section (kind included)."""
-    import numpy as np
 
-    from core.phrasing.query_reading import FROM_ANALYSIS, QueryReading
+    from core.phrasing.query_reading import FROM_ANALYSIS, reading_at
     from models.datasets.annotated_corpus import annotated_sections
 
     sections = annotated_sections(split)
@@ -121,13 +120,11 @@ def annotated_readings(model: Any, split: str) -> list[LabelledSentence]:
                                        with_function_vectors=True)
     out = []
     for section, encoding in zip(sections, encodings, strict=True):
-        roles, functions = encoding.roles, encoding.functions
         for index, label in enumerate(section.annotated):
-            if label is None or functions is None:
+            if label is None or encoding.functions is None:
                 continue
             text = section.texts[index]
-            reading = QueryReading(text, model.model_id, roles[index], functions[index],
-                                   np.asarray(encoding.function_vectors[index]), None, FROM_ANALYSIS)
+            reading = reading_at(encoding, index, text, model.model_id, FROM_ANALYSIS)
             out.append(LabelledSentence(f"{label.source}:{label.paper_id}", text, section.kind, label.role,
                                         label.function, reading))
     return out
