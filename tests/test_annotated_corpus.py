@@ -174,6 +174,30 @@ def test_round_four_takes_free_runs_also_inside_labelled_sections() -> None:
     assert units[0].uid == "u40000" and not {u.sha1 for u in units} & labelled
 
 
+def test_round_six_takes_free_runs_only_from_results_sections() -> None:
+    import random
+
+    from models.datasets.annotation import free_runs, pack_batches
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    results = [f"Result sentence {i} of the findings." for i in range(12)]
+    paper = SourcePaper("oa-stm", "p2", "biomedical", True, "A paper",
+                        [SourceSection("Methods", "method", [f"Method {i} here." for i in range(20)]),
+                         SourceSection("Results", "result", results),
+                         SourceSection("Results › More", "result", [f"More {r}" for r in results]),
+                         SourceSection("Discussion", "discussion", [f"Discussion {i}." for i in range(20)])])
+    labelled = {text_sha1(t) for t in results[:4]} | {text_sha1(f"More {r}") for r in results[:4]}
+    kinds = frozenset({"result"})
+    runs = free_runs(paper, random.Random(5), labelled, window=8, windows=3, kinds=kinds)
+    assert [(w.section, w.start, w.end) for w in runs] == [(1, 4, 12), (2, 4, 12)]  # never another section
+    assert {w.section for w in free_runs(paper, random.Random(5), labelled, window=8, windows=4)} == {0, 1, 2, 3}
+    [(_, [(_, windows, units)])] = pack_batches([paper], split="train", prefix="r6-", target=10,
+                                                rng=random.Random(5), first_uid=50000, annotated_sha1=labelled,
+                                                windows=3, free_runs_only=True, kinds=kinds)
+    assert windows == runs and units[0].uid == "u50000"
+    assert {u.section_kind for u in units} == {"result"} and not {u.sha1 for u in units} & labelled
+
+
 def test_annotated_sentences_are_read_inside_their_whole_sections(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import models.datasets.annotated_corpus as corpus

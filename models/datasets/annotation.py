@@ -140,13 +140,14 @@ def write_batch(folder: Path, name: str,
 
 
 def free_runs(paper: SourcePaper, rng: random.Random, annotated_sha1: set[str], *, window: int = WINDOW,
-              windows: int = WINDOWS) -> list[Window]:
+              windows: int = WINDOWS, kinds: frozenset[str] | None = None) -> list[Window]:
     """Up to ``windows`` body runs of ``window`` consecutive sentences none of which an earlier round
     labelled (by text hash), also inside sections that hold labelled runs elsewhere; at most one run per
-    section until every section with room has one, sections in random order."""
+    section until every section with room has one, sections in random order. With ``kinds``, only
+    sections of those kinds."""
     spans: dict[int, list[int]] = {}  # section -> the starts of its free runs
     for index, section in enumerate(paper.sections):
-        if section.kind == "abstract":
+        if section.kind == "abstract" or (kinds is not None and section.kind not in kinds):
             continue
         free = [text_sha1(text) not in annotated_sha1 for text in section.sentences]
         starts = [i for i in range(0, len(free) - window + 1) if all(free[i:i + window])]
@@ -176,17 +177,17 @@ def annotated_sections(paper: SourcePaper, annotated_sha1: set[str]) -> frozense
 
 def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, target: int, rng: random.Random,
                  first_uid: int, annotated_sha1: set[str] | None = None, windows: int = WINDOWS,
-                 free_runs_only: bool = False,
+                 free_runs_only: bool = False, kinds: frozenset[str] | None = None,
                  ) -> list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]]:
     """Papers (in the given order) sampled and packed into batches of about ``target`` sentences; with
     ``annotated_sha1``, sections holding an already-labelled sentence are left out, or, with
-    ``free_runs_only``, only its labelled sentences (:func:`free_runs`)."""
+    ``free_runs_only``, only its labelled sentences (:func:`free_runs`, of sections of ``kinds`` if given)."""
     batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []
     current: list[tuple[SourcePaper, list[Window], list[Unit]]] = []
     size, uid = 0, first_uid
     for paper in papers:
         if free_runs_only:
-            chosen = free_runs(paper, rng, annotated_sha1 or set(), windows=windows)
+            chosen = free_runs(paper, rng, annotated_sha1 or set(), windows=windows, kinds=kinds)
         else:
             skip = annotated_sections(paper, annotated_sha1) if annotated_sha1 else frozenset()
             chosen = sample_windows(paper, rng, skip_sections=skip, windows=windows)

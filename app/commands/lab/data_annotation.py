@@ -16,6 +16,9 @@ ROUND_FOUR_FIRST_UID = 40000
 ROUND_FOUR_WINDOWS = 8  # body runs per pdfs2 paper in round 4
 ROUND_FIVE_FIRST_UID = 95000
 ROUND_FIVE_WINDOWS = 5  # body runs per gold v2 paper in round 5 (the gold test v3)
+ROUND_SIX_FIRST_UID = 50000
+ROUND_SIX_WINDOWS = 3  # results runs per paper in round 6
+ROUND_SIX_KINDS = frozenset({"result"})
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5, 6), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
                         "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
@@ -36,7 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "labelled, also inside sections labelled elsewhere (use --seed 41); 5: the gold "
                         f"test v3, batches gold3-NN of up to {ROUND_FIVE_WINDOWS} body runs per gold v2 "
                         "paper (papers no training batch ever drew) of sentences gold v2 did not label "
-                        "(use --seed 53 --batch-size 230)")
+                        "(use --seed 53 --batch-size 230); 6: batches r6-NN of up to "
+                        f"{ROUND_SIX_WINDOWS} runs per full-text paper already in the corpus from its "
+                        "results sections, of sentences no earlier round labelled (use --seed 61)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -79,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_round_four(args)
     if args.round == 5:
         return _run_round_five(args)
+    if args.round == 6:
+        return _run_round_six(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -261,6 +268,41 @@ def _run_round_five(args: argparse.Namespace) -> int:
                            first_uid=ROUND_FIVE_FIRST_UID, annotated_sha1=gold2_sha1 | done_sha1,
                            windows=ROUND_FIVE_WINDOWS, free_runs_only=True)
     _write_batches(args.out, batches, "summary-gold3.json")
+    return 0
+
+
+def _run_round_six(args: argparse.Namespace) -> int:
+    """Round 6: results sections, where the gold test v3 found the model weakest (result recall 40 %):
+    up to ``ROUND_SIX_WINDOWS`` runs per full-text paper already in the corpus, from its sections of kind
+    result (as the corpus readers and the parser name them), of sentences no earlier round labelled. No
+    new paper (the train/dev split by paper stays), never a gold v1/v2 paper."""
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotation import pack_batches
+
+    rng = random.Random(args.seed)
+    done_papers, done_sha1, gold_pdfs = _already_annotated()
+    root = src.shared_root(None)
+
+    def seen(papers: object) -> list[src.SourcePaper]:
+        return [p for p in papers if (p.source, p.paper_id) in done_papers  # type: ignore[attr-defined]
+                and p.paper_id not in gold_pdfs]
+
+    pools = {
+        "oa-stm": seen(src.read_oa_stm(root)),
+        "unarxive": seen(src.read_unarxive(root)),
+        "scirex": seen(src.read_scirex(root)),
+        "pmc-jats": seen(src.read_pmc_jats(root)),
+        "pdfs2": seen(src.read_pdfs2(root.parent)),
+    }
+    for pool in pools.values():
+        pool.sort(key=lambda p: p.paper_id)
+        rng.shuffle(pool)
+    batches = pack_batches(_interleave(pools), split="train", prefix="r6-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_SIX_FIRST_UID, annotated_sha1=done_sha1,
+                           windows=ROUND_SIX_WINDOWS, free_runs_only=True, kinds=ROUND_SIX_KINDS)
+    _write_batches(args.out, batches, "summary-r6.json")
     return 0
 
 
