@@ -189,11 +189,13 @@ def test_round_six_takes_free_runs_only_from_results_sections() -> None:
     labelled = {text_sha1(t) for t in results[:4]} | {text_sha1(f"More {r}") for r in results[:4]}
     kinds = frozenset({"result"})
     runs = free_runs(paper, random.Random(5), labelled, window=8, windows=3, kinds=kinds)
-    assert [(w.section, w.start, w.end) for w in runs] == [(1, 4, 12), (2, 4, 12)]  # never another section
-    assert {w.section for w in free_runs(paper, random.Random(5), labelled, window=8, windows=4)} == {0, 1, 2, 3}
+    assert [(w.section, w.start, w.end) for w in runs] == [(1, 4, 12), (2, 4, 12)]  # no other section
+    unfiltered = free_runs(paper, random.Random(5), labelled, window=8, windows=4)
+    assert {w.section for w in unfiltered} == {0, 1, 2, 3}
     [(_, [(_, windows, units)])] = pack_batches([paper], split="train", prefix="r6-", target=10,
-                                                rng=random.Random(5), first_uid=50000, annotated_sha1=labelled,
-                                                windows=3, free_runs_only=True, kinds=kinds)
+                                                rng=random.Random(5), first_uid=50000,
+                                                annotated_sha1=labelled, windows=3, free_runs_only=True,
+                                                kinds=kinds)
     assert windows == runs and units[0].uid == "u50000"
     assert {u.section_kind for u in units} == {"result"} and not {u.sha1 for u in units} & labelled
 
@@ -249,10 +251,11 @@ def test_an_annotated_documents_source_is_read_from_its_id() -> None:
 
 
 def test_gold_test_batches_are_committed_to_their_own_test_and_never_to_the_corpus() -> None:
-    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, gold_test_dir
+    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR, gold_test_dir
 
     assert gold_test_dir("gold-01") == GOLD2_DIR
     assert gold_test_dir("gold3-02") == GOLD3_DIR
+    assert gold_test_dir("gold4-01") == GOLD4_DIR
     assert gold_test_dir("r4-01") is None and gold_test_dir("train-03") is None
 
 
@@ -271,3 +274,21 @@ def test_the_gold_test_v3_shares_no_sentence_with_v2_or_the_corpus_and_no_paper_
     assert not {r["pdf"] for r in gold3} & {str(r["paper_id"]) for r in corpus if r["source"] == "pdfs2"}
     assert not {r["sha1"] for r in gold3} & ({r["sha1"] for r in gold2} | {str(r["sha1"]) for r in corpus})
     assert all("+adjudicated" in r["annotators"] for r in gold3)  # every row annotated twice
+
+
+def test_the_gold_test_v4_shares_no_sentence_with_v2_v3_or_the_corpus_and_no_paper_with_the_corpus() -> None:
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, GOLD2_DIR, GOLD3_DIR, GOLD4_DIR, read_rows
+
+    def rows(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    if not (GOLD4_DIR / "test.jsonl").is_file():
+        pytest.skip("no gold test v4 in this checkout")
+    gold4, gold3, gold2 = (rows(folder / "test.jsonl") for folder in (GOLD4_DIR, GOLD3_DIR, GOLD2_DIR))
+    corpus = read_rows(ANNOTATED_CORPUS)
+    assert len(gold4) >= 200
+    assert {r["pdf"] for r in gold4} <= {r["pdf"] for r in gold2}  # gold v2's papers, never trained on
+    assert not {r["pdf"] for r in gold4} & {str(r["paper_id"]) for r in corpus if r["source"] == "pdfs2"}
+    earlier = {r["sha1"] for r in gold2} | {r["sha1"] for r in gold3} | {str(r["sha1"]) for r in corpus}
+    assert not {r["sha1"] for r in gold4} & earlier
+    assert all("+adjudicated" in r["annotators"] for r in gold4)  # every row annotated twice

@@ -28,8 +28,9 @@ ANNOTATED_DIR = Path(__file__).resolve().parent / "annotated"
 ANNOTATED_CORPUS = ANNOTATED_DIR / "train.jsonl.gz"  # the committed corpus (JSON Lines, gzip)
 GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
 GOLD3_DIR = Path(__file__).resolve().parent / "gold_data" / "gold3"  # more sentences of gold2's papers
+GOLD4_DIR = Path(__file__).resolve().parent / "gold_data" / "gold4"  # further sentences of gold2's papers
 # The gold tests' batch-name prefixes and where each test's rows are committed.
-GOLD_BATCHES = {"gold3-": GOLD3_DIR, "gold-": GOLD2_DIR}
+GOLD_BATCHES = {"gold4-": GOLD4_DIR, "gold3-": GOLD3_DIR, "gold-": GOLD2_DIR}
 
 
 def gold_test_dir(batch: str) -> Path | None:

@@ -38,6 +38,7 @@ DATASET_LABELS: dict[str, tuple[str, ...]] = {
     "annotated": ROLES,  # the hand-annotated full-paper corpus (models/datasets/annotated_corpus.py)
     "gold2-papers": ROLES,  # the second gold test, on pdfs2 papers (test only)
     "gold3-papers": ROLES,  # the third, more sentences of gold2's papers (test only)
+    "gold4-papers": ROLES,  # the fourth, further sentences of gold2's papers (test only)
     "user": ROLES,
 }
 
@@ -104,6 +105,7 @@ ROLE_MAPPINGS: dict[str, dict[str, frozenset[str]]] = {
     "annotated": {role: _fs(role) for role in ROLES},
     "gold2-papers": {role: _fs(role) for role in ROLES},
     "gold3-papers": {role: _fs(role) for role in ROLES},
+    "gold4-papers": {role: _fs(role) for role in ROLES},
     "user": {role: _fs(role) for role in ROLES},
 }
 

@@ -59,6 +59,15 @@ def _load_gold3_papers(root: Path, split: str) -> list[LabelledDocument]:
     return gold_paper_documents("test", root.parent / "pdfs2", GOLD3_DIR)
 
 
+def _load_gold4_papers(root: Path, split: str) -> list[LabelledDocument]:
+    from models.datasets.annotated_corpus import GOLD4_DIR
+    from models.datasets.gold import gold_paper_documents
+
+    if split != "test":
+        raise DatasetError(f"gold4-papers has only a test split, not {split!r}")
+    return gold_paper_documents("test", root.parent / "pdfs2", GOLD4_DIR)
+
+
 READERS: dict[str, Reader] = {
     "csabstruct": readers.load_csabstruct,
     "pmc-sents-full": readers.load_pmc,
@@ -74,6 +83,7 @@ READERS: dict[str, Reader] = {
     "annotated-sections": _load_annotated_sections,  # the same inside whole sections (context unlabelled)
     "gold2-papers": _load_gold2_papers,  # the pdfs2 gold test (issue 24), as gold-papers
     "gold3-papers": _load_gold3_papers,  # more sentences of the same papers (session 18), as gold-papers
+    "gold4-papers": _load_gold4_papers,  # further sentences of the same papers (session 19), as gold-papers
 }
 
 

@@ -19,6 +19,8 @@ ROUND_FIVE_WINDOWS = 5  # body runs per gold v2 paper in round 5 (the gold test 
 ROUND_SIX_FIRST_UID = 50000
 ROUND_SIX_WINDOWS = 3  # results runs per paper in round 6
 ROUND_SIX_KINDS = frozenset({"result"})
+ROUND_SEVEN_FIRST_UID = 97000
+ROUND_SEVEN_WINDOWS = 4  # body runs per gold v2 paper in round 7 (the gold test v4)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5, 6), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
                         "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
@@ -41,7 +43,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "paper (papers no training batch ever drew) of sentences gold v2 did not label "
                         "(use --seed 53 --batch-size 230); 6: batches r6-NN of up to "
                         f"{ROUND_SIX_WINDOWS} runs per full-text paper already in the corpus from its "
-                        "results sections, of sentences no earlier round labelled (use --seed 61)")
+                        "results sections, of sentences no earlier round labelled (use --seed 61); 7: the "
+                        f"gold test v4, batches gold4-NN of up to {ROUND_SEVEN_WINDOWS} body runs per gold "
+                        "v2 paper of sentences neither gold v2 nor v3 labelled (use --seed 71 "
+                        "--batch-size 230)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -86,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_round_five(args)
     if args.round == 6:
         return _run_round_six(args)
+    if args.round == 7:
+        return _run_round_seven(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -252,6 +259,24 @@ def _run_round_five(args: argparse.Namespace) -> int:
     """Round 5, the gold test v3: runs of sentences the gold test v2 did not label, from its own pdfs2 papers
     (kept out of every training batch since round 1), parsed by Rhetorica. A test set: its batches are
     annotated twice, independently, and never train or select a model."""
+    return _run_gold_round(args, prefix="gold3-", first_uid=ROUND_FIVE_FIRST_UID, windows=ROUND_FIVE_WINDOWS,
+                           earlier=(), summary="summary-gold3.json")
+
+
+def _run_round_seven(args: argparse.Namespace) -> int:
+    """Round 7, the gold test v4: as round 5, runs of sentences neither gold v2 nor gold v3 labelled, from the
+    same papers (fresh suggestion queries for the next blind judgement; a test set like v2 and v3)."""
+    from models.datasets.annotated_corpus import GOLD3_DIR
+
+    return _run_gold_round(args, prefix="gold4-", first_uid=ROUND_SEVEN_FIRST_UID,
+                           windows=ROUND_SEVEN_WINDOWS, earlier=(GOLD3_DIR,), summary="summary-gold4.json")
+
+
+def _run_gold_round(args: argparse.Namespace, *, prefix: str, first_uid: int, windows: int,
+                    earlier: tuple[Path, ...], summary: str) -> int:
+    """Batches of a further gold test on the gold v2 papers: free runs of sentences that no training batch,
+    gold v2 nor the gold tests in ``earlier`` labelled."""
+    import json
     import random
 
     from models.datasets import annotation_sources as src
@@ -259,15 +284,18 @@ def _run_round_five(args: argparse.Namespace) -> int:
 
     rng = random.Random(args.seed)
     _, done_sha1, gold_pdfs = _already_annotated()
-    gold2_sha1 = {str(row["sha1"]) for row in _gold2_rows()}
+    labelled = {str(row["sha1"]) for row in _gold2_rows()}
+    for folder in earlier:
+        labelled |= {str(json.loads(line)["sha1"]) for line in
+                     (folder / "test.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
     root = src.shared_root(None)
     pool = sorted((p for p in src.read_pdfs2(root.parent) if p.paper_id in gold_pdfs),
                   key=lambda p: p.paper_id)
     rng.shuffle(pool)
-    batches = pack_batches(pool, split="gold-test", prefix="gold3-", target=args.batch_size, rng=rng,
-                           first_uid=ROUND_FIVE_FIRST_UID, annotated_sha1=gold2_sha1 | done_sha1,
-                           windows=ROUND_FIVE_WINDOWS, free_runs_only=True)
-    _write_batches(args.out, batches, "summary-gold3.json")
+    batches = pack_batches(pool, split="gold-test", prefix=prefix, target=args.batch_size, rng=rng,
+                           first_uid=first_uid, annotated_sha1=labelled | done_sha1,
+                           windows=windows, free_runs_only=True)
+    _write_batches(args.out, batches, summary)
     return 0
 
 

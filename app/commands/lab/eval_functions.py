@@ -33,11 +33,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and macro-F1 (over the functions present in the gold; 'none' counts in accuracy) when the "
         "bundle predicts functions. --markers scores the distant-label rule the same way.",
     )
-    parser.add_argument("--data", choices=("gold", "gold2", "gold3", "annotated"), default="gold",
+    parser.add_argument("--data", choices=("gold", "gold2", "gold3", "gold4", "annotated"), default="gold",
                         help="gold: the 12 shared PDFs' gold set; gold2: the pdfs2 gold test (issue 24; "
                         "split test only); gold3: further body sentences of gold2's papers (session 18; "
-                        "split test only); annotated: the annotated corpus's parsed-PDF dev papers read "
-                        "whole (split dev only; a full-paper dev set of 706 sentences)")
+                        "split test only); gold4: further ones (session 19; split test only); annotated: "
+                        "the annotated corpus's parsed-PDF dev papers read whole (split dev only; 1,514 "
+                        "sentences of 10 papers)")
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     add_model_options(parser)
     parser.add_argument("--markers", action="store_true",
@@ -203,14 +204,14 @@ def run(args: argparse.Namespace) -> int:
     from models.encoder import load_model
 
     model = load_model(args.model, device=args.device, threads=args.threads)
-    if args.data in ("gold2", "gold3"):
+    if args.data in ("gold2", "gold3", "gold4"):
         from core.errors import DatasetError
-        from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR
+        from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR
 
         if args.split != "test":
             raise DatasetError(f"{args.data} has only a test split")
         papers = load_gold_papers("test", shared_dir() / "pdfs2",
-                                  GOLD2_DIR if args.data == "gold2" else GOLD3_DIR)
+                                  {"gold2": GOLD2_DIR, "gold3": GOLD3_DIR, "gold4": GOLD4_DIR}[args.data])
     elif args.data == "annotated":
         from models.datasets.annotated_papers import load_annotated_pdf_papers
 

@@ -49,10 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="score the judgements of a sample")
     parser.add_argument("--key", type=input_file, default=None,
                         help="the sample's key.jsonl (with --judgements)")
-    parser.add_argument("--gold", choices=("v1", "v2", "v3"), default="v1",
+    parser.add_argument("--gold", choices=("v1", "v2", "v3", "v4"), default="v1",
                         help="where --draw takes its queries: v1, the gold set of the shared PDFs (dev and "
                         "test); v2, the pdfs2 gold test (fresh queries; issue 24); v3, further sentences of "
-                        "the same pdfs2 papers (session 18)")
+                        "the same pdfs2 papers (session 18); v4, further ones (session 19)")
     parser.add_argument("--split", choices=("all", "dev", "test"), default="all",
                         help="with --draw --gold v1: take the queries from the dev papers only (to choose "
                         "between variants), the test papers only, or both (the default, as the v1 and v2 "
@@ -97,11 +97,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _gold_dir(gold: str) -> Path:
-    """The folder of a gold set's rows: v1 (the shared PDFs), v2 or v3 (pdfs2 papers)."""
-    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR
+    """The folder of a gold set's rows: v1 (the shared PDFs), v2, v3 or v4 (pdfs2 papers)."""
+    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR
     from models.datasets.gold import GOLD_DIR
 
-    return {"v1": GOLD_DIR, "v2": GOLD2_DIR, "v3": GOLD3_DIR}[gold]
+    return {"v1": GOLD_DIR, "v2": GOLD2_DIR, "v3": GOLD3_DIR, "v4": GOLD4_DIR}[gold]
 
 
 def _splits(gold: str, split: str = "all") -> tuple[str, ...]:
