@@ -53,6 +53,7 @@ eval: $(STAMP) $(BASELINE)/manifest.json
 	$(BIN)/rhetorica eval functions --data gold2 --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold2-test.json
 	$(BIN)/rhetorica eval functions --data gold2 --split test --isolated --model $(BUNDLE) --threads 2 --json $(EVAL)/gold2-test-isolated.json
 	$(BIN)/rhetorica eval functions --data gold3 --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold3-test.json
+	$(BIN)/rhetorica eval functions --data gold4 --split test --model $(BUNDLE) --threads 2 --json $(EVAL)/gold4-test.json
 	$(BIN)/rhetorica eval suggest-labels --split dev --model $(BUNDLE) --threads 2 --json $(EVAL)/suggest-labels-dev.json
 	$(BIN)/rhetorica eval sections --json $(EVAL)/section-kinds.json
 	$(BIN)/rhetorica eval figures --skip-mentions --model $(BUNDLE) --threads 2 --json $(EVAL)/figures.json
