@@ -124,6 +124,29 @@ def wide_figure_pdf(path: Path) -> Path:
     return path
 
 
+def ruled_caption_pdf(path: Path) -> Path:
+    """A figure above its caption, and below the caption, as PLOS prints it, a link line with its underline
+    and a full-width grey rule: strokes only, no graphic."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Page With A Ruled Caption", fontsize=18, fontname="hebo")
+    page.insert_text((72, 100), "1 Methods", fontsize=12, fontname="hebo")
+    text = " ".join(f"Method sentence number {k} describes a step of the study here." for k in range(1, 6))
+    page.insert_textbox(pymupdf.Rect(72, 108, 540, 200), text, fontsize=10, fontname="helv")
+    page.draw_rect(pymupdf.Rect(72, 220, 330, 414), color=(0, 0, 0), fill=(0.7, 0.8, 0.7))
+    page.insert_text((72, 436), "Fig 3. Transmission pathways of the hazards identified in the scenario.",
+                     fontsize=9, fontname="helv")
+    page.draw_line((72, 440), (540, 440), color=(0.6, 0.6, 0.6), width=0.5)  # just under the caption
+    page.insert_text((72, 452), "https://doi.org/10.1371/journal.pone.0000000.g003", fontsize=8,
+                     fontname="helv", color=(0.2, 0.4, 0.7))
+    page.draw_line((72, 454), (200, 454), color=(0.2, 0.4, 0.7), width=0.4)  # the link's underline,
+    page.draw_line((200, 454), (270, 454), color=(0.2, 0.4, 0.7), width=0.4)  # in two pieces
+    page.insert_textbox(pymupdf.Rect(72, 480, 540, 600), text.replace("Method", "Later"), fontsize=10,
+                        fontname="helv")
+    doc.save(path)
+    return path
+
+
 def furniture_pdf(path: Path, pages: int = 3) -> Path:
     """Running head, page numbers, review line numbers, a grey watermark and a rotated side stamp
     around one column of body text on every page."""

@@ -17,6 +17,7 @@ from tests.pdf_factory import (
     furniture_pdf,
     hyphen_pdf,
     references_pdf,
+    ruled_caption_pdf,
     two_column_pdf,
     wide_figure_pdf,
 )
@@ -153,6 +154,13 @@ def test_full_width_figure_between_column_text(tmp_path):
     (fig,) = paper.figures
     assert fig.region_found and fig.bbox[0] < 105 and fig.bbox[2] > 507
     assert "wide figure that spans" not in paper.body_text()
+
+
+def test_rules_and_link_underlines_under_a_caption_are_not_its_figure(tmp_path):
+    # PLOS prints a link line and a full-width rule under each caption: strokes, not a figure
+    paper = parse_pdf(ruled_caption_pdf(tmp_path / "ruled.pdf"))
+    (fig,) = paper.figures
+    assert fig.region_found and fig.bbox[1] < 230 and fig.bbox[3] < 430  # the drawing above the caption
 
 
 def test_cancel_stops_parsing(two_column):

@@ -155,6 +155,8 @@ def region_options(
             found = [b for b in found if (b[2] - b[0]) > 3 or (b[3] - b[1]) > 3]
             if found and max((b[2] - b[0]) * (b[3] - b[1]) for b in found) < 50 and len(found) < 3:
                 found = []
+            if all((b[3] - b[1]) < 1.5 for b in found):
+                found = []  # horizontal strokes only: rules and link underlines (PLOS), not a figure
         if not found and caption.kind == "table":
             # a table without rules: its text lines in the band
             texts_lines = [
