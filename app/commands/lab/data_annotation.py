@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from random import Random
 
 GOLD_TEST_PAPERS = {"biomedical/life": 4, "computer science": 3, "physical/engineering": 3, "social/other": 2}
 TRAIN_TAKE = {"oa-stm": 4, "unarxive": 30, "pmc-jats": 13, "scirex": 30, "arxiv-abs": 25, "csabstruct": 15}
@@ -203,11 +204,23 @@ def _run_round_three(args: argparse.Namespace) -> int:
     v1/v2 paper (none is in the corpus)."""
     import random
 
-    from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
     done_papers, done_sha1, gold_pdfs = _already_annotated()
+    papers = _corpus_papers(rng, done_papers, gold_pdfs)
+    batches = pack_batches(papers, split="train", prefix="r3-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_THREE_FIRST_UID, annotated_sha1=done_sha1,
+                           windows=ROUND_THREE_WINDOWS)
+    _write_batches(args.out, batches, "summary-r3.json")
+    return 0
+
+
+def _corpus_papers(rng: Random, done_papers: set[tuple[str, str]], gold_pdfs: set[str]) -> list:
+    """The full-text papers already in the corpus (never a gold v1/v2 paper), each source's in a random
+    order, interleaved so that each batch mixes fields (rounds 3 and 6)."""
+    from models.datasets import annotation_sources as src
+
     root = src.shared_root(None)
 
     def seen(papers: object) -> list[src.SourcePaper]:
@@ -224,11 +237,7 @@ def _run_round_three(args: argparse.Namespace) -> int:
     for pool in pools.values():
         pool.sort(key=lambda p: p.paper_id)
         rng.shuffle(pool)
-    batches = pack_batches(_interleave(pools), split="train", prefix="r3-", target=args.batch_size, rng=rng,
-                           first_uid=ROUND_THREE_FIRST_UID, annotated_sha1=done_sha1,
-                           windows=ROUND_THREE_WINDOWS)
-    _write_batches(args.out, batches, "summary-r3.json")
-    return 0
+    return _interleave(pools)
 
 
 def _run_round_four(args: argparse.Namespace) -> int:
@@ -306,28 +315,12 @@ def _run_round_six(args: argparse.Namespace) -> int:
     new paper (the train/dev split by paper stays), never a gold v1/v2 paper."""
     import random
 
-    from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
     rng = random.Random(args.seed)
     done_papers, done_sha1, gold_pdfs = _already_annotated()
-    root = src.shared_root(None)
-
-    def seen(papers: object) -> list[src.SourcePaper]:
-        return [p for p in papers if (p.source, p.paper_id) in done_papers  # type: ignore[attr-defined]
-                and p.paper_id not in gold_pdfs]
-
-    pools = {
-        "oa-stm": seen(src.read_oa_stm(root)),
-        "unarxive": seen(src.read_unarxive(root)),
-        "scirex": seen(src.read_scirex(root)),
-        "pmc-jats": seen(src.read_pmc_jats(root)),
-        "pdfs2": seen(src.read_pdfs2(root.parent)),
-    }
-    for pool in pools.values():
-        pool.sort(key=lambda p: p.paper_id)
-        rng.shuffle(pool)
-    batches = pack_batches(_interleave(pools), split="train", prefix="r6-", target=args.batch_size, rng=rng,
+    papers = _corpus_papers(rng, done_papers, gold_pdfs)
+    batches = pack_batches(papers, split="train", prefix="r6-", target=args.batch_size, rng=rng,
                            first_uid=ROUND_SIX_FIRST_UID, annotated_sha1=done_sha1,
                            windows=ROUND_SIX_WINDOWS, free_runs_only=True, kinds=ROUND_SIX_KINDS)
     _write_batches(args.out, batches, "summary-r6.json")
