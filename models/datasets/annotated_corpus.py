@@ -29,6 +29,8 @@ ANNOTATED_CORPUS = ANNOTATED_DIR / "train.jsonl.gz"  # the committed corpus (JSO
 GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
 GOLD3_DIR = Path(__file__).resolve().parent / "gold_data" / "gold3"  # more sentences of gold2's papers
 GOLD4_DIR = Path(__file__).resolve().parent / "gold_data" / "gold4"  # further sentences of gold2's papers
+# The pdfs2 gold tests by name (`rhetorica eval functions --data NAME`, role dataset NAME-papers:test).
+GOLD_TESTS = {"gold2": GOLD2_DIR, "gold3": GOLD3_DIR, "gold4": GOLD4_DIR}
 # The gold tests' batch-name prefixes and where each test's rows are committed.
 GOLD_BATCHES = {"gold4-": GOLD4_DIR, "gold3-": GOLD3_DIR, "gold-": GOLD2_DIR}
 

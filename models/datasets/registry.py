@@ -41,31 +41,18 @@ def _load_annotated_sections(root: Path, split: str) -> list[LabelledDocument]:
     return annotated_section_documents(split, root.parent)
 
 
-def _load_gold2_papers(root: Path, split: str) -> list[LabelledDocument]:
-    from models.datasets.annotated_corpus import GOLD2_DIR
-    from models.datasets.gold import gold_paper_documents
+def _gold_test_papers(name: str) -> Reader:
+    """The reader of one pdfs2 gold test (``annotated_corpus.GOLD_TESTS``), as gold-papers; test only."""
 
-    if split != "test":
-        raise DatasetError(f"gold2-papers has only a test split, not {split!r}")
-    return gold_paper_documents("test", root.parent / "pdfs2", GOLD2_DIR)
+    def load(root: Path, split: str) -> list[LabelledDocument]:
+        from models.datasets.annotated_corpus import GOLD_TESTS
+        from models.datasets.gold import gold_paper_documents
 
+        if split != "test":
+            raise DatasetError(f"{name}-papers has only a test split, not {split!r}")
+        return gold_paper_documents("test", root.parent / "pdfs2", GOLD_TESTS[name])
 
-def _load_gold3_papers(root: Path, split: str) -> list[LabelledDocument]:
-    from models.datasets.annotated_corpus import GOLD3_DIR
-    from models.datasets.gold import gold_paper_documents
-
-    if split != "test":
-        raise DatasetError(f"gold3-papers has only a test split, not {split!r}")
-    return gold_paper_documents("test", root.parent / "pdfs2", GOLD3_DIR)
-
-
-def _load_gold4_papers(root: Path, split: str) -> list[LabelledDocument]:
-    from models.datasets.annotated_corpus import GOLD4_DIR
-    from models.datasets.gold import gold_paper_documents
-
-    if split != "test":
-        raise DatasetError(f"gold4-papers has only a test split, not {split!r}")
-    return gold_paper_documents("test", root.parent / "pdfs2", GOLD4_DIR)
+    return load
 
 
 READERS: dict[str, Reader] = {
@@ -81,9 +68,9 @@ READERS: dict[str, Reader] = {
     "gold-papers": _load_gold_papers,  # whole sections; only the gold sentences are scored
     "annotated": _load_annotated,  # the hand-annotated full-paper corpus (issue 24): train, dev, all
     "annotated-sections": _load_annotated_sections,  # the same inside whole sections (context unlabelled)
-    "gold2-papers": _load_gold2_papers,  # the pdfs2 gold test (issue 24), as gold-papers
-    "gold3-papers": _load_gold3_papers,  # more sentences of the same papers (session 18), as gold-papers
-    "gold4-papers": _load_gold4_papers,  # further sentences of the same papers (session 19), as gold-papers
+    "gold2-papers": _gold_test_papers("gold2"),  # the pdfs2 gold test (issue 24), as gold-papers
+    "gold3-papers": _gold_test_papers("gold3"),  # more sentences of the same papers (session 18)
+    "gold4-papers": _gold_test_papers("gold4"),  # further sentences of the same papers (session 19)
 }
 
 

@@ -206,12 +206,11 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, device=args.device, threads=args.threads)
     if args.data in ("gold2", "gold3", "gold4"):
         from core.errors import DatasetError
-        from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR
+        from models.datasets.annotated_corpus import GOLD_TESTS
 
         if args.split != "test":
             raise DatasetError(f"{args.data} has only a test split")
-        papers = load_gold_papers("test", shared_dir() / "pdfs2",
-                                  {"gold2": GOLD2_DIR, "gold3": GOLD3_DIR, "gold4": GOLD4_DIR}[args.data])
+        papers = load_gold_papers("test", shared_dir() / "pdfs2", GOLD_TESTS[args.data])
     elif args.data == "annotated":
         from models.datasets.annotated_papers import load_annotated_pdf_papers
 

@@ -98,10 +98,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _gold_dir(gold: str) -> Path:
     """The folder of a gold set's rows: v1 (the shared PDFs), v2, v3 or v4 (pdfs2 papers)."""
-    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR
+    from models.datasets.annotated_corpus import GOLD_TESTS
     from models.datasets.gold import GOLD_DIR
 
-    return {"v1": GOLD_DIR, "v2": GOLD2_DIR, "v3": GOLD3_DIR, "v4": GOLD4_DIR}[gold]
+    return GOLD_DIR if gold == "v1" else GOLD_TESTS[f"gold{gold[1:]}"]
 
 
 def _splits(gold: str, split: str = "all") -> tuple[str, ...]:

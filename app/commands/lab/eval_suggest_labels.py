@@ -111,7 +111,6 @@ class LabelledLibrary:
 
 def annotated_readings(model: Any, split: str) -> list[LabelledSentence]:
     """Every annotated sentence of ``split``, read by ``model`` with its whole section (kind included)."""
-
     from core.phrasing.query_reading import FROM_ANALYSIS, reading_at
     from models.datasets.annotated_corpus import annotated_sections
 
