@@ -36,6 +36,7 @@ from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
 from models.function_prior import RolePrior
+from models.none_detector import load_none_detector
 from models.role_calibration import apply_temperatures
 from models.roles import RolePrediction
 
@@ -233,6 +234,9 @@ class EncoderModel:
         self._function_prior = RolePrior.from_manifest(functions, self.labels, manifest.section_kinds)
         if self._function_prior is not None and self._function_prior.active:
             self.function_threshold = self._function_prior.threshold
+        # "none" read from the words (models/none_detector.py): where a bundle has one, not the threshold.
+        record = functions.get("none_detector")
+        self._none_detector = load_none_detector(bundle_dir, record) if isinstance(record, dict) else None
         # A contextual function head in the role graph (function_context_logits), mixed in by the prior.
         self.has_function_context = bool(
             role_session is not None and self.function_ids and "function_context_logits" in
@@ -485,6 +489,28 @@ class EncoderModel:
                     encoding.function_vectors = (self.embed(sentences, view="function") if self.has_functions
                                                  else encoding.embeddings)
             return encodings
+        return self._with_none_decided(
+            self._encode_two_graphs(documents, with_embeddings, with_function_vectors, _deferred), documents)
+
+    def _with_none_decided(self, encodings: list[DocumentEncoding],
+                           documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]]
+                           ) -> list[DocumentEncoding]:
+        """The encodings with "none" decided by the bundle's none detector from each sentence's words and
+        section kind (unchanged without one)."""
+        if self._none_detector is None:
+            return encodings
+        for encoding, (sentences, kinds) in zip(encodings, documents, strict=True):
+            if encoding.function_probabilities is None or not len(sentences):
+                continue
+            per_sentence: list[str | None] = (
+                [kinds] * len(sentences) if kinds is None or isinstance(kinds, str) else list(kinds))
+            encoding.function_none = self._none_detector.none(sentences, per_sentence,
+                                                              encoding.function_probabilities)
+        return encodings
+
+    def _encode_two_graphs(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
+                           with_embeddings: bool, with_function_vectors: bool,
+                           _deferred: list[DeferredBatch] | None) -> list[DocumentEncoding]:
         if with_function_vectors and not self.has_functions:
             with_embeddings = True  # one embedding serves both views
         flat = [s for sentences, _ in documents for s in sentences]
@@ -587,7 +613,8 @@ class EncoderModel:
                 logits[keep_start:keep_end] = lg[keep]
                 if function_logits is not None:
                     function_logits[keep_start:keep_end] = rest[0][keep]
-        return self._encoding(embeddings, logits, function_logits, None, kinds)
+        return self._with_none_decided([self._encoding(embeddings, logits, function_logits, None, kinds)],
+                                       [(sentences, section_kinds)])[0]
 
 
 def _map_on_threads(run: Callable[[B], T], items: Sequence[B], workers: int) -> Iterator[T]:

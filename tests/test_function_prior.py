@@ -169,6 +169,7 @@ def test_a_tempered_prior_changes_the_probabilities_shown_not_the_labels() -> No
                  "We thank the reviewers."]
     plain = dataclasses.replace(prior, temperature=1.0)
     hot = dataclasses.replace(prior, temperature=3.0, threshold=0.0)
+    model._none_detector = None  # this is about the threshold (a none detector decides on the shown ones)
     model._function_prior = plain
     model.function_threshold = 0.5
     before = model.encode_document(sentences, "discussion")

@@ -14,6 +14,7 @@ MODULES = (
     "app.commands.lab.train_calibrate",
     "app.commands.lab.train_function_prior",
     "app.commands.lab.train_function_context",
+    "app.commands.lab.train_none_detector",
     "app.commands.lab.train_pack",
 )
 
