@@ -58,22 +58,26 @@ def fit_none_detector(texts: Sequence[str], kinds: Sequence[str | None], is_none
     matrix = torch.sparse_coo_tensor(torch.tensor([rows, columns]), torch.tensor(values, dtype=torch.float64),
                                      (n, len(vocabulary)), check_invariants=True).coalesce()
     target = torch.tensor([1.0 if x else 0.0 for x in is_none], dtype=torch.float64)
-    weight = torch.zeros(len(vocabulary), 1, dtype=torch.float64, requires_grad=True)
-    bias = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    weight = torch.zeros(len(vocabulary), 1, dtype=torch.float64)
+    bias = torch.zeros(1, dtype=torch.float64)
     optimiser = torch.optim.LBFGS([weight, bias], lr=1.0, max_iter=max_iterations, tolerance_grad=1e-7,
                                   tolerance_change=1e-10, history_size=20, line_search_fn="strong_wolfe")
+    transposed = matrix.t().coalesce()
 
     def closure() -> torch.Tensor:
-        optimiser.zero_grad()
+        # A convex regression: its gradient is written out, no autograd (backward passes belong to the
+        # head loop and the encoder trainer).
         scores = torch.sparse.mm(matrix, weight).squeeze(1) + bias
         loss = (torch.nn.functional.binary_cross_entropy_with_logits(scores, target, reduction="sum")
                 + 0.5 / c * (weight ** 2).sum()) / n
-        loss.backward()
+        residual = (torch.sigmoid(scores) - target).unsqueeze(1)
+        weight.grad = (torch.sparse.mm(transposed, residual) + weight / c) / n
+        bias.grad = residual.sum().reshape(1) / n
         return loss
 
-    optimiser.step(closure)
-    return NoneDetector(vocabulary, idf, weight.detach().squeeze(1).numpy().astype(np.float32),
-                        float(bias.detach().item()))
+    with torch.no_grad():
+        optimiser.step(closure)
+    return NoneDetector(vocabulary, idf, weight.squeeze(1).numpy().astype(np.float32), float(bias.item()))
 
 
 @dataclass(frozen=True)
