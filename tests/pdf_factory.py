@@ -147,6 +147,28 @@ def ruled_caption_pdf(path: Path) -> Path:
     return path
 
 
+def caption_then_paragraph_pdf(path: Path) -> Path:
+    """A small-print caption under a figure and, written in the same text object (so the PDF puts them in
+    one block), the body paragraph after it in the body's size."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Page With A Caption And A Paragraph", fontsize=18, fontname="hebo")
+    page.insert_text((72, 100), "1 Methods", fontsize=12, fontname="hebo")
+    text = " ".join(f"Method sentence number {k} describes a step of the study here." for k in range(1, 6))
+    page.insert_textbox(pymupdf.Rect(72, 108, 540, 200), text, fontsize=10, fontname="helv")
+    page.draw_rect(pymupdf.Rect(72, 220, 330, 400), color=(0, 0, 0), fill=(0.7, 0.8, 0.7))
+    writer = pymupdf.TextWriter(page.rect)
+    writer.append((72, 420), "Figure 1 Steps involved in the method", font=pymupdf.Font("helv"), fontsize=8)
+    after = ["The steps involved in the method are shown in Figure 1. In the first step the",
+             "data are read and cleaned by hand. In the second step the model is fitted to",
+             "them and checked on held-out data."]
+    for k, line in enumerate(after):
+        writer.append((72, 432 + 12 * k), line, font=pymupdf.Font("helv"), fontsize=10)
+    writer.write_text(page)
+    doc.save(path)
+    return path
+
+
 def furniture_pdf(path: Path, pages: int = 3) -> Path:
     """Running head, page numbers, review line numbers, a grey watermark and a rotated side stamp
     around one column of body text on every page."""

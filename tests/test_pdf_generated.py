@@ -13,6 +13,7 @@ from core.pdf import PARSER_VERSION, parse_pdf, render_figure_png
 from tests.pdf_factory import (
     LEFT,
     RIGHT,
+    caption_then_paragraph_pdf,
     figure_pdf,
     furniture_pdf,
     hyphen_pdf,
@@ -161,6 +162,31 @@ def test_rules_and_link_underlines_under_a_caption_are_not_its_figure(tmp_path):
     paper = parse_pdf(ruled_caption_pdf(tmp_path / "ruled.pdf"))
     (fig,) = paper.figures
     assert fig.region_found and fig.bbox[1] < 230 and fig.bbox[3] < 430  # the drawing above the caption
+
+
+def test_a_paragraph_in_the_captions_block_is_body_text_not_caption(tmp_path):
+    # the PDF holds caption and paragraph in one block; back in the body's size, the paragraph is text
+    paper = parse_pdf(caption_then_paragraph_pdf(tmp_path / "caption-paragraph.pdf"))
+    (fig,) = paper.figures
+    assert fig.caption == "Figure 1 Steps involved in the method"
+    texts = [s.text for s in paper.sentences]
+    assert "In the first step the data are read and cleaned by hand." in texts
+
+
+def test_a_caption_stops_where_a_paragraph_gap_opens_in_its_block():
+    from array import array
+
+    from core.pdf.assemble import _paragraph_after
+    from core.pdf.lines import Line
+
+    def line(y0: float, size: float = 10.0) -> Line:
+        return Line(0, 62, y0, 298, y0 + 11, "text", array("d"), array("d"), size, 0.0, "Times", 3)
+
+    caption = line(277)
+    assert _paragraph_after(line(302), caption, 10.0)  # a blank line's gap (ieee-2010-05452615, Figure 1)
+    assert not _paragraph_after(line(289), caption, 10.0)  # the caption's next line
+    assert _paragraph_after(line(289), line(277, 8.0), 10.0)  # small print, then the body's size
+    assert not _paragraph_after(line(289, 8.0), line(277, 8.0), 10.0)  # small print goes on
 
 
 def test_cancel_stops_parsing(two_column):

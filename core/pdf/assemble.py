@@ -26,7 +26,7 @@ from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
 from core.text.sentences import split_sentences
 
-PARSER_VERSION = "pdf-8"
+PARSER_VERSION = "pdf-9"
 
 
 def body_font_size(pages: list[list[Line]]) -> float:
@@ -77,6 +77,15 @@ def _under_set_in_line(ln: Line, prev: Line | None) -> bool:
             and prev.x1 < ln.x1 - 2 * ln.size and not _DANGLING.search(prev.text))
 
 
+def _paragraph_after(nxt: Line, last: Line, body_size: float) -> bool:
+    """``nxt`` starts the body text after a caption's ``last`` line although the PDF puts them in one block:
+    set apart by more than a line's gap, or back in the body's font size after a caption in a size of its own
+    ("Figure 1 Steps of the method" in bold, a blank line, "The steps involved …")."""
+    gap = nxt.y0 - last.y1
+    back_to_body = abs(last.size - body_size) >= 0.6 and abs(nxt.size - body_size) < 0.6
+    return gap > 0.8 * max(last.height, 1) or back_to_body
+
+
 def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
     captions: list[Caption] = []
     i = 0
@@ -101,7 +110,8 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
             last = cap.lines[-1]
             if "furniture" in nxt.tags or caption_label(nxt, body_size, _starts_block(nxt, last)):
                 break
-            same_block = nxt.block == last.block and nxt.page == last.page
+            same_block = nxt.block == last.block and nxt.page == last.page and not _paragraph_after(nxt, last,
+                                                                                                   body_size)
             aligned = abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
             close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
                      and abs(nxt.size - last.size) < 0.6 and aligned
