@@ -192,7 +192,8 @@ def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
     if prediction.label == NO_FUNCTION:
         best = prediction.top[0] if prediction.top else ("", 0.0)
         return (f"<span style='color:#777'><i>no clear function</i> (top candidate: "
-                f"{html.escape(name(best[0]))} {best[1]:.0%}, below the model's threshold)</span>")
+                f"{html.escape(name(best[0]))} {best[1]:.0%}; the model reads no function of the taxonomy "
+                f"here)</span>")
     try:
         description = taxonomy.get(prediction.label).description
     except KeyError:
