@@ -36,7 +36,7 @@ from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
 from models.function_prior import RolePrior
-from models.none_detector import load_none_detector
+from models.none_detector import NONE_DETECTOR_FILE, load_none_detector
 from models.role_calibration import apply_temperatures
 from models.roles import RolePrediction
 
@@ -236,6 +236,9 @@ class EncoderModel:
             self.function_threshold = self._function_prior.threshold
         # "none" read from the words (models/none_detector.py): where a bundle has one, not the threshold.
         record = functions.get("none_detector")
+        if isinstance(record, dict) and NONE_DETECTOR_FILE not in manifest.files:
+            raise ModelError(f"{bundle_dir}: the manifest describes a none detector but does not pin "
+                             f"{NONE_DETECTOR_FILE} in 'files'")
         self._none_detector = load_none_detector(bundle_dir, record) if isinstance(record, dict) else None
         # A contextual function head in the role graph (function_context_logits), mixed in by the prior.
         self.has_function_context = bool(

@@ -113,7 +113,10 @@ def write_none_detector(bundle_dir: str | Path, detector: NoneDetector, extra: M
 
 def load_none_detector(bundle_dir: str | Path, record: Mapping[str, Any]) -> NoneDetector:
     """The detector a manifest record describes (its file already sha256-checked), or ModelError."""
-    path = Path(bundle_dir) / str(record.get("file", NONE_DETECTOR_FILE))
+    if record.get("file", NONE_DETECTOR_FILE) != NONE_DETECTOR_FILE:
+        raise ModelError(f"{bundle_dir}: the none detector must be {NONE_DETECTOR_FILE}, "
+                         f"not {record.get('file')!r}")
+    path = Path(bundle_dir) / NONE_DETECTOR_FILE
     try:
         with np.load(path, allow_pickle=False) as data:
             blob = np.asarray(data["vocabulary"])

@@ -69,6 +69,8 @@ def test_a_detector_round_trips_through_its_file_and_a_damaged_one_is_refused(tm
     assert read.vocabulary == detector.vocabulary and read.bias == detector.bias
     assert read.best_weight == 0.5 and read.threshold == pytest.approx(math.log(0.5))
     assert np.array_equal(read.weight, detector.weight) and np.array_equal(read.idf, detector.idf)
+    with pytest.raises(ModelError, match="must be"):
+        load_none_detector(tmp_path, {**record, "file": "../elsewhere.npz"})
     path = tmp_path / NONE_DETECTOR_FILE
     with pytest.raises(ModelError, match="not finite"):
         load_none_detector(tmp_path, {**record, "threshold": float("nan")})
@@ -126,3 +128,24 @@ def test_the_fit_learns_the_words_of_sentences_without_a_function() -> None:
                              decision.best_weight, decision.threshold)[0] == 1.0
     with pytest.raises(ValueError, match="both kinds"):
         fit_none_detector(texts[:3], [None] * 3, [True] * 3)
+
+
+def test_a_bundle_that_describes_a_detector_it_does_not_pin_is_refused(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from models.bundle import default_bundle_path
+    from models.encoder import load_model
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(default_bundle_path(), bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    functions = manifest.get("context", {}).get("functions")
+    if not functions:
+        pytest.skip("the shipped bundle has no function head")
+    functions["none_detector"] = {"file": NONE_DETECTOR_FILE, "bias": 0.0, "best_weight": 1.0,
+                                  "threshold": 0.0}
+    manifest["files"].pop(NONE_DETECTOR_FILE, None)
+    (bundle / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ModelError, match="does not pin"):
+        load_model(bundle, device="cpu", threads=1)
