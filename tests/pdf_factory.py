@@ -124,16 +124,24 @@ def wide_figure_pdf(path: Path) -> Path:
     return path
 
 
-def ruled_caption_pdf(path: Path) -> Path:
-    """A figure above its caption, and below the caption, as PLOS prints it, a link line with its underline
-    and a full-width grey rule: strokes only, no graphic."""
+def _methods_page_with_drawing(title: str,
+                               drawing_bottom: float) -> tuple[pymupdf.Document, pymupdf.Page, str]:
+    """A new one-page document: a title, a "1 Methods" heading, a paragraph of method sentences (its text
+    returned) and a filled drawing under it, from y 220 to ``drawing_bottom``."""
     doc = pymupdf.open()
     page = doc.new_page(width=W, height=H)
-    page.insert_text((72, 70), "A Page With A Ruled Caption", fontsize=18, fontname="hebo")
+    page.insert_text((72, 70), title, fontsize=18, fontname="hebo")
     page.insert_text((72, 100), "1 Methods", fontsize=12, fontname="hebo")
     text = " ".join(f"Method sentence number {k} describes a step of the study here." for k in range(1, 6))
     page.insert_textbox(pymupdf.Rect(72, 108, 540, 200), text, fontsize=10, fontname="helv")
-    page.draw_rect(pymupdf.Rect(72, 220, 330, 414), color=(0, 0, 0), fill=(0.7, 0.8, 0.7))
+    page.draw_rect(pymupdf.Rect(72, 220, 330, drawing_bottom), color=(0, 0, 0), fill=(0.7, 0.8, 0.7))
+    return doc, page, text
+
+
+def ruled_caption_pdf(path: Path) -> Path:
+    """A figure above its caption, and below the caption, as PLOS prints it, a link line with its underline
+    and a full-width grey rule: strokes only, no graphic."""
+    doc, page, text = _methods_page_with_drawing("A Page With A Ruled Caption", 414)
     page.insert_text((72, 436), "Fig 3. Transmission pathways of the hazards identified in the scenario.",
                      fontsize=9, fontname="helv")
     page.draw_line((72, 440), (540, 440), color=(0.6, 0.6, 0.6), width=0.5)  # just under the caption
@@ -150,13 +158,7 @@ def ruled_caption_pdf(path: Path) -> Path:
 def caption_then_paragraph_pdf(path: Path) -> Path:
     """A small-print caption under a figure and, written in the same text object (so the PDF puts them in
     one block), the body paragraph after it in the body's size."""
-    doc = pymupdf.open()
-    page = doc.new_page(width=W, height=H)
-    page.insert_text((72, 70), "A Page With A Caption And A Paragraph", fontsize=18, fontname="hebo")
-    page.insert_text((72, 100), "1 Methods", fontsize=12, fontname="hebo")
-    text = " ".join(f"Method sentence number {k} describes a step of the study here." for k in range(1, 6))
-    page.insert_textbox(pymupdf.Rect(72, 108, 540, 200), text, fontsize=10, fontname="helv")
-    page.draw_rect(pymupdf.Rect(72, 220, 330, 400), color=(0, 0, 0), fill=(0.7, 0.8, 0.7))
+    doc, page, _ = _methods_page_with_drawing("A Page With A Caption And A Paragraph", 400)
     writer = pymupdf.TextWriter(page.rect)
     writer.append((72, 420), "Figure 1 Steps involved in the method", font=pymupdf.Font("helv"), fontsize=8)
     after = ["The steps involved in the method are shown in Figure 1. In the first step the",
