@@ -68,14 +68,20 @@ class NoneDetector:
             raise ModelError("none detector: vocabulary, idf and weight differ in length")
         self._index.update({term: i for i, term in enumerate(self.vocabulary)})
 
-    def features(self, text: str, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The sentence's TF-IDF row as (term indices, values), L2-normalised (empty: no known term)."""
-        counts = Counter(i for i in map(self._index.get, terms(text, kind)) if i is not None)
+    def term_row(self, term_list: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The TF-IDF row of a sentence's terms as (term indices, float64 values), L2-normalised (empty: no
+        known term); training reads these rows too."""
+        counts = Counter(i for i in map(self._index.get, term_list) if i is not None)
         if not counts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
         values = np.array([1.0 + math.log(counts[i]) for i in columns], dtype=np.float64) * self.idf[columns]
-        return columns, (values / max(float(np.linalg.norm(values)), 1e-12)).astype(np.float32)
+        return columns, values / max(float(np.linalg.norm(values)), 1e-12)
+
+    def features(self, text: str, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence's TF-IDF row (:meth:`term_row` of :func:`terms`), values as float32."""
+        columns, values = self.term_row(terms(text, kind))
+        return columns, values.astype(np.float32)
 
     def log_p_none(self, texts: Sequence[str], kinds: Sequence[str | None]) -> np.ndarray:
         """(n,) log p_none of each sentence from its words and section kind."""

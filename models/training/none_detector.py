@@ -45,13 +45,7 @@ def fit_none_detector(texts: Sequence[str], kinds: Sequence[str | None], is_none
     detector = NoneDetector(vocabulary, idf, np.zeros(len(vocabulary), np.float32), 0.0)
     rows, columns, values = [], [], []
     for row, term_list in enumerate(term_lists):
-        index = [i for i in map(detector._index.get, term_list) if i is not None]
-        counts = Counter(index)
-        if not counts:
-            continue
-        cols = np.fromiter(counts, dtype=np.int64, count=len(counts))
-        vals = np.array([1.0 + math.log(counts[i]) for i in cols]) * idf[cols]
-        vals = vals / max(float(np.linalg.norm(vals)), 1e-12)
+        cols, vals = detector.term_row(term_list)
         rows.extend([row] * len(cols))
         columns.extend(cols.tolist())
         values.extend(vals.tolist())

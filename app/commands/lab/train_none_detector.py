@@ -29,6 +29,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import dataclasses
+
     import numpy as np
 
     from core.errors import RhetoricaError
@@ -36,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from models.datasets.annotated_corpus import annotated_sections, annotated_sentences
     from models.encoder import load_model
     from models.none_detector import NONE_DETECTOR_FILE, write_none_detector
-    from models.training.none_detector import choose_decision, decision_accuracy, fit_none_detector
+    from models.training.none_detector import choose_decision, fit_none_detector
 
     if not 0.0 < args.c <= 1e6 or not 0.0 <= args.kind_dropout < 1.0:
         raise RhetoricaError("--c must be in (0, 1e6] and --kind-dropout in [0, 1)")
@@ -76,15 +78,12 @@ def run(args: argparse.Namespace) -> int:
     gold_none = [g == "none" for g in gold]
     log_p_none = detector.log_p_none(texts, kinds)
     decision = choose_decision(log_p_none, probabilities.max(-1), best_right, gold_none)
-    fitted = type(detector)(detector.vocabulary, detector.idf, detector.weight, detector.bias,
-                            decision.best_weight, decision.threshold)
-    kept, _ = decision_accuracy(log_p_none, probabilities.max(-1), np.array(best_right), np.array(gold_none),
-                                fitted.best_weight, fitted.threshold)
+    fitted = dataclasses.replace(detector, best_weight=decision.best_weight, threshold=decision.threshold)
     summary = {"fitted_on": "annotated:train", "decided_on": "annotated:dev", "train_sentences": len(train),
                "train_none": sum(s.function == "none" for s in train), "vocabulary": len(detector.vocabulary),
                "c": args.c, "kind_dropout": args.kind_dropout, "dev_sentences": len(gold),
-               "dev_accuracy_before": round(float(np.mean(before)), 4), "dev_accuracy": round(kept, 4),
-               "dev_none_share": round(decision.none_share, 4)}
+               "dev_accuracy_before": round(float(np.mean(before)), 4),
+               "dev_accuracy": round(decision.accuracy, 4), "dev_none_share": round(decision.none_share, 4)}
     functions["none_detector"] = write_none_detector(args.bundle, fitted, summary)
     manifest.context = {**manifest.context, "functions": functions}
     write_manifest(args.bundle, manifest, (*files, NONE_DETECTOR_FILE))
