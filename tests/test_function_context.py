@@ -98,7 +98,44 @@ def test_the_contextual_head_can_start_from_the_body_heads_reading(net) -> None:
     assert head.classifier.weight.shape[0] == len(FUNCTIONS)  # its own classifier, one row per function
 
 
-def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(net, tmp_path) -> None:
+def test_heads_from_several_seeds_are_read_as_the_mean_of_their_log_probabilities(net, tmp_path) -> None:
+    import copy
+
+    from models.training.function_context import (
+        FunctionContextConfig,
+        context_accuracy,
+        train_function_context_head,
+    )
+    from models.training.net import HeadEnsemble, head_members
+    from models.vector_cache import FeatureCache
+
+    rng = np.random.default_rng(2)
+    texts, vectors, windows = _windows(rng, 80)
+    cache = FeatureCache(tmp_path / "features.npz", "test-model")
+    cache.add(texts, vectors)
+    trained = copy.deepcopy(net)
+    result = train_function_context_head(trained, windows[:60], windows[60:], cache,
+                                         FunctionContextConfig(epochs=2, lr=3e-3, batch_windows=16, members=3,
+                                                               fp32_share=0.0, feature_noise=0.0))
+    ensemble = trained.function_context_head
+    assert isinstance(ensemble, HeadEnsemble) and head_members(ensemble) == 3
+    first, second = (member.classifier.weight for member in list(ensemble.members)[:2])
+    assert not torch.equal(first, second)  # each member from its own seed
+    assert {row["member"] for row in result.history} == {0, 1, 2}
+    assert result.best_dev == pytest.approx(context_accuracy(trained, windows[60:], cache))
+    pooled = torch.randn(1, 3, HIDDEN)
+    kinds, lengths = torch.zeros(1, 3, dtype=torch.long), torch.tensor([3])
+    with torch.no_grad():
+        expected = torch.stack([member(pooled, kinds, lengths, None).log_softmax(-1)
+                                for member in ensemble.members]).mean(0)
+        assert torch.allclose(ensemble(pooled, kinds, lengths, None), expected)
+    with pytest.raises(ValueError):
+        HeadEnsemble([ensemble.members[0]])
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(net, tmp_path,
+                                                                                members) -> None:
     import copy
 
     import onnxruntime as ort
@@ -107,10 +144,10 @@ def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(
     from models.training.checkpoint import load_checkpoint, save_checkpoint
     from models.training.export import ExportOptions, export_bundle
     from models.training.from_bundle import net_from_bundle
-    from models.training.net import section_index
+    from models.training.net import head_members, section_index
 
     with_head = copy.deepcopy(net)
-    with_head.enable_function_context_head()
+    with_head.enable_function_context_head(members)
     assert with_head.function_context_head is not None
     with torch.no_grad():  # as after training: no two weights equal (the exporter merges equal ones)
         for param in [*with_head.head.parameters(), *with_head.function_context_head.parameters()]:
@@ -124,7 +161,10 @@ def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(
                              ExportOptions(parity_sentences=12, function_context={"test": True},
                                            enforce_parity=False), documents)
     assert manifest.context["functions"]["context_head"]["test"] is True
+    assert manifest.context["functions"]["context_head"]["members"] == members
+    assert head_members(loaded.function_context_head) == members
     back, _ = net_from_bundle(tmp_path / "bundle")
+    assert head_members(back.function_context_head) == members
     assert back.function_context_head is not None
     for key, value in loaded.function_context_head.state_dict().items():
         assert torch.allclose(back.function_context_head.state_dict()[key], value, atol=2e-3), key

@@ -14,7 +14,7 @@ import torch
 from core.errors import ModelError
 from core.fileio import atomic_write_bytes
 from models.training.base import load_encoder, resolve_base_dir
-from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, head_members
 
 CHECKPOINT_FORMAT = 2  # 2: loads with weights_only=True (metadata as JSON)
 
@@ -36,8 +36,8 @@ def net_of_shape(encoder: Any, head: HeadConfig, functions: FunctionConfig | Non
     net = RhetoricaNet(encoder, head, functions, content_fork)
     if parts.get("body_head"):
         net.enable_body_head()
-    if parts.get("function_context_head"):
-        net.enable_function_context_head()
+    if parts.get("function_context_head"):  # True (older files) or the number of members
+        net.enable_function_context_head(int(parts["function_context_head"]))
     for dataset, labels in dict(parts.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
     return net
@@ -57,7 +57,7 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     torch.save({"format": CHECKPOINT_FORMAT, "state_dict": net.state_dict(), "head": asdict(net.head_config),
                 "functions": functions, "base_dir": str(base_dir), "adapters": net.adapter_labels(),
                 "content_fork": net.content_fork, "body_head": net.body_head is not None,
-                "function_context_head": net.function_context_head is not None,
+                "function_context_head": head_members(net.function_context_head),
                 "meta_json": json.dumps(meta, default=str)}, buffer)
     atomic_write_bytes(path, buffer.getbuffer().tobytes(), f"the checkpoint {Path(path).name}",
                        tmp_name=Path(path).name + ".tmp")

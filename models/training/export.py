@@ -52,6 +52,7 @@ from models.training.net import (
     RhetoricaNet,
     RoleGraph,
     SentenceGraph,
+    head_members,
     role_graph_outputs,
 )
 from models.training.parity import parity_check
@@ -71,6 +72,7 @@ def _functions_record(net: RhetoricaNet, options: ExportOptions) -> dict[str, An
     if net.function_context_head is not None:
         record["context_head"] = {
             "output": "function_context_logits", "graph": ROLE_GRAPH,
+            "members": head_members(net.function_context_head),
             "note": "function logits of each sentence read with its section (the role head's shape); "
                     "the runtime mixes them with the function head's by the role prior's context_weight",
             **options.function_context}

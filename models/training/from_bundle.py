@@ -96,8 +96,9 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
     net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))), fork)
     if context.get("body_head"):
         net.enable_body_head()
-    if dict(context.get("functions", {})).get("context_head"):
-        net.enable_function_context_head()
+    context_head = dict(dict(context.get("functions", {})).get("context_head", {}))
+    if context_head:
+        net.enable_function_context_head(int(context_head.get("members", 1)))
     weights = bundle_weights(bundle / "model.onnx")
     role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
     if role_graph:  # a two-graph bundle: the role head's weights are in the role graph

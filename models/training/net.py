@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -150,6 +151,32 @@ class RoleHead(nn.Module):
         return self.classifier(self.norm(x))
 
 
+class HeadEnsemble(nn.Module):
+    """Several heads of one shape read together (session 21): the mean of their log-probabilities, as
+    logits [B, n, C] of the same call as :class:`RoleHead`'s. Heads trained from different seeds err
+    differently, so their mean is right more often than any one of them; it exports as one graph output
+    and costs the runtime a few small matrix products per member."""
+
+    def __init__(self, members: Sequence[nn.Module]) -> None:
+        super().__init__()
+        if len(members) < 2:
+            raise ValueError("an ensemble needs at least two heads")
+        self.members = nn.ModuleList(members)
+
+    def forward(self, pooled: torch.Tensor, section_kind: torch.Tensor, lengths: torch.Tensor,
+                key_mask: torch.Tensor | None) -> torch.Tensor:
+        logs = [F.log_softmax(member(pooled, section_kind, lengths, key_mask), dim=-1)
+                for member in self.members]
+        return torch.stack(logs).mean(dim=0)
+
+
+def head_members(head: nn.Module | None) -> int:
+    """How many heads ``head`` reads with: 0 (none), 1, or an ensemble's members."""
+    if head is None:
+        return 0
+    return len(head.members) if isinstance(head, HeadEnsemble) else 1
+
+
 @dataclass
 class FunctionConfig:
     """Shape of the function outputs (saved in checkpoints, described in the manifest).
@@ -259,7 +286,7 @@ class RhetoricaNet(nn.Module):
         self.function_head: FunctionHead | None = None
         # Contextual function head (optional): function logits of each sentence read with its section,
         # a RoleHead-shaped head over the pooled vectors (enable_function_context_head).
-        self.function_context_head: RoleHead | None = None
+        self.function_context_head: RoleHead | HeadEnsemble | None = None
         # Content fork: frozen copies of the base's top layers give the content view exactly.
         self.content_fork = 0
         self.content_layers: nn.ModuleList | None = None
@@ -302,14 +329,18 @@ class RhetoricaNet(nn.Module):
         learnt on abstracts is untouched by training the body head."""
         self.body_head = copy.deepcopy(self.head)
 
-    def enable_function_context_head(self) -> None:
+    def enable_function_context_head(self, members: int = 1) -> None:
         """Add a contextual function head: the role head's shape (projection, section kind, positions,
         context layers) with one output per function id, so a sentence's function is read with its
-        neighbours and its section, as its role is. It runs in the role graph beside the role heads."""
+        neighbours and its section, as its role is. It runs in the role graph beside the role heads.
+        ``members`` > 1: an ensemble of that many such heads (:class:`HeadEnsemble`)."""
         if self.function_config is None:
             raise ValueError("a contextual function head needs the function ids (enable_functions first)")
+        if members < 1:
+            raise ValueError(f"a contextual function head has at least one member, not {members}")
         config = HeadConfig(**{**asdict(self.head_config), "num_labels": len(self.function_config.functions)})
-        self.function_context_head = RoleHead(self.hidden, config)
+        heads = [RoleHead(self.hidden, config) for _ in range(members)]
+        self.function_context_head = heads[0] if members == 1 else HeadEnsemble(heads)
 
     def role_logits(self, pooled: torch.Tensor, section_kind: torch.Tensor, lengths: torch.Tensor,
                     key_mask: torch.Tensor | None) -> torch.Tensor:

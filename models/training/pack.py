@@ -33,7 +33,7 @@ from core.errors import DatasetError, ModelError
 from core.fileio import atomic_write_bytes
 from models.datasets import LabelledDocument
 from models.training.checkpoint import net_of_shape
-from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, head_members
 from models.training.trainer import FunctionData, TrainConfig, read_inputs, starting_net
 
 PACK_FORMAT = 1
@@ -95,7 +95,7 @@ def write_pack(cfg: TrainConfig, out: Path, shared: Path | None = None) -> dict[
     shape = {"head": asdict(net.head_config),
              "functions": asdict(net.function_config) if net.function_config is not None else None,
              "content_fork": net.content_fork, "body_head": net.body_head is not None,
-             "function_context_head": net.function_context_head is not None,
+             "function_context_head": head_members(net.function_context_head),
              "adapters": net.adapter_labels(), "trained_section_kinds": sorted(starting_kinds)}
     # The config keeps --init / --init-bundle as written here: the GPU machine never reads them (the pack
     # holds the net), pack-merge reads them here again.

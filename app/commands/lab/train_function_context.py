@@ -57,6 +57,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         metavar="SOURCE=N", help="a corpus source's sections N times, e.g. pdfs2=3 (papers "
                         "parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
+    parser.add_argument("--members", type=bounded_int(1, 16), default=1,
+                        help="heads trained from seeds SEED, SEED+1, … and read as one (the mean of their "
+                        "log-probabilities; default 1)")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
@@ -76,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     work = args.work or Path("runs") / time.strftime("function-context-%Y%m%d-%H%M%S")
     cfg = FunctionContextConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                                 fp32_share=args.fp32_share, seed=args.seed,
-                                init_from_body_head=args.init_from_body_head, kind_dropout=args.kind_dropout)
+                                init_from_body_head=args.init_from_body_head, kind_dropout=args.kind_dropout,
+                                members=args.members)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     checkpoint, result = train_function_context_checkpoint(
         bundle, work, args.data or ["annotated:train"], args.dev or ["annotated:dev"], cfg, args.threads,
