@@ -129,7 +129,44 @@ def test_the_body_head_learns_from_section_labels_and_the_cache_round_trips(net,
                               net.role_logits(pooled, kinds, torch.tensor([5]), None))
 
 
-def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> None:
+def test_body_heads_from_several_seeds_start_alike_and_are_read_as_one(net, tmp_path) -> None:
+    import copy
+
+    from models.training.body_roles import BodyConfig, BodyRun, body_accuracy, train_body_head
+    from models.training.net import HeadEnsemble, head_members
+
+    rng = np.random.default_rng(3)
+    cache, runs = _synthetic_cache(tmp_path, rng)
+    train, dev = runs[:60], [BodyRun(r.doc_id, "other", r.sentences, r.allowed) for r in runs[60:]]
+    body_net = copy.deepcopy(net)
+    body_net.enable_body_head()
+    assert body_net.body_head is not None
+    start = copy.deepcopy(body_net.body_head)
+    result = train_body_head(body_net, train, dev, cache,
+                             BodyConfig(epochs=2, lr=3e-3, batch_runs=8, members=3))
+    ensemble = body_net.body_head
+    assert isinstance(ensemble, HeadEnsemble) and head_members(ensemble) == 3
+    members = list(ensemble.members)
+    assert not torch.equal(members[0].classifier.weight, members[1].classifier.weight)  # own seeds
+    # each member's epoch 0 is the same start: the history's first row per member scores alike
+    firsts = [row["dev"] for row in result.history if row["epoch"] == 0]
+    assert len(firsts) == 3 and len(set(firsts)) == 1
+    assert firsts[0] == body_accuracy(_with_body(net, start), dev, cache)[0]
+    assert result.best_dev == pytest.approx(body_accuracy(body_net, dev, cache)[0])
+    with pytest.raises(ValueError):  # members are trained from one head, not from an ensemble
+        train_body_head(body_net, train, dev, cache, BodyConfig(epochs=1, members=2))
+
+
+def _with_body(net, head):
+    import copy
+
+    with_head = copy.deepcopy(net)
+    with_head.body_head = copy.deepcopy(head)
+    return with_head
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path, members) -> None:
     import copy
 
     import onnxruntime as ort
@@ -138,10 +175,10 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
     from models.training.checkpoint import load_checkpoint, save_checkpoint
     from models.training.export import ExportOptions, export_bundle
     from models.training.from_bundle import net_from_bundle
-    from models.training.net import section_index
+    from models.training.net import head_members, section_index
 
     body_net = copy.deepcopy(net)
-    body_net.enable_body_head()
+    body_net.enable_body_head(members)
     assert body_net.body_head is not None
     with torch.no_grad():  # as after training: no two weights equal (the exporter merges equal ones)
         for param in [*body_net.head.parameters(), *body_net.body_head.parameters()]:
@@ -157,8 +194,10 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path) -> 
                                            enforce_parity=False, training={"command": "the encoder's run"}),
                              documents)
     assert manifest.context["body_head"]["test"] is True
+    assert manifest.context["body_head"]["members"] == members
     assert "method" in manifest.context["section_kinds_trained"]
     back, _ = net_from_bundle(tmp_path / "bundle")
+    assert head_members(back.body_head) == members == head_members(loaded.body_head)
     assert back.body_head is not None
     for key, value in loaded.body_head.state_dict().items():
         assert torch.allclose(back.body_head.state_dict()[key], value, atol=2e-3), key  # int8 weights

@@ -27,6 +27,7 @@ papers), read by :mod:`models.training.function_corpus`; any labelled dataset sp
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -44,7 +45,7 @@ from core.jobs import JobContext, ensure_context
 from models.roles import ROLES
 from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
 from models.training.losses import PartialLabelCE
-from models.training.net import BODY_SECTION_KINDS, RhetoricaNet, section_index
+from models.training.net import BODY_SECTION_KINDS, HeadEnsemble, RhetoricaNet, section_index
 from models.vector_cache import FeatureCache
 
 ALL_ROLES = frozenset(ROLES)
@@ -205,6 +206,9 @@ class BodyConfig:
     # (quantisation-aware: the head learns to give both the same label; needs ``fp32_cache``).
     fp32_share: float = 0.5
     seed: int = 0
+    # Heads trained from seeds seed, seed + 1, …, each from the same start (the bundle's body head, or a
+    # copy of its role head), read as one (their mean log-probabilities; models.training.net.HeadEnsemble).
+    members: int = 1
     # Loss weight per role (others 1.0): a rare role the head under-calls (objective) counts more.
     role_weights: dict[str, float] = field(default_factory=dict)
 
@@ -303,12 +307,33 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
         return Evaluation(accuracy, {"dev": accuracy})
 
     windows = [w for w in _windows(train_runs, cfg.max_run) if any(w.allowed)]
-    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
-                          weight_decay=cfg.weight_decay, seed=cfg.seed, label="body head ")
-    fit = fit_head(body_head, loss, windows, loop, evaluate=dev_accuracy, ctx=ctx)
+    if cfg.members > 1 and isinstance(net.body_head, HeadEnsemble):
+        raise ValueError("this net's body head is already an ensemble: train members from a single head")
+    start = copy.deepcopy(net.body_head)
+    ctx = ensure_context(ctx)
+    members: list[nn.Module] = []
+    history: list[dict[str, float]] = []
+    seconds = 0.0
+    fit = None
+    for member in range(cfg.members):
+        net.body_head = copy.deepcopy(start)  # None: body_head() starts from a copy of the role head
+        label = "body head " + (f"{member + 1}/{cfg.members} " if cfg.members > 1 else "")
+        loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
+                              weight_decay=cfg.weight_decay, seed=cfg.seed + member, label=label)
+        fit = fit_head(body_head, loss, windows, loop, evaluate=dev_accuracy,
+                       ctx=ctx.child(member / cfg.members, (member + 1) / cfg.members))
+        assert fit.best is not None
+        members.append(fit.head)
+        history += [{**row, "member": member} if cfg.members > 1 else row
+                    for row in fit.history(loss_digits=5)]
+        seconds += fit.seconds
+    assert fit is not None and fit.best is not None
+    best = fit.best.score
+    if len(members) > 1:
+        net.body_head = HeadEnsemble(members)
+        best = body_accuracy(net, dev_runs, cache)[0]
     net.eval()
-    assert fit.best is not None
-    return BodyResult(fit.best_epoch, fit.best.score, fit.history(loss_digits=5), fit.seconds)
+    return BodyResult(fit.best_epoch, best, history, seconds)
 
 
 def _fit_functions(net: RhetoricaNet, model: Any, data: BodyData, cache: FeatureCache,

@@ -34,8 +34,8 @@ def net_of_shape(encoder: Any, head: HeadConfig, functions: FunctionConfig | Non
     (``function_context_head``) and which label adapters (``adapters``: dataset -> labels). The weights
     are still to load."""
     net = RhetoricaNet(encoder, head, functions, content_fork)
-    if parts.get("body_head"):
-        net.enable_body_head()
+    if parts.get("body_head"):  # True (older files) or the number of members
+        net.enable_body_head(int(parts["body_head"]))
     if parts.get("function_context_head"):  # True (older files) or the number of members
         net.enable_function_context_head(int(parts["function_context_head"]))
     for dataset, labels in dict(parts.get("adapters", {})).items():
@@ -56,7 +56,7 @@ def save_checkpoint(path: Path, net: RhetoricaNet, base_dir: Path, meta: dict[st
     # configs as JSON-able dicts, the free-form training metadata as one JSON string.
     torch.save({"format": CHECKPOINT_FORMAT, "state_dict": net.state_dict(), "head": asdict(net.head_config),
                 "functions": functions, "base_dir": str(base_dir), "adapters": net.adapter_labels(),
-                "content_fork": net.content_fork, "body_head": net.body_head is not None,
+                "content_fork": net.content_fork, "body_head": head_members(net.body_head),
                 "function_context_head": head_members(net.function_context_head),
                 "meta_json": json.dumps(meta, default=str)}, buffer)
     atomic_write_bytes(path, buffer.getbuffer().tobytes(), f"the checkpoint {Path(path).name}",

@@ -321,7 +321,7 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
             **({"body_head": {"section_kinds": list(BODY_SECTION_KINDS),
                               "note": "a second role head, for the sentences of these section kinds; "
                                       "the role head keeps abstracts and unknown kinds",
-                              **options.body_head}}
+                              **options.body_head, "members": head_members(net.body_head)}}
                if net.body_head is not None else {}),
             "section_kinds_trained": sorted(set(SECTION_KINDS) - set(tied)
                                             | (set(BODY_SECTION_KINDS) if net.body_head is not None

@@ -95,7 +95,7 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
     fork = int(dict(context.get("content_fork", {})).get("layers", 0))
     net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))), fork)
     if context.get("body_head"):
-        net.enable_body_head()
+        net.enable_body_head(int(dict(context["body_head"]).get("members", 1)))
     context_head = dict(dict(context.get("functions", {})).get("context_head", {}))
     if context_head:
         net.enable_function_context_head(int(context_head.get("members", 1)))

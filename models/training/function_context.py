@@ -28,7 +28,7 @@ from torch import nn
 
 from core.jobs import JobContext, ensure_context
 from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
-from models.training.net import HeadEnsemble, RhetoricaNet, section_index
+from models.training.net import HeadEnsemble, RhetoricaNet, RoleHead, section_index
 from models.vector_cache import FeatureCache
 
 
@@ -141,7 +141,7 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
     def build() -> nn.Module:
         if net.function_context_head is None:
             net.enable_function_context_head()
-            if cfg.init_from_body_head and net.body_head is not None:
+            if cfg.init_from_body_head and isinstance(net.body_head, RoleHead):
                 assert net.function_context_head is not None
                 shared = {k: v for k, v in net.body_head.state_dict().items()
                           if not k.startswith("classifier.")}

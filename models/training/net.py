@@ -278,7 +278,7 @@ class RhetoricaNet(nn.Module):
         self.hidden = int(hf_config(encoder).hidden_size)
         self.head = RoleHead(self.hidden, self.head_config)
         # Body head (optional): a second role head for the sentences of body sections.
-        self.body_head: RoleHead | None = None
+        self.body_head: RoleHead | HeadEnsemble | None = None
         self.adapters = nn.ModuleDict()  # dataset key -> LabelAdapter (not part of the ONNX graph)
         # With functions: four outputs (content view, role logits, function embedding and logits).
         self.function_config: FunctionConfig | None = None
@@ -323,11 +323,15 @@ class RhetoricaNet(nn.Module):
                 param.requires_grad = False
         self.train(self.training)
 
-    def enable_body_head(self) -> None:
+    def enable_body_head(self, members: int = 1) -> None:
         """Add a body head, a copy of the role head, that labels the sentences of body sections
         (:data:`BODY_SECTION_KINDS`); the role head keeps abstracts and unknown kinds, so what it
-        learnt on abstracts is untouched by training the body head."""
-        self.body_head = copy.deepcopy(self.head)
+        learnt on abstracts is untouched by training the body head. ``members`` > 1: an ensemble of
+        that many copies (:class:`HeadEnsemble`)."""
+        if members < 1:
+            raise ValueError(f"a body head has at least one member, not {members}")
+        copies = [copy.deepcopy(self.head) for _ in range(members)]
+        self.body_head = copies[0] if members == 1 else HeadEnsemble(copies)
 
     def enable_function_context_head(self, members: int = 1) -> None:
         """Add a contextual function head: the role head's shape (projection, section kind, positions,
@@ -577,7 +581,7 @@ def role_graph_outputs(net: RhetoricaNet) -> tuple[str, ...]:
         else ("role_logits",)
 
 
-def routed_role_logits(head: RoleHead, body_head: RoleHead | None, pooled: torch.Tensor,
+def routed_role_logits(head: RoleHead, body_head: nn.Module | None, pooled: torch.Tensor,
                        section_kind: torch.Tensor, lengths: torch.Tensor,
                        key_mask: torch.Tensor | None) -> torch.Tensor:
     """``head``'s role logits [B, n, C], with ``body_head``'s (when there is one) for the

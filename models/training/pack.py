@@ -94,7 +94,7 @@ def write_pack(cfg: TrainConfig, out: Path, shared: Path | None = None) -> dict[
             shutil.copy(base_dir / name, out / "base" / name)
     shape = {"head": asdict(net.head_config),
              "functions": asdict(net.function_config) if net.function_config is not None else None,
-             "content_fork": net.content_fork, "body_head": net.body_head is not None,
+             "content_fork": net.content_fork, "body_head": head_members(net.body_head),
              "function_context_head": head_members(net.function_context_head),
              "adapters": net.adapter_labels(), "trained_section_kinds": sorted(starting_kinds)}
     # The config keeps --init / --init-bundle as written here: the GPU machine never reads them (the pack

@@ -68,6 +68,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         metavar="SOURCE=N", help="an annotated source's sections N times, e.g. pdfs2=3 "
                         "(papers parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
+    parser.add_argument("--members", type=bounded_int(1, 16), default=1,
+                        help="body heads trained from seeds SEED, SEED+1, …, each from the same start, and "
+                        "read as one (the mean of their log-probabilities; default 1)")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
@@ -108,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
                     dataset_limit=args.data_limit, dev_datasets=args.dev_data,
                     function_datasets=args.function_data, source_weights=dict(args.source_weight))
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
-                     fp32_share=args.fp32_share, seed=args.seed, role_weights=dict(args.role_weight))
+                     fp32_share=args.fp32_share, seed=args.seed, role_weights=dict(args.role_weight),
+                     members=args.members)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
 
     checkpoint, result = train_body_checkpoint(Path(bundle), work, data, cfg, args.threads, command,
