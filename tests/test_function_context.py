@@ -44,6 +44,16 @@ def _windows(rng, count: int):
     return texts, np.array(vectors, dtype=np.float32), windows
 
 
+def _cached_windows(tmp_path, seed: int, count: int):
+    """:func:`_windows`' sections with their vectors in a feature cache."""
+    from models.vector_cache import FeatureCache
+
+    texts, vectors, windows = _windows(np.random.default_rng(seed), count)
+    cache = FeatureCache(tmp_path / "features.npz", "test-model")
+    cache.add(texts, vectors)
+    return cache, windows
+
+
 def test_the_contextual_head_learns_what_only_the_neighbours_tell(net, tmp_path) -> None:
     import copy
 
@@ -52,12 +62,8 @@ def test_the_contextual_head_learns_what_only_the_neighbours_tell(net, tmp_path)
         context_accuracy,
         train_function_context_head,
     )
-    from models.vector_cache import FeatureCache
 
-    rng = np.random.default_rng(0)
-    texts, vectors, windows = _windows(rng, 160)
-    cache = FeatureCache(tmp_path / "features.npz", "test-model")
-    cache.add(texts, vectors)
+    cache, windows = _cached_windows(tmp_path, seed=0, count=160)
     trained = copy.deepcopy(net)
     result = train_function_context_head(trained, windows[:120], windows[120:], cache,
                                          FunctionContextConfig(epochs=6, lr=3e-3, batch_windows=16,
@@ -107,12 +113,8 @@ def test_heads_from_several_seeds_are_read_as_the_mean_of_their_log_probabilitie
         train_function_context_head,
     )
     from models.training.net import HeadEnsemble, head_members
-    from models.vector_cache import FeatureCache
 
-    rng = np.random.default_rng(2)
-    texts, vectors, windows = _windows(rng, 80)
-    cache = FeatureCache(tmp_path / "features.npz", "test-model")
-    cache.add(texts, vectors)
+    cache, windows = _cached_windows(tmp_path, seed=2, count=80)
     trained = copy.deepcopy(net)
     result = train_function_context_head(trained, windows[:60], windows[60:], cache,
                                          FunctionContextConfig(epochs=2, lr=3e-3, batch_windows=16, members=3,

@@ -20,6 +20,7 @@ from models.training.head_loop import (
     HeadLoopConfig,
     LossFn,
     fit_head,
+    fit_members,
     train_only,
 )
 
@@ -130,6 +131,35 @@ def test_the_same_seed_gives_the_same_weights_and_another_seed_others() -> None:
     first, again, other = weights(0), weights(0), weights(1)
     assert all(torch.equal(first[k], again[k]) for k in first)
     assert not all(torch.equal(first[k], other[k]) for k in first)
+
+
+def test_members_are_the_fits_of_consecutive_seeds_each_built_for_its_index() -> None:
+    x, y = blobs(64, 0)
+    config = HeadLoopConfig(epochs=2, lr=0.05, batch_size=8, seed=5, label="toy ")
+    built: list[int] = []
+
+    def build(member: int) -> nn.Module:
+        built.append(member)
+        return new_head()
+
+    def measure(head: nn.Module) -> Evaluation:
+        return Evaluation(-float(F.cross_entropy(head(x), y)))
+
+    messages: list[str] = []
+    ctx = JobContext(lambda p: messages.append(p.message))
+    fit = fit_members(build, toy_loss(x, y), range(64), config, 3, evaluate=measure, ctx=ctx)
+    assert built == [0, 1, 2] and len(fit.heads) == 3
+    for member, seed in enumerate((5, 6, 7)):  # member k is fit_head's fit with seed 5 + k
+        alone = fit_head(new_head, toy_loss(x, y), range(64),
+                         HeadLoopConfig(epochs=2, lr=0.05, batch_size=8, seed=seed), evaluate=measure).head
+        expected = alone.state_dict()
+        assert all(torch.equal(v, expected[k]) for k, v in fit.heads[member].state_dict().items())
+    assert [row["member"] for row in fit.history if row["epoch"] == 0] == [0, 1, 2]
+    assert any(m.startswith("toy 3/3 epoch") for m in messages)
+    single = fit_members(lambda _m: new_head(), toy_loss(x, y), range(64), config, 1)
+    assert "member" not in single.history[0] and len(single.heads) == 1
+    with pytest.raises(ValueError):
+        fit_members(build, toy_loss(x, y), range(64), config, 0)
 
 
 def test_train_only_freezes_all_but_the_named_modules() -> None:

@@ -43,7 +43,7 @@ from torch import nn
 
 from core.jobs import JobContext, ensure_context
 from models.roles import ROLES
-from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
+from models.training.head_loop import Evaluation, HeadLoopConfig, fit_members, train_only
 from models.training.losses import PartialLabelCE
 from models.training.net import BODY_SECTION_KINDS, HeadEnsemble, RhetoricaNet, section_index
 from models.vector_cache import FeatureCache
@@ -290,7 +290,12 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
     vectors; everything else stays frozen. Keeps the weights of the epoch with the best dev
     accuracy (epoch 0 = the copy before training, so the result is never worse on dev)."""
 
-    def body_head() -> nn.Module:
+    if cfg.members > 1 and isinstance(net.body_head, HeadEnsemble):
+        raise ValueError("this net's body head is already an ensemble: train members from a single head")
+    start = copy.deepcopy(net.body_head)
+
+    def body_head(_member: int) -> nn.Module:
+        net.body_head = copy.deepcopy(start)  # every member from the same start (None: the role head's copy)
         if net.body_head is None:
             net.enable_body_head()
         assert net.body_head is not None
@@ -307,33 +312,16 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
         return Evaluation(accuracy, {"dev": accuracy})
 
     windows = [w for w in _windows(train_runs, cfg.max_run) if any(w.allowed)]
-    if cfg.members > 1 and isinstance(net.body_head, HeadEnsemble):
-        raise ValueError("this net's body head is already an ensemble: train members from a single head")
-    start = copy.deepcopy(net.body_head)
-    ctx = ensure_context(ctx)
-    members: list[nn.Module] = []
-    history: list[dict[str, float]] = []
-    seconds = 0.0
-    fit = None
-    for member in range(cfg.members):
-        net.body_head = copy.deepcopy(start)  # None: body_head() starts from a copy of the role head
-        label = "body head " + (f"{member + 1}/{cfg.members} " if cfg.members > 1 else "")
-        loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
-                              weight_decay=cfg.weight_decay, seed=cfg.seed + member, label=label)
-        fit = fit_head(body_head, loss, windows, loop, evaluate=dev_accuracy,
-                       ctx=ctx.child(member / cfg.members, (member + 1) / cfg.members))
-        assert fit.best is not None
-        members.append(fit.head)
-        history += [{**row, "member": member} if cfg.members > 1 else row
-                    for row in fit.history(loss_digits=5)]
-        seconds += fit.seconds
-    assert fit is not None and fit.best is not None
-    best = fit.best.score
-    if len(members) > 1:
-        net.body_head = HeadEnsemble(members)
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
+                          weight_decay=cfg.weight_decay, seed=cfg.seed, label="body head ")
+    fit = fit_members(body_head, loss, windows, loop, cfg.members, evaluate=dev_accuracy, ctx=ctx)
+    assert fit.last.best is not None
+    best = fit.last.best.score
+    if cfg.members > 1:
+        net.body_head = HeadEnsemble(fit.heads)
         best = body_accuracy(net, dev_runs, cache)[0]
     net.eval()
-    return BodyResult(fit.best_epoch, best, history, seconds)
+    return BodyResult(fit.last.best_epoch, best, fit.history, fit.seconds)
 
 
 def _fit_functions(net: RhetoricaNet, model: Any, data: BodyData, cache: FeatureCache,

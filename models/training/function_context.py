@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.jobs import JobContext, ensure_context
-from models.training.head_loop import Evaluation, HeadLoopConfig, fit_head, train_only
+from models.training.head_loop import Evaluation, HeadLoopConfig, fit_members, train_only
 from models.training.net import HeadEnsemble, RhetoricaNet, RoleHead, section_index
 from models.vector_cache import FeatureCache
 
@@ -138,7 +138,9 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
     if net.function_config is None:
         raise ValueError("this net has no functions: a contextual function head needs their ids")
 
-    def build() -> nn.Module:
+    def build(member: int) -> nn.Module:
+        if member:
+            net.function_context_head = None  # the next member starts fresh, from the next seed
         if net.function_context_head is None:
             net.enable_function_context_head()
             if cfg.init_from_body_head and isinstance(net.body_head, RoleHead):
@@ -169,34 +171,19 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
         return Evaluation(accuracy, {"dev": round(accuracy, 5)})
 
     usable = [w for w in train if any(t >= 0 for t in w.targets)]
-    ctx = ensure_context(ctx)
-    members: list[nn.Module] = []
-    history: list[dict[str, float]] = []
-    seconds = 0.0
-    fit = None
-    for member in range(cfg.members):
-        if member:
-            net.function_context_head = None  # the next member starts fresh, from the next seed
-        label = "contextual function head " + (f"{member + 1}/{cfg.members} " if cfg.members > 1 else "")
-        loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_windows,
-                              weight_decay=cfg.weight_decay, seed=cfg.seed + member, label=label)
-        fit = fit_head(build, loss, usable, loop, evaluate=evaluate,
-                       ctx=ctx.child(member / cfg.members, (member + 1) / cfg.members))
-        assert fit.best is not None
-        members.append(fit.head)
-        history += [{**row, "member": member} if cfg.members > 1 else row
-                    for row in fit.history(loss_digits=5)]
-        seconds += fit.seconds
-    assert fit is not None and fit.best is not None
-    best = fit.best.score
-    if len(members) > 1:
-        net.function_context_head = HeadEnsemble(members)
+    loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_windows,
+                          weight_decay=cfg.weight_decay, seed=cfg.seed, label="contextual function head ")
+    fit = fit_members(build, loss, usable, loop, cfg.members, evaluate=evaluate, ctx=ctx)
+    assert fit.last.best is not None
+    best = fit.last.best.score
+    if cfg.members > 1:
+        net.function_context_head = HeadEnsemble(fit.heads)
         best = context_accuracy(net, dev, cache)
     net.eval()
     counts = {"train_windows": len(usable), "train_sentences": sum(len(w.sentences) for w in usable),
               "train_labelled": sum(1 for w in usable for t in w.targets if t >= 0),
               "dev_labelled": sum(1 for w in dev for t in w.targets if t >= 0)}
-    return FunctionContextResult(fit.best_epoch, best, counts, history, seconds)
+    return FunctionContextResult(fit.last.best_epoch, best, counts, fit.history, fit.seconds)
 
 
 def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[str], dev: Sequence[str],

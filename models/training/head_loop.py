@@ -14,6 +14,8 @@ in the same order on every run with the same seed.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -160,3 +162,40 @@ def fit_head(build_head: Callable[[], Head], loss_fn: LossFn[Head, Item], items:
         head.load_state_dict(best_state)
     head.eval()
     return HeadFitResult(head, epochs, best_epoch, best, total_steps, time.monotonic() - started)
+
+
+@dataclass
+class MembersFit(Generic[Head]):
+    """Heads trained one after another from consecutive seeds (:func:`fit_members`)."""
+
+    heads: list[Head]  # each with its own best epoch's weights
+    last: HeadFitResult[Head]  # the last member's fit (its best epoch and score)
+    history: list[dict[str, float]]  # every member's epochs; with several, each row names its ``member``
+    seconds: float
+
+
+def fit_members(build_member: Callable[[int], Head], loss_fn: LossFn[Head, Item], items: Sequence[Item],
+                config: HeadLoopConfig, members: int, *,
+                evaluate: Callable[[Head], Evaluation] | None = None,
+                ctx: JobContext | None = None) -> MembersFit[Head]:
+    """:func:`fit_head` ``members`` times, member k from seed ``config.seed + k`` and built by
+    ``build_member(k)`` (which also puts it where ``loss_fn`` and ``evaluate`` read it); progress says
+    "k/K" after the label when there are several. The caller reads the heads as one
+    (:class:`models.training.net.HeadEnsemble`)."""
+    if members < 1:
+        raise ValueError(f"a fit needs at least one member, not {members}")
+    ctx = ensure_context(ctx)
+    heads: list[Head] = []
+    history: list[dict[str, float]] = []
+    seconds = 0.0
+    fit: HeadFitResult[Head] | None = None
+    for member in range(members):
+        label = config.label + (f"{member + 1}/{members} " if members > 1 else "")
+        member_config = dataclasses.replace(config, seed=config.seed + member, label=label)
+        fit = fit_head(functools.partial(build_member, member), loss_fn, items, member_config,
+                       evaluate=evaluate, ctx=ctx.child(member / members, (member + 1) / members))
+        heads.append(fit.head)
+        history += [{**row, "member": member} if members > 1 else row for row in fit.history(loss_digits=5)]
+        seconds += fit.seconds
+    assert fit is not None
+    return MembersFit(heads, fit, history, seconds)
