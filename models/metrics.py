@@ -215,3 +215,48 @@ def average_precision(ranking: Sequence[str], relevant: Sequence[str]) -> float:
             found += 1
             total += found / position
     return total / len(wanted)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Model B's accuracy minus model A's on the same items, with a bootstrap interval that resamples whole
+    groups (papers): sentences of one paper rise and fall together, so resampling sentences would make the
+    interval too narrow."""
+
+    a: float
+    b: float
+    difference: float  # b - a
+    low: float  # the interval's ends (``level``, e.g. 0.95)
+    high: float
+    a_only: int  # items A gets right and B wrong
+    b_only: int
+    items: int
+    groups: int
+    level: float
+    resamples: int
+
+
+def paired_difference(groups: Sequence[object], a_correct: Sequence[bool], b_correct: Sequence[bool],
+                      resamples: int = 2000, level: float = 0.95, seed: int = 0) -> PairedDifference:
+    """B − A accuracy on paired items, the interval from ``resamples`` draws of the groups with replacement
+    (percentile bootstrap, seeded)."""
+    if not len(groups) == len(a_correct) == len(b_correct):
+        raise ValueError("paired items need one group and two outcomes each")
+    if not groups:
+        raise ValueError("no items to compare")
+    if resamples < 1 or not 0.0 < level < 1.0:
+        raise ValueError(f"resamples must be >= 1 and level in (0, 1), not {resamples} and {level}")
+    names = sorted({str(g) for g in groups})
+    index = {name: i for i, name in enumerate(names)}
+    which = np.array([index[str(g)] for g in groups])
+    a = np.asarray(a_correct, dtype=np.float64)
+    b = np.asarray(b_correct, dtype=np.float64)
+    counts = np.bincount(which, minlength=len(names)).astype(np.float64)
+    delta = np.bincount(which, weights=b - a, minlength=len(names))
+    draws = np.random.default_rng(seed).integers(0, len(names), size=(resamples, len(names)))
+    differences = delta[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(differences, [tail, 1.0 - tail])
+    return PairedDifference(float(a.mean()), float(b.mean()), float((b - a).mean()), float(low), float(high),
+                            int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum()), len(a),
+                            len(names), level, resamples)

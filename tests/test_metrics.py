@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.metrics import classification_report, confusion_matrix, map_at_r, precision_at_1, retrieval_report
+from models.metrics import (
+    classification_report,
+    confusion_matrix,
+    map_at_r,
+    paired_difference,
+    precision_at_1,
+    retrieval_report,
+)
 
 LABELS = ["a", "b", "c", "d"]  # "d" never occurs: counts in the macro mean with F1 0
 GOLD = ["a", "a", "a", "b", "b", "c", "c", "c", "c", "a"]
@@ -137,3 +144,33 @@ def test_expected_calibration_error_by_hand() -> None:
     assert expected_calibration_error([0.8] * 10, [True] * 8 + [False] * 2) == pytest.approx(0.0)
     assert expected_calibration_error([], []) == 0.0
     assert expected_calibration_error([1.0], [True]) == 0.0  # 1.0 falls in the last bin
+
+
+def test_the_paired_difference_of_a_model_with_itself_is_zero_with_no_spread() -> None:
+    groups = ["p1"] * 3 + ["p2"] * 2
+    right = [True, False, True, True, False]
+    same = paired_difference(groups, right, right)
+    assert (same.difference, same.low, same.high, same.a_only, same.b_only) == (0.0, 0.0, 0.0, 0, 0)
+    assert same.a == same.b == 0.6 and same.groups == 2 and same.items == 5
+
+
+def test_a_gain_in_every_paper_stays_above_zero_and_one_papers_gain_does_not() -> None:
+    groups = [f"p{i}" for i in range(10) for _ in range(10)]
+    a = [False] * 100
+    everywhere = [j == 0 for _ in range(10) for j in range(10)]  # one more sentence right in each paper
+    one_paper = [i == 0 and j < 9 for i in range(10) for j in range(10)]  # nine more, all in paper 0
+    spread = paired_difference(groups, a, everywhere, resamples=500)
+    lumped = paired_difference(groups, a, one_paper, resamples=500)
+    assert spread.difference == pytest.approx(0.1) and spread.low == pytest.approx(0.1)
+    assert lumped.difference == pytest.approx(0.09) and lumped.low == 0.0 < lumped.high
+    assert (lumped.b_only, lumped.a_only) == (9, 0)
+    assert paired_difference(groups, a, one_paper, resamples=500) == lumped  # seeded
+
+
+def test_paired_differences_refuse_what_cannot_be_paired() -> None:
+    with pytest.raises(ValueError):
+        paired_difference(["p"], [True], [True, False])
+    with pytest.raises(ValueError):
+        paired_difference([], [], [])
+    with pytest.raises(ValueError):
+        paired_difference(["p"], [True], [True], level=1.0)

@@ -410,3 +410,22 @@ def test_eval_functions_scores_a_function_head(tmp_path: Path) -> None:
     right = sum(g == p for g, p in zip(gold, predicted, strict=True))
     assert figures["sentences"] == 180 and figures["accuracy"] == pytest.approx(right / 180, abs=1e-4)
     assert figures["given"] == sum(p != "none" for p in predicted)
+
+
+def test_eval_functions_against_another_bundle_reports_the_paired_difference(tmp_path: Path) -> None:
+    mine = make_tiny_bundle(tmp_path / "mine", functions=True, function_threshold=0.3)
+    theirs = make_tiny_bundle(tmp_path / "theirs", functions=True, function_threshold=0.9)
+    out, alone = tmp_path / "against.json", tmp_path / "theirs.json"
+    assert main(["eval", "functions", "--split", "dev", "--model", str(mine), "--against", str(theirs),
+                 "--json", str(out)]) == 0
+    assert main(["eval", "functions", "--split", "dev", "--model", str(theirs), "--json", str(alone)]) == 0
+    data, other = json.loads(out.read_text()), json.loads(alone.read_text())
+    against = data["against"]
+    assert against["model_id"] == other["model_id"] and "--against" in data["command"]
+    functions = against["functions"]
+    assert functions["b"] == pytest.approx(data["functions"]["accuracy"], abs=1e-4)
+    assert functions["a"] == pytest.approx(other["functions"]["accuracy"], abs=1e-4)
+    assert functions["difference"] == pytest.approx(functions["b"] - functions["a"])
+    assert functions["low"] <= functions["difference"] <= functions["high"]
+    assert functions["items"] == 180 and functions["groups"] == data["papers"]
+    assert against["roles"]["difference"] == pytest.approx(0.0)  # the same role heads

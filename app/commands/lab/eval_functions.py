@@ -10,6 +10,9 @@ query reaches the model: alone (no section kind, no neighbours), with its sectio
 neighbours only, and with both (``core.labelling.sentence_context``, the app's query path), beside the normal
 whole-section scoring. ``--confidence`` (issue 24.5) prints, per role-confidence threshold, the share
 of sentences kept and their accuracy: how ``core.taxonomy.labels.UNCERTAIN_BELOW`` is chosen (on dev only).
+``--against BUNDLE`` (session 21) also runs another bundle on the same sentences and reports the model's
+accuracy minus that one's, for roles and functions, with a 95 % interval from resampling whole papers
+(:func:`models.metrics.paired_difference`): how far a difference between two candidates is from noise.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.commands._options import output_file, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from app.commands._options import add_model_options, bounded_int
+    from app.commands._options import add_model_options, bounded_int, input_folder
 
     parser = subparsers.add_parser(
         "functions",
@@ -53,6 +57,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--confidence", action="store_true",
                         help="print accuracy and coverage of the confident role labels per threshold (how "
                         "core.taxonomy.labels.UNCERTAIN_BELOW is chosen: on --split dev only)")
+    parser.add_argument("--against", type=input_folder, default=None, metavar="BUNDLE",
+                        help="also run this bundle on the same sentences and report the model's accuracy "
+                        "minus its, for roles and functions, with a 95 %% interval from resampling papers")
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the figures here")
     parser.set_defaults(func=run)
@@ -197,7 +204,6 @@ def _confident_figures(confidence: Sequence[float], correct: Sequence[bool],
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from core.labelling.analysis import analyze_paper
     from core.paths import shared_dir
     from core.taxonomy.functions import default_taxonomy
     from models.datasets.gold import load_gold_papers
@@ -218,21 +224,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         papers = load_gold_papers(args.split, shared_dir() / "pdfs")
     started = time.perf_counter()
-    items, predicted_roles, predicted_functions = [], [], []
-    role_confidence: list[float] = []
-    best_functions: list[tuple[str, float]] = []  # the top candidate and its probability, "none" or not
-    has_functions = bool(getattr(model, "has_functions", False))
-    for paper, found in papers:
-        analysis = analyze_paper(paper, model)
-        for item in found:
-            items.append(item)
-            predicted_roles.append(analysis.roles[item.index].label)
-            role_confidence.append(analysis.roles[item.index].confidence)
-            if analysis.functions is not None:
-                prediction = analysis.functions[item.index]
-                predicted_functions.append(prediction.label)
-                best_functions.append(prediction.top[0] if prediction.top else ("", 0.0))
+    predictions = _predict(model, papers)
     seconds = time.perf_counter() - started
+    items, predicted_roles, predicted_functions = predictions.items, predictions.roles, predictions.functions
+    role_confidence, best_functions = predictions.role_confidence, predictions.best_functions
+    has_functions = bool(getattr(model, "has_functions", False))
 
     gold_roles = [i.role for i in items]
     results: dict[str, Any] = {
@@ -243,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
                              *(["--markers"] if args.markers else []),
                              *(["--isolated"] if args.isolated else []),
                              *(["--neighbours", str(args.neighbours)] if args.neighbours else []),
-                             *(["--confidence"] if args.confidence else [])]),
+                             *(["--confidence"] if args.confidence else []),
+                             *(["--against", str(args.against)] if args.against else [])]),
         "roles": _role_figures(gold_roles, predicted_roles),
         "roles_by_section_kind": {}, "roles_by_domain": {},
     }
@@ -275,6 +272,9 @@ def run(args: argparse.Namespace) -> int:
                             "accuracy": round(sum(role_correct) / max(1, len(role_correct)), 4)},
             "chosen": choose_threshold(rows) if args.split == "dev" else None,
             "in_use": UNCERTAIN_BELOW}
+    if args.against is not None:
+        other = load_model(args.against, device=args.device, threads=args.threads)
+        results["against"] = _against(predictions, _predict(other, papers), other.model_id)
     if args.isolated:
         results["isolation"] = _isolation(model, papers, items, args.neighbours, predicted_roles,
                                           predicted_functions if has_functions else None, ids)
@@ -282,6 +282,53 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.json, json.dumps(results, indent=2) + "\n")
     _print(results, has_functions)
     return 0
+
+
+@dataclass
+class _Predictions:
+    """One model's reading of the gold sentences, in the order of ``items``."""
+
+    items: list[Any] = field(default_factory=list)
+    papers: list[int] = field(default_factory=list)  # each item's paper (its index in the paper list)
+    roles: list[str] = field(default_factory=list)
+    role_confidence: list[float] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)  # empty when the bundle has no functions
+    best_functions: list[tuple[str, float]] = field(default_factory=list)  # top candidate, "none" or not
+
+
+def _predict(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]]) -> _Predictions:
+    """Each paper analysed whole, as the app does; its gold sentences' roles and functions."""
+    from core.labelling.analysis import analyze_paper
+
+    out = _Predictions()
+    for number, (paper, found) in enumerate(papers):
+        analysis = analyze_paper(paper, model)
+        for item in found:
+            out.items.append(item)
+            out.papers.append(number)
+            out.roles.append(analysis.roles[item.index].label)
+            out.role_confidence.append(analysis.roles[item.index].confidence)
+            if analysis.functions is not None:
+                prediction = analysis.functions[item.index]
+                out.functions.append(prediction.label)
+                out.best_functions.append(prediction.top[0] if prediction.top else ("", 0.0))
+    return out
+
+
+def _against(mine: _Predictions, theirs: _Predictions, their_id: str) -> dict[str, Any]:
+    """The model's accuracy minus another bundle's on the same sentences, roles and functions."""
+    from dataclasses import asdict
+
+    from models.metrics import paired_difference
+
+    out: dict[str, Any] = {"model_id": their_id}
+    gold_roles, gold_functions = [i.role for i in mine.items], [i.function for i in mine.items]
+    for key, gold, a, b in (("roles", gold_roles, theirs.roles, mine.roles),
+                            ("functions", gold_functions, theirs.functions, mine.functions)):
+        if len(a) == len(b) == len(gold):
+            out[key] = asdict(paired_difference(mine.papers, [g == p for g, p in zip(gold, a, strict=True)],
+                                                [g == p for g, p in zip(gold, b, strict=True)]))
+    return out
 
 
 def _isolation(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]], items: Sequence[Any],
@@ -352,6 +399,17 @@ def _print(results: dict[str, Any], has_functions: bool) -> None:
         else:
             print("  (a test split: report only, thresholds are chosen on dev; "
                   f"in use: {table['in_use']:.2f})")
+    if "against" in results:
+        against = results["against"]
+        print(f"against {against['model_id']} (this model minus it, the same sentences; interval from "
+              "resampling papers):")
+        for key in ("roles", "functions"):
+            if key in against:
+                d = against[key]
+                print(f"  {key:9s} {100 * d['b']:.2f} against {100 * d['a']:.2f}: "
+                      f"{100 * d['difference']:+.2f} points, {round(100 * d['level'])} % interval "
+                      f"{100 * d['low']:+.2f} to {100 * d['high']:+.2f} ({d['groups']} papers); "
+                      f"right only here {d['b_only']}, only there {d['a_only']}")
     if "isolation" in results:
         iso = results["isolation"]
         print(f"isolated sentences (neighbours: {iso['neighbours']} a side, within the section):")
