@@ -412,6 +412,7 @@ def test_eval_functions_scores_a_function_head(tmp_path: Path) -> None:
     assert figures["given"] == sum(p != "none" for p in predicted)
 
 
+@pytest.mark.shared
 def test_eval_functions_against_another_bundle_reports_the_paired_difference(tmp_path: Path) -> None:
     mine = make_tiny_bundle(tmp_path / "mine", functions=True, function_threshold=0.3)
     theirs = make_tiny_bundle(tmp_path / "theirs", functions=True, function_threshold=0.9)
