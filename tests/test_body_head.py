@@ -198,6 +198,19 @@ def test_a_body_head_survives_checkpoint_export_and_read_back(net, tmp_path, mem
     assert "method" in manifest.context["section_kinds_trained"]
     back, _ = net_from_bundle(tmp_path / "bundle")
     assert head_members(back.body_head) == members == head_members(loaded.body_head)
+    if members == 2:  # a damaged count is one clear error, never a million heads
+        import json
+        import shutil
+
+        from core.errors import ModelError
+
+        damaged = tmp_path / "damaged"
+        shutil.copytree(tmp_path / "bundle", damaged)
+        record = json.loads((damaged / "manifest.json").read_text(encoding="utf-8"))
+        record["context"]["body_head"]["members"] = 10**6
+        (damaged / "manifest.json").write_text(json.dumps(record), encoding="utf-8")
+        with pytest.raises(ModelError, match="member count"):
+            net_from_bundle(damaged)
     assert back.body_head is not None
     for key, value in loaded.body_head.state_dict().items():
         assert torch.allclose(back.body_head.state_dict()[key], value, atol=2e-3), key  # int8 weights

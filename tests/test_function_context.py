@@ -196,3 +196,12 @@ def test_a_contextual_head_survives_checkpoint_export_read_back_and_the_runtime(
                           ExportOptions(parity_sentences=12, enforce_parity=False), documents)
     assert "context_head" not in plain.context["functions"]
     assert not load_model(tmp_path / "plain", device="cpu", threads=1).has_function_context
+
+
+def test_a_saved_member_count_is_checked() -> None:
+    from models.training.net import MAX_MEMBERS, member_count
+
+    assert member_count(True) == 1 and member_count(3) == 3 and member_count(MAX_MEMBERS) == MAX_MEMBERS
+    for bad in (0, MAX_MEMBERS + 1, 10**9, "3", 2.0, None, False):
+        with pytest.raises(ValueError):
+            member_count(bad)

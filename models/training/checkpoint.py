@@ -14,7 +14,7 @@ import torch
 from core.errors import ModelError
 from core.fileio import atomic_write_bytes
 from models.training.base import load_encoder, resolve_base_dir
-from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, head_members
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, head_members, member_count
 
 CHECKPOINT_FORMAT = 2  # 2: loads with weights_only=True (metadata as JSON)
 
@@ -35,9 +35,9 @@ def net_of_shape(encoder: Any, head: HeadConfig, functions: FunctionConfig | Non
     are still to load."""
     net = RhetoricaNet(encoder, head, functions, content_fork)
     if parts.get("body_head"):  # True (older files) or the number of members
-        net.enable_body_head(int(parts["body_head"]))
+        net.enable_body_head(member_count(parts["body_head"]))
     if parts.get("function_context_head"):  # True (older files) or the number of members
-        net.enable_function_context_head(int(parts["function_context_head"]))
+        net.enable_function_context_head(member_count(parts["function_context_head"]))
     for dataset, labels in dict(parts.get("adapters", {})).items():
         net.add_adapter(dataset, list(labels))
     return net
@@ -74,6 +74,9 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
         functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
         head = HeadConfig(**data["head"])
         base_named, fork = str(data["base_dir"]), int(data.get("content_fork", 0))
+        for part in ("body_head", "function_context_head"):
+            if data.get(part):
+                member_count(data[part])
     except (KeyError, TypeError, ValueError) as error:
         raise ModelError(f"cannot read checkpoint {path}: its configuration is not one Rhetorica wrote "
                          f"({type(error).__name__}: {error})") from None

@@ -20,7 +20,7 @@ import torch
 
 from core.errors import ModelError
 from models.training.checkpoint import build_net
-from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet
+from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, member_count
 
 
 def _dequantise(values: dict[str, np.ndarray], stem: str) -> np.ndarray:
@@ -94,11 +94,14 @@ def net_from_bundle(bundle_dir: str | Path, base: str | Path | None = None) -> t
                            if k in head})
     fork = int(dict(context.get("content_fork", {})).get("layers", 0))
     net, base_dir = build_net(base, config, _function_config(dict(context.get("functions", {}))), fork)
-    if context.get("body_head"):
-        net.enable_body_head(int(dict(context["body_head"]).get("members", 1)))
-    context_head = dict(dict(context.get("functions", {})).get("context_head", {}))
-    if context_head:
-        net.enable_function_context_head(int(context_head.get("members", 1)))
+    try:
+        if context.get("body_head"):
+            net.enable_body_head(member_count(dict(context["body_head"]).get("members", 1)))
+        context_head = dict(dict(context.get("functions", {})).get("context_head", {}))
+        if context_head:
+            net.enable_function_context_head(member_count(context_head.get("members", 1)))
+    except (TypeError, ValueError) as error:
+        raise ModelError(f"{bundle}: its manifest describes its heads wrongly ({error})") from None
     weights = bundle_weights(bundle / "model.onnx")
     role_graph = manifest.get("context", {}).get("graphs", {}).get("roles")
     if role_graph:  # a two-graph bundle: the role head's weights are in the role graph

@@ -170,6 +170,18 @@ class HeadEnsemble(nn.Module):
         return torch.stack(logs).mean(dim=0)
 
 
+MAX_MEMBERS = 16  # heads one ensemble may hold (training options and saved counts alike)
+
+
+def member_count(value: object) -> int:
+    """A saved member count as an int in 1..MAX_MEMBERS (True, as older files say "a head", is 1);
+    ValueError for anything else, so a damaged file cannot ask for a million heads."""
+    count = 1 if value is True else value
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_MEMBERS:
+        raise ValueError(f"a head's member count must be 1 to {MAX_MEMBERS}, not {value!r}")
+    return count
+
+
 def head_members(head: nn.Module | None) -> int:
     """How many heads ``head`` reads with: 0 (none), 1, or an ensemble's members."""
     if head is None:

@@ -68,7 +68,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         metavar="SOURCE=N", help="an annotated source's sections N times, e.g. pdfs2=3 "
                         "(papers parsed by Rhetorica, as the app reads them; repeatable)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0)
-    parser.add_argument("--members", type=bounded_int(1, 16), default=1,
+    parser.add_argument("--members", type=bounded_int(1, 16), default=1,  # net.MAX_MEMBERS (no torch here)
                         help="body heads trained from seeds SEED, SEED+1, …, each from the same start, and "
                         "read as one (the mean of their log-probabilities; default 1)")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
