@@ -15,6 +15,7 @@ head is fitted afterwards with the function prior (``rhetorica train function-pr
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -134,13 +135,17 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
                                 cfg: FunctionContextConfig, ctx: JobContext | None = None,
                                 fp32_cache: FeatureCache | None = None) -> FunctionContextResult:
     """Train ``net``'s contextual function head (a fresh one when it has none) on cached pooled vectors;
-    everything else stays frozen. Keeps the epoch with the best dev accuracy (epoch 0 = as given)."""
+    everything else stays frozen. Keeps the epoch with the best dev accuracy (epoch 0 = as given). With
+    ``cfg.members`` > 1, every member starts from the same place (the given head, or a fresh one)."""
     if net.function_config is None:
         raise ValueError("this net has no functions: a contextual function head needs their ids")
+    if cfg.members > 1 and isinstance(net.function_context_head, HeadEnsemble):
+        raise ValueError("this net's contextual function head is already an ensemble: train members from "
+                         "a single head")
+    start = copy.deepcopy(net.function_context_head)
 
-    def build(member: int) -> nn.Module:
-        if member:
-            net.function_context_head = None  # the next member starts fresh, from the next seed
+    def build(_member: int) -> nn.Module:
+        net.function_context_head = copy.deepcopy(start)  # None: a fresh head, initialised from this seed
         if net.function_context_head is None:
             net.enable_function_context_head()
             if cfg.init_from_body_head and isinstance(net.body_head, RoleHead):
