@@ -45,6 +45,17 @@ def open_window(qtbot, model: Path | str | None, **kwargs) -> Iterator:  # type:
         QApplication.processEvents()  # deliver the jobs' last queued signals while the window still exists
 
 
+def wait_released(qtbot, worker, timeout: int = TIMEOUT_MS) -> None:  # type: ignore[no-untyped-def]
+    """Wait until a worker that is already running has finished and its signals have been delivered.
+
+    ``qtbot.waitSignal(worker.finished)`` entered after ``start()`` can miss a short job: a signal
+    emitted on the pool thread before the connection exists is never seen.  The UI thread lets go of a
+    worker (``live_workers``) only after its ``finished`` slots ran, so this cannot miss it."""
+    from app.gui.workers import live_workers
+
+    qtbot.waitUntil(lambda: all(w is not worker for w in live_workers()), timeout=timeout)
+
+
 def function_bundle(tmp_factory: pytest.TempPathFactory, name: str) -> Path:
     """The tiny test bundle with a function head whose every best function is shown (threshold 0)."""
     from tests.tiny_bundle import make_tiny_bundle

@@ -13,7 +13,7 @@ pymupdf = pytest.importorskip("pymupdf")
 from PySide6.QtWidgets import QMenu  # noqa: E402
 
 from core.taxonomy.role_colors import hex_to_rgb  # noqa: E402
-from tests.gui_helpers import TIMEOUT_MS, open_window  # noqa: E402
+from tests.gui_helpers import TIMEOUT_MS, open_window, wait_released  # noqa: E402
 from tests.pdf_factory import two_column_pdf  # noqa: E402
 
 
@@ -27,8 +27,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(qtbot, window, path: Path):  # type: ignore[no-untyped-def]
     worker = window.exporter.export_annotated_pdf(path)
     assert worker is not None
-    with qtbot.waitSignal(worker.finished, timeout=TIMEOUT_MS):
-        pass
+    wait_released(qtbot, worker)
     qtbot.waitUntil(lambda: window.exporter.annotating is None, timeout=TIMEOUT_MS)
     return worker
 

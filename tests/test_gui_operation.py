@@ -120,8 +120,8 @@ def test_a_result_arriving_after_invalidate_is_not_shown(qtbot, make, bundle) ->
     op.run(job, needs_model=False, on_done=done.append)
     worker = op.worker
     assert worker is not None
-    op.invalidate()
-    with qtbot.waitSignal(worker.finished, timeout=10_000):
+    with qtbot.waitSignal(worker.finished, timeout=10_000):  # connected before the job can end
+        op.invalidate()  # a job not yet started stops at once: its finished signal must not be missed
         release.set()
     assert done == [] and not op.busy
 
