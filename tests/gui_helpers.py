@@ -39,6 +39,10 @@ def open_window(qtbot, model: Path | str | None, **kwargs) -> Iterator:  # type:
         yield window
     finally:
         window.close()
+        from PySide6.QtCore import QTimer
+
+        for timer in window.findChildren(QTimer):  # a debounce (the draft's labelling, its save) must
+            timer.stop()  # not fire in the next test and start a job there
         thread_pool().waitForDone(20_000)
         from PySide6.QtWidgets import QApplication
 
