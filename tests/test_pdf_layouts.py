@@ -78,3 +78,19 @@ def test_at_least_five_layouts() -> None:
     assert len(NAMES) >= 5
     styles = {load(n)["layout"]["style"] for n in NAMES}
     assert {"mdpi", "elsevier", "plos"} <= styles
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if load(n)["layout"]["style"] == "mdpi"])
+def test_an_mdpi_logo_in_lower_case_is_not_the_title(name: str, tmp_path: Path) -> None:
+    """Real MDPI front pages set the journal's logo as one lower-case word ("sensors", "entropy")
+    above the title: it is furniture, the title below it is the title, and the run-in abstract is
+    the abstract (parser pdf-10; before, the logo was the title and the real title opened a
+    section of the abstract's sentences with a guessed kind)."""
+    spec = load(name)
+    spec["layout"]["journal"] = spec["layout"]["journal"].lower()
+    gold = spec["gold"]
+    paper = parse_pdf(layout_paper_pdf(tmp_path / f"{name}-logo.pdf", spec))
+    assert _norm(paper.title) == _norm(gold["title"])
+    assert paper.sections[0].kind is SectionKind.ABSTRACT
+    assert _norm(paper.abstract_sentences[0].text) == _norm(gold["abstract_first_sentence"])
+    assert all(_norm(s.heading) != _norm(gold["title"]) for s in paper.sections)

@@ -176,3 +176,27 @@ def test_a_line_of_a_bold_paragraph_is_not_a_heading() -> None:
     title = make_line("Results", y0=20.0, size=9.0, bold=1.0)
     alone = make_line("Experiments with the new compressor", y0=50.0, size=9.0, bold=1.0)
     assert looks_like_heading(alone, 10.0, next_line=after, prev_line=title) is not None
+
+
+def test_wiley_front_and_back_matter_lines() -> None:
+    """Parser pdf-10, from a Wiley paper of 2025 (ecolevol-PMC12061466-wolf) and a Hindawi one
+    (hindawi-801626-wheat-phosphite): STIX Two *Text* is a text font, not a math font (every line of the
+    paper read as math, so short headings were dropped as equations); "1 | Introduction" is numbered;
+    a back-matter heading set small and bold is a heading; a numbered affiliation is not."""
+    from core.pdf.headings import looks_like_heading
+    from core.pdf.lines import MATH_FONT
+
+    assert not MATH_FONT.search("ABCDEF+STIXTwoText-Bold") and not MATH_FONT.search("STIXTwoText")
+    assert MATH_FONT.search("STIXTwoMath-Regular") and MATH_FONT.search("STIX-Regular")
+    assert MATH_FONT.search("STIXGeneral-Italic")
+    assert split_number("1\u202f\u202f\u202f|\u202f\u202f\u202fIntroduction") == ("1", "Introduction")
+    assert split_number("2.1 | Study Area") == ("2.1", "Study Area")
+    body = make_line("The abundance and distribution of most species of large carnivores", y0=80.0, size=9.0)
+    small_bold = make_line("Author Contributions", size=8.0, bold=1.0)
+    assert looks_like_heading(small_bold, 9.0, next_line=body) is not None
+    other_small_bold = make_line("Some Small Bold Words", size=8.0, bold=1.0)
+    assert looks_like_heading(other_small_bold, 9.0, next_line=body) is None
+    affiliation = make_line("2 Department of Soil Sciences, Oklahoma State University, OK", size=9.0)
+    assert looks_like_heading(affiliation, 9.0, next_line=body) is None
+    numbered = make_line("2 Materials and Methods", size=9.0, bold=1.0)
+    assert looks_like_heading(numbered, 9.0, next_line=body) is not None

@@ -32,17 +32,19 @@ _JOURNAL_CUE = re.compile(
 
 
 def _masthead(title: list[Line], candidates: list[Line], body_size: float, running: list[str]) -> bool:
-    """A journal's name set large at the top of page 1 (MDPI's "Sensors", Elsevier's "Applied Surface
-    Science"): one line of one to three capitalised words, no digits, with a real title below it
-    (a line of four or more words set larger than the body), and either a single word, a journal-name
-    word, or the same name in the running head or foot of a later page."""
+    """A journal's name set large at the top of page 1 (MDPI's "sensors", Elsevier's "Applied Surface
+    Science"): one line of one to three capitalised words (or one word in lower case, as MDPI's logos), no
+    digits, with a real title below it (a line of four or more words set larger than the body), and either
+    a single word, a journal-name word, or the same name in the running head or foot of a later page."""
     if len(title) != 1:
         return False
     text = clean_text(title[0].text).strip(" .,:")
     words = text.split()
     if not 1 <= len(words) <= 3 or any(c.isdigit() for c in text):
         return False
-    if not all(w[:1].isupper() or w in {"&", "of", "and", "the", "in", "for"} for w in words):
+    lower_logo = len(words) == 1 and text.isalpha() and text.islower()  # MDPI sets "sensors" so
+    capitalised = all(w[:1].isupper() or w in {"&", "of", "and", "the", "in", "for"} for w in words)
+    if not (lower_logo or capitalised):
         return False
     below = [ln for ln in candidates if ln.y0 > title[0].y1 and len(ln.text.split()) >= 4
              and ln.size >= 1.15 * body_size]

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from core.document import SectionKind
 from core.pdf.lines import Line
 
-# a title starts with a capital, a Greek letter or a one-letter symbol prefix ("k-shell", "β-multiplier")
+# a title starts with a capital, a Greek letter or a one-letter symbol prefix ("k-shell", "β-multiplier");
+# Wiley sets a bar between the number and the title ("2.1 | Study Area")
 _NUMBERED = re.compile(
-    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>(?:[A-Z]|[\u0370-\u03ff]|[a-z]-)[^\n]{0,118})$"
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?(?:\s*\|)?\s+(?P<title>(?:[A-Z]|[\u0370-\u03ff]|[a-z]-)[^\n]{0,118})$"
 )
 # appendix subsections ("A.1 Accessing the data") are unambiguous even outside an appendix
 _LETTERED_DOTTED = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){1,3})\.?\s+(?P<title>[A-Z][^\n]{0,118})$")
@@ -30,6 +31,9 @@ _NOT_HEADING = re.compile(r"^(?:Algorithm|Listing|Procedure|Figure|Fig\.|Table|E
                           r"|Proof|Corollary|Proposition|Remark|Note|Step|Input|Output|Require|Ensure)\b")
 _NUMERIC = re.compile(r"^[(\[]?[-+−±]?\d[\d.,%]*[)\]]?[*†‡]?$")
 _RUN_IN = re.compile(r"[:;]\s+[a-z]")
+_AFFILIATION = re.compile(r"\b(?:Universit(?:y|ies|é|à|ät)|Department|Dept\.|Institute|Institut"
+                          r"|Laborator(?:y|ies)|School of|College|Hospital|Faculty"
+                          r"|Research Cent(?:er|re)|Academy)\b")
 
 # "experimental setup", "training details", "evaluation methodology": the set-up of the experiments
 _SETUP = (r"(?:experiment(?:al)?|evaluation|training|implementation)"
@@ -64,7 +68,8 @@ _OTHER = re.compile(r"\b(?:acknowledge?ments?|funding|author contributions|compe
 BACK_MATTER = re.compile(
     r"^(?:competing interests?|conflicts? of interests?|authors?[’'] contributions|author contributions"
     r"|acknowledge?ments?|author details|authors? information|additional files?|abbreviations|funding"
-    r"|availability of (?:data|supporting data).*|ethics approval.*|consent for publication"
+    r"|availability of (?:data|supporting data).*|data availability(?: statement)?|ethics approval.*"
+    r"|consent for publication"
     r"|declarations?|pre-publication history|endnotes"
     r"|(?:supplementary|supplemental) (?:materials?|information|data|figures)|supporting information)$",
     re.IGNORECASE,
@@ -201,6 +206,8 @@ def looks_like_heading(
     if text.endswith((",", ";", "-", "–", "(")):
         return None
     number, title = split_number(text, allow_letters=allow_letters)
+    if number and line.page <= 1 and "," in title and _AFFILIATION.search(title):
+        return None  # a numbered affiliation: "2 Department of Plant Sciences, Oklahoma State University"
     words = title.split()
     if _NOT_HEADING.match(title) or title.endswith("?"):
         return None
@@ -225,8 +232,9 @@ def looks_like_heading(
     # Small capitals (IEEE "I. INTRODUCTION"): the letters are set smaller than the body, the initials at
     # body size, so the line stands as tall as a body line.
     small_caps = caps and line.size >= body_size * 0.7 and line.height >= body_size * 0.97
-    if line.size < body_size * 0.9 and not (bold and caps) and not small_caps:
-        return None
+    back_matter = bold and not number and bool(BACK_MATTER.match(title.rstrip(".:").strip()))
+    if line.size < body_size * 0.9 and not (bold and caps) and not small_caps and not back_matter:
+        return None  # (back-matter headings set small and bold, as Wiley's, are headings)
     ends_sentence = title.endswith(".") and not caps
     if ends_sentence and len(words) > 4:
         return None

@@ -27,7 +27,7 @@ _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B|CM
                         re.IGNORECASE)
 _ITALIC_FONT = re.compile(r"italic|oblique|-It\b|\.I$|-I$|Ital|CMTI|CMSL|CMBXTI|CMMI", re.IGNORECASE)
 MATH_FONT = re.compile(
-    r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX|rsfs|eufm|LMMath|MT2M|MTMI|MTSY|MTEX|Euclid"
+    r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX(?!-?Two-?Text)|rsfs|eufm|LMMath|MT2M|MTMI|MTSY|MTEX|Euclid"
     r"|Lucida.*Math|Cambria.*Math|CMBSY|CMMIB|esint|wasy|txsy|pxsy|txmi|pxmi",
     re.IGNORECASE,
 )
