@@ -389,3 +389,29 @@ def layout_paper_pdf(path: Path, spec: dict) -> Path:
                 flow.figure(fig["number"], content["figure_captions"][fig["caption_index"]], height=80)
     doc.save(path)
     return path
+
+
+def keywords_then_heading_overleaf_pdf(path: Path) -> Path:
+    """Page 1: title, "Abstract", the abstract, a lone bold "KEYWORDS" label and the keywords set small (as
+    Wiley's Conservation Biology); page 2 opens with a large bold "INTRODUCTION" heading."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 90), "Urban gradients and wildlife use in the Amazon", fontsize=18, fontname="hebo")
+    page.insert_text((72, 140), "Abstract", fontsize=11, fontname="hebo")
+    y = write_lines(page, 72, 160, [
+        "We surveyed households along an urbanization gradient in the Amazon to measure wildlife use.",
+        "Wild meat consumption fell with urbanization, while trade in wild meat increased in towns.",
+        "We discuss what these results mean for policies that involve local people in conservation.",
+    ])
+    page.insert_text((72, y + 12), "KEYWORDS", fontsize=8, fontname="hebo")
+    write_lines(page, 72, y + 24, ["Amazon, bushmeat, hunting, urbanization, wildlife trade"], size=8)
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 80), "INTRODUCTION", fontsize=12, fontname="hebo")
+    write_lines(page, 72, 100, [
+        "Conservation efforts increasingly rely on the people who live with the species they protect.",
+        "Most studies of wildlife use sample rural villages and leave the growing towns aside.",
+        "Here we ask how the use of wildlife changes from remote villages to the largest cities.",
+    ])
+    doc.save(path)
+    doc.close()
+    return path

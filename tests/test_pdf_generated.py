@@ -17,6 +17,7 @@ from tests.pdf_factory import (
     figure_pdf,
     furniture_pdf,
     hyphen_pdf,
+    keywords_then_heading_overleaf_pdf,
     references_pdf,
     ruled_caption_pdf,
     two_column_pdf,
@@ -298,3 +299,14 @@ def test_italic_lettered_ieee_subsections_open_subsections_of_their_section(tmp_
         ("INTRODUCTION", 1, SectionKind.INTRODUCTION), ("PROTOCOL DESIGN", 1, SectionKind.METHOD),
         ("Cluster Head Election and Zone Sizes", 2, SectionKind.METHOD),
         ("Path Repair", 2, SectionKind.METHOD), ("CONCLUSION", 1, SectionKind.CONCLUSION)], found
+
+
+def test_a_heading_overleaf_from_a_lone_keywords_label_is_a_heading(tmp_path: Path) -> None:
+    """Parser pdf-10: after a lone "KEYWORDS" label the next body-size block is the keywords, unless they were
+    set small; then the first large line overleaf (Conservation Biology's "INTRODUCTION") was dropped in
+    their place and the introduction ran into the abstract."""
+    paper = parse_pdf(keywords_then_heading_overleaf_pdf(tmp_path / "keywords.pdf"))
+    assert [(s.heading, s.kind) for s in paper.sections] == [
+        ("Abstract", SectionKind.ABSTRACT), ("INTRODUCTION", SectionKind.INTRODUCTION)]
+    assert len(paper.abstract_sentences) == 3
+    assert not any("bushmeat" in s.text for s in paper.sentences)

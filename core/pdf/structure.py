@@ -178,7 +178,8 @@ class _Body:
     abstract_closed: bool = False  # keywords seen: later headings are not structured-abstract labels
     last_number: str | None = None  # the last accepted section number ("2.1")
     skip_block: tuple[int, int] | None = None  # (page, block) whose lines are dropped
-    skip_next_block: bool = False  # drop the next body-size block (keywords under a lone label)
+    # drop the next body-size block on this page (keywords under a lone label); None: nothing to drop
+    skip_next_block: int | None = None
     back_matter_size: float = 0.0  # font size of back matter set small (BMC), 0 when none
 
 
@@ -299,9 +300,11 @@ def _skip_marked_block(body: _Body, cur: _Cursor) -> int | None:
     ln = cur.ln
     if body.skip_block is not None and (ln.page, ln.block) == body.skip_block:
         return 1
-    if body.skip_next_block and not _is_small(ln, 0.9 * body.body_size):
+    if body.skip_next_block is not None and ln.page != body.skip_next_block:
+        body.skip_next_block = None  # the keywords were set small and dropped as such: keep the next page
+    if body.skip_next_block is not None and not _is_small(ln, 0.9 * body.body_size):
         body.skip_block = (ln.page, ln.block)
-        body.skip_next_block = False
+        body.skip_next_block = None
         return 1
     if not _is_small(ln, body.body_size):
         body.skip_block = None
@@ -345,7 +348,7 @@ def _skip_keywords(body: _Body, cur: _Cursor) -> int | None:
         body.skip_block = (ln.page, ln.block)
         body.abstract_closed = True
         if _KEYWORDS.fullmatch(text.rstrip(":.—- ")):
-            body.skip_next_block = True  # the label stands alone; the keywords follow as a block
+            body.skip_next_block = ln.page  # the label stands alone; the keywords follow as a block
         return 1
     return None
 
