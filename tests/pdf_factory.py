@@ -415,3 +415,50 @@ def keywords_then_heading_overleaf_pdf(path: Path) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def bold_abstract_then_unheaded_intro_pdf(path: Path) -> Path:
+    """Nature's article layout: title, authors, the abstract set in bold across the page, then the
+    introduction in two columns with no heading, then a bold "RESULTS" heading set at body size."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 80), "Ephaptic coupling in a model cortex", fontsize=20, fontname="hebo")
+    page.insert_text((72, 110), "Ann Author, Ben Writer & Cai Scholar", fontsize=11, fontname="helv")
+    y = write_lines(page, 72, 135, [
+        "The electrochemical processes that underlie neural function show in the extracellular field,",
+        "but whether this field feeds back onto single neurons is not known in the living cortex slice.",
+        "We stimulated and recorded inside and outside of pyramidal neurons with twelve electrodes and",
+        "found that weak fields entrain spikes, so that the field acts as a feedback on the neurons.",
+    ], font="hebo", size=9)
+    left = [
+        "Neurons communicate through synapses, but the",
+        "electric field of their own activity is a second",
+        "route that the usual models of the cortex leave",
+        "aside, and it is rarely measured in the slice.",
+        "Fields of a few millivolts per millimetre are",
+        "known to shift the timing of spikes in slices,",
+        "yet the fields of the living brain are weaker,",
+        "and their effect on one cell is not settled by",
+        "the experiments that have been done so far.",
+        "Network models that include the field show that",
+        "it can synchronise the firing of nearby cells.",
+    ]
+    right = [
+        "Most studies applied constant fields between",
+        "parallel plates far from the recorded cell, and",
+        "a single electrode measured the field at a",
+        "distance that hides what the soma itself sees.",
+        "Here we measured the field next to the soma",
+        "while it was driven from several sites at once,",
+        "and we asked whether weak fields entrain spikes.",
+    ]
+    write_lines(page, LEFT[0], y + 30, left, size=9)
+    ry = write_lines(page, RIGHT[0], y + 30, right, size=9)
+    page.insert_text((RIGHT[0], ry + 14), "RESULTS", fontsize=9, fontname="hebo")
+    write_lines(page, RIGHT[0], ry + 28, [
+        "Stimulation at fifty micrometres from the soma changed the membrane potential by a millivolt.",
+        "The change followed the field at every frequency we tried, up to one hundred hertz in all cells.",
+    ], size=9)
+    doc.save(path)
+    doc.close()
+    return path

@@ -13,6 +13,7 @@ from core.pdf import PARSER_VERSION, parse_pdf, render_figure_png
 from tests.pdf_factory import (
     LEFT,
     RIGHT,
+    bold_abstract_then_unheaded_intro_pdf,
     caption_then_paragraph_pdf,
     figure_pdf,
     furniture_pdf,
@@ -310,3 +311,18 @@ def test_a_heading_overleaf_from_a_lone_keywords_label_is_a_heading(tmp_path: Pa
         ("Abstract", SectionKind.ABSTRACT), ("INTRODUCTION", SectionKind.INTRODUCTION)]
     assert len(paper.abstract_sentences) == 3
     assert not any("bushmeat" in s.text for s in paper.sentences)
+
+
+def test_a_bold_abstract_before_an_unheaded_introduction_keeps_both(tmp_path: Path) -> None:
+    """Parser pdf-10: with no abstract heading, the abstract was the *last* prose block before the first
+    heading, so a bold abstract and the first columns of an unheaded introduction (Nature's articles,
+    Springer's heat-load paper) were dropped as front matter; now the bold first block is the abstract and
+    the prose after it an untitled introduction."""
+    paper = parse_pdf(bold_abstract_then_unheaded_intro_pdf(tmp_path / "nature.pdf"))
+    kinds = [(s.heading, s.kind) for s in paper.sections]
+    assert kinds == [("Abstract", SectionKind.ABSTRACT), ("", SectionKind.INTRODUCTION),
+                     ("RESULTS", SectionKind.RESULT)]
+    assert paper.abstract_sentences[0].text.startswith("The electrochemical processes")
+    assert len(paper.abstract_sentences) == 2
+    intro = paper.sections[1]
+    assert paper.sentences[intro.first_sentence].text.startswith("Neurons communicate through synapses")

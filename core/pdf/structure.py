@@ -257,6 +257,18 @@ def _open_headed_abstract(builder: SectionBuilder, lines: list[Line], start: int
     return _Start(start + 1, at, at)
 
 
+def _bold_lead(prose: list[list[Line]]) -> list[Line] | None:
+    """The first prose block when it is set in bold and the prose blocks after it are not: an abstract
+    set apart from an unheaded introduction."""
+    if len(prose) < 2:
+        return None
+
+    def bold(block: list[Line]) -> float:
+        return sum(ln.bold * len(ln.text) for ln in block) / max(1, sum(len(ln.text) for ln in block))
+    first, rest = prose[0], prose[1:]
+    return first if bold(first) >= 0.7 and all(bold(b) < 0.3 for b in rest) else None
+
+
 def _open_unheaded_start(builder: SectionBuilder, lines: list[Line], first_heading: int | None,
                          body_size: float) -> _Start:
     """Without an abstract heading: the last prose block of the first page before the first
@@ -265,6 +277,15 @@ def _open_unheaded_start(builder: SectionBuilder, lines: list[Line], first_headi
     end = first_heading if first_heading is not None else len(lines)
     front = [ln for ln in lines[:end] if ln.page <= 1 and ln.size >= 0.7 * body_size]
     prose = [b for b in _blocks(front) if _is_prose_block(b)]
+    lead = _bold_lead(prose)
+    if lead is not None and first_heading is not None:
+        # Nature's articles: the abstract set in bold, then the introduction without a heading
+        builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", lead[0].page, lead[0].size)
+        for ln in lead:
+            _add_body(builder, ln)
+        intro = prose[prose.index(lead) + 1][0]
+        builder.open_section("", SectionKind.INTRODUCTION, 1, "", intro.page)  # no heading size: top level
+        return _Start(lines.index(intro), (lead[0].page, lead[0].y0), None)
     if prose and first_heading is not None:
         block = prose[-1]
         builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
