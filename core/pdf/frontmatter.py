@@ -42,7 +42,7 @@ def _masthead(title: list[Line], candidates: list[Line], body_size: float, runni
     words = text.split()
     if not 1 <= len(words) <= 3 or any(c.isdigit() for c in text):
         return False
-    lower_logo = len(words) == 1 and text.isalpha() and text.islower()  # MDPI sets "sensors" so
+    lower_logo = len(words) == 1 and text.isalpha() and text.islower()  # MDPI's "sensors", "entropy"
     capitalised = all(w[:1].isupper() or w in {"&", "of", "and", "the", "in", "for"} for w in words)
     if not (lower_logo or capitalised):
         return False

@@ -271,9 +271,10 @@ def _bold_lead(prose: list[list[Line]]) -> list[Line] | None:
 
 def _open_unheaded_start(builder: SectionBuilder, lines: list[Line], first_heading: int | None,
                          body_size: float) -> _Start:
-    """Without an abstract heading: the last prose block of the first page before the first
-    heading is the abstract; else the body starts at the first heading, or at the first prose
-    block, or at the top."""
+    """Without an abstract heading: a first prose block set in bold before prose that is not is the
+    abstract, and the prose after it an untitled introduction (:func:`_bold_lead`); otherwise the last
+    prose block of the first page before the first heading is the abstract; else the body starts at the
+    first heading, or at the first prose block, or at the top."""
     end = first_heading if first_heading is not None else len(lines)
     front = [ln for ln in lines[:end] if ln.page <= 1 and ln.size >= 0.7 * body_size]
     prose = [b for b in _blocks(front) if _is_prose_block(b)]
