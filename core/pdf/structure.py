@@ -265,8 +265,16 @@ def _bold_lead(prose: list[list[Line]]) -> list[Line] | None:
 
     def bold(block: list[Line]) -> float:
         return sum(ln.bold * len(ln.text) for ln in block) / max(1, sum(len(ln.text) for ln in block))
+
     first, rest = prose[0], prose[1:]
     return first if bold(first) >= 0.7 and all(bold(b) < 0.3 for b in rest) else None
+
+
+def _abstract_of_block(builder: SectionBuilder, block: list[Line]) -> None:
+    """Open the abstract with the lines of an unheaded prose block."""
+    builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
+    for ln in block:
+        _add_body(builder, ln)
 
 
 def _open_unheaded_start(builder: SectionBuilder, lines: list[Line], first_heading: int | None,
@@ -281,17 +289,13 @@ def _open_unheaded_start(builder: SectionBuilder, lines: list[Line], first_headi
     lead = _bold_lead(prose)
     if lead is not None and first_heading is not None:
         # Nature's articles: the abstract set in bold, then the introduction without a heading
-        builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", lead[0].page, lead[0].size)
-        for ln in lead:
-            _add_body(builder, ln)
+        _abstract_of_block(builder, lead)
         intro = prose[prose.index(lead) + 1][0]
         builder.open_section("", SectionKind.INTRODUCTION, 1, "", intro.page)  # no heading size: top level
         return _Start(lines.index(intro), (lead[0].page, lead[0].y0), None)
     if prose and first_heading is not None:
         block = prose[-1]
-        builder.open_section("Abstract", SectionKind.ABSTRACT, 1, "", block[0].page, block[0].size)
-        for ln in block:
-            _add_body(builder, ln)
+        _abstract_of_block(builder, block)
         return _Start(end, (block[0].page, block[0].y0), None)
     if first_heading is not None:
         return _Start(first_heading, (lines[first_heading].page, lines[first_heading].y0), None)
