@@ -65,15 +65,17 @@ def test_eval_figures_reports_per_field_and_saves_the_ranker(bundle: Path, tmp_p
     printed = capsys.readouterr().out
     assert code == 0 and asked == [("v2",)]
     assert "Graphical-abstract dev set v2" in printed and "biomedical 2" in printed
-    for method in ("first figure", "previous ranker (issue 14 weights)", models.figure_eval.NESTED):
+    for method in ("first figure", "previous ranker (issue 14 weights)", models.figure_eval.NESTED,
+                   models.figure_eval.BAGGED, models.figure_eval.AVERAGED):
         assert method in printed
     result = json.loads(out_json.read_text())
     methods = result["dev_set"]["methods"]
     assert set(methods["first figure"]) == {"all", "biomedical", "CS", "physical", "social"}
     saved = result["dev_set"]["saved_ranker"]
-    assert saved["selected"]["l2"] in models.figure_eval.L2_CHOICES and saved["weights"]["diagram"] > 0
-    assert saved["selected"]["features"] in models.figure_eval.SELECTED_SETS
-    assert f"Saved the ranker ({saved['selected']['features']}, L2" in printed
+    assert saved["weights"]["diagram"] > 0
+    assert saved["procedure"]["bootstrap_rounds"] == models.figure_eval.BAG_ROUNDS
+    assert len(saved["procedure"]["configurations"]) == len(models.figure_eval.CONFIGS)
+    assert "Saved the ranker (every configuration averaged over 20 resamples)" in printed
     model = load_model(bundle, device="cpu")
     assert model.model_id == before  # only the manifest's context changed
     from models.figure_scorer import ranker_weights

@@ -13,7 +13,7 @@ import pytest
 
 from core.document import Figure
 from core.figures.figure_features import FigureLook
-from core.figures.figure_fit import LabelledPaper, fit_weights, leave_one_paper_out, normalised
+from core.figures.figure_fit import LabelledPaper, bagged, fit_weights, leave_one_paper_out, normalised
 from core.figures.figure_rank import (
     FEATURES,
     WITHIN_PAPER,
@@ -28,10 +28,14 @@ from core.figures.figure_rank import (
 from core.model_api import CaptionScorer
 from models.datasets.figure_gold import FigureGold
 from models.figure_eval import (
+    AVERAGED,
+    BAGGED,
     CONFIGS,
     FEATURE_SETS,
     NESTED,
     GoldCase,
+    average_fit,
+    bagged_fit,
     dev_report,
     held_out_rankings,
     measures,
@@ -311,7 +315,7 @@ def test_nested_selection_never_sees_the_held_out_paper(monkeypatch: pytest.Monk
 def test_the_report_has_every_method_overall_and_per_field() -> None:
     report = dev_report(_cases(8), {"diagram": 1.0})
     assert "first figure" in report and "previous ranker (issue 14 weights)" in report
-    assert NESTED in report
+    assert NESTED in report and BAGGED in report and AVERAGED in report
     assert "bundle ranker weights (in-sample)" in report
     for config in CONFIGS:  # every configuration the selection chooses from, on its own
         assert f"ranker, leave-one-paper-out ({config.features}, L2 {config.l2:g})" in report
@@ -359,3 +363,51 @@ def test_the_selection_chooses_the_feature_set_by_leave_one_paper_out() -> None:
     assert min(with_cue) > max(without)
     weights = nested_fit(papers)
     assert max(weights, key=lambda k: abs(weights[k])) == "overview_strongest"
+
+
+# -- session 23: the shipped fit averages every configuration over bootstrap resamples --------------------
+def test_bagging_is_seeded_and_draws_papers_with_replacement() -> None:
+    papers = _overview_papers(5)
+    seen: list[list[str]] = []
+
+    def spy(sample: Sequence[LabelledPaper]) -> dict[str, float]:
+        seen.append([p.name for p in sample])
+        return fit_weights(sample, FEATURES, 0.3)
+
+    first = bagged(papers, spy, rounds=6, seed=3)
+    assert bagged(papers, spy, rounds=6, seed=3) == first  # the same papers give the same weights
+    assert bagged(papers, spy, rounds=6, seed=4) != first
+    draws = [[name.split("#")[0] for name in names] for names in seen[:6]]
+    assert all(len(d) == len(papers) for d in draws)
+    assert any(len(set(d)) < len(d) for d in draws)  # some paper drawn twice, as its own copies
+    assert all(len(set(names)) == len(names) for names in seen)
+    assert 0.0 < sum(abs(v) for v in first.values()) <= 1.0 + 1e-5  # a mean of normalised weights
+
+
+def test_the_averaged_fit_weighs_every_configuration_and_finds_the_cue() -> None:
+    papers = _overview_papers(4)
+    averaged = average_fit(papers)
+    per_config = [normalised(fit_weights(papers, FEATURE_SETS[c.features], c.l2)) for c in CONFIGS]
+    expected = np.mean([c.get("overview_strongest", 0.0) for c in per_config])
+    assert averaged["overview_strongest"] == pytest.approx(expected, abs=1e-5)
+    weights = bagged_fit(papers)
+    assert max(weights, key=lambda k: abs(weights[k])) == "overview_strongest"
+
+
+def test_the_bagged_fit_never_sees_the_held_out_paper(monkeypatch: pytest.MonkeyPatch) -> None:
+    import models.figure_eval
+
+    cases = _cases(5)
+    names = {c.name for c in cases}
+    calls: list[set[str]] = []
+    real = models.figure_eval.fit_weights
+
+    def spy(papers: Sequence[LabelledPaper], *args: object, **kwargs: object) -> dict[str, float]:
+        calls.append({p.name.split("#")[0] for p in papers})
+        return real(papers, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(models.figure_eval, "fit_weights", spy)
+    monkeypatch.setattr(models.figure_eval, "BAG_ROUNDS", 3)
+    rankings = held_out_rankings(cases, bagged_fit)
+    assert set(rankings) == names
+    assert calls and all(len(c) < len(names) for c in calls)

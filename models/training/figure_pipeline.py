@@ -11,9 +11,9 @@
    cosine chosen together, by mention matching on the dev papers (``models.training.figure_head``).
 4. A bundle = the source bundle + ``figures.onnx`` (int8, parity-checked).
 5. The ranking weights (``core.figures.figure_fit``) fitted on the hand-labelled papers with the new bundle's
-   scorer (the feature set and L2 strength selected by leave-one-paper-out,
-   ``models.figure_eval.select_config``), written into its manifest (``--skip-ranker``: not, e.g. while
-   comparing heads; ``rhetorica eval figures --skip-mentions --save-ranker`` fits them later).
+   scorer (every configuration averaged over bootstrap resamples, ``models.figure_eval.bagged_fit``),
+   written into its manifest (``--skip-ranker``: not, e.g. while comparing heads; ``rhetorica eval
+   figures --skip-mentions --save-ranker`` fits them later).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.figures.figure_fit import LabelledPaper, fit_weights
+from core.figures.figure_fit import LabelledPaper
 from core.figures.figure_rank import candidate_figures, figure_features
 from core.jobs import JobContext, ensure_context
 from models.datasets.figure_gold import gold_papers, gold_pdf_names
 from models.datasets.figure_pairs import FigurePaper
 from models.datasets.figure_sources import ALL_SOURCES, read_source_papers
 from models.encoder import load_model
-from models.figure_eval import FEATURE_SETS, select_config
+from models.figure_eval import ranker_record
 from models.figure_matching import lexical_scores, matching_set, mention_report
 from models.figure_scorer import load_figure_scorer
 from models.training.figure_head import (
@@ -137,15 +137,6 @@ def fit_ranker(bundle: Path, command: str, ctx: JobContext | None = None) -> dic
         numbers = [f.number for f in candidate_figures(paper)]
         values = figure_features(paper, scorer).values
         labelled.append(LabelledPaper(gold.pdf, numbers, values, list(gold.top3)))
-    config, scores = select_config(labelled)
-    fitted = fit_weights(labelled, FEATURE_SETS[config.features], config.l2)
-    # Only the direction matters to a ranking: scaled to a total of 1 so the score parts read easily.
-    total = sum(abs(v) for v in fitted.values()) or 1.0
-    weights = {k: round(v / total, 4) for k, v in fitted.items()}
-    record = {"fitted_on": f"graphical-abstract dev set ({len(labelled)} hand-labelled papers)",
-              "selected": {"features": config.features, "l2": config.l2,
-                           "by": "leave-one-paper-out mean of MRR (first choice) and MAP (top 3)",
-                           "scores": scores},
-              "command": command}
+    weights, record = ranker_record(labelled, "graphical-abstract dev set", command)
     record_ranker(bundle, weights, record)
     return {"weights": weights, **record}

@@ -117,7 +117,8 @@ def dev_set(model: Any, gold: str = "all", save_ranker: bool = False, command: s
     cases = gold_cases(gold_papers(sets=sets), load_figure_scorer(model))
     out: dict[str, Any] = {"gold": "+".join(sets), "methods": dev_report(cases, ranker_weights(model))}
     if save_ranker:
-        weights, record = ranker_record(cases, sets, command)
+        weights, record = ranker_record([c.labelled() for c in cases],
+                                        f"graphical-abstract dev set {'+'.join(sets)}", command)
         write_ranker(model.bundle_dir, weights, record)
         out["saved_ranker"] = {"bundle": str(model.bundle_dir), "weights": weights, **record}
     return out
@@ -173,5 +174,6 @@ def _print_dev(block: dict[str, Any]) -> None:
         print(f"  {name:<{width}}{cells}")
     if "saved_ranker" in block:
         saved = block["saved_ranker"]
-        print(f"Saved the ranker ({saved['selected']['features']}, L2 {saved['selected']['l2']:g}) "
+        rounds = saved["procedure"]["bootstrap_rounds"]
+        print(f"Saved the ranker (every configuration averaged over {rounds} resamples) "
               f"into {saved['bundle']}")
