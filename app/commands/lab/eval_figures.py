@@ -12,9 +12,10 @@
    reader's first choice, MAP of the reader's top 3 and P@1, overall and per field (biomedical, CS,
    physical, social; v1 counts as CS), for "pick the first figure", the caption–text scorer alone,
    the previous ranker (issue 14) and the ranker of issue 25 — leave-one-paper-out (each paper ranked
-   with weights fitted on the others; the feature set and the L2 strength chosen inside, on the others,
-   too), since the weights are fitted on these same papers; each configuration it chooses from is shown
-   on its own as well. The bundle's own weights are shown in-sample, labelled so.
+   with weights fitted on the others), since the weights are fitted on these same papers: the shipped
+   fit (every configuration averaged over bootstrap resamples of the other papers, session 23), the
+   plain average, the older nested choice (one configuration chosen inside, on the others) and each
+   configuration on its own. The bundle's own weights are shown in-sample, labelled so.
    ``--save-ranker`` fits the ranker on every paper of the chosen set and writes it into the bundle.
 
 Limits: the dev set is 64 papers labelled by language-model annotators (agreement in the README);
