@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.commands.lab.eval_sections import DEFAULT_GOLD, MIXED, heading_sha1, read_gold, score
+from app.commands.lab.eval_sections import DEFAULT_GOLD, MIXED, agreement, heading_sha1, read_gold, score
 from core.document import Section, SectionKind
 from core.pdf.headings import is_decisive_heading, section_kind
 from core.pdf.outline import settle_levels_and_kinds
@@ -255,6 +255,43 @@ def test_eval_sections_on_two_gold_papers(shared: Path, tmp_path: Path,
     # SPECTER: "2.1 Overview" and "2.2 Background: ..." under "2 Model" are method, as labelled
     assert not any(e["pdf"] == "acl2020-main-207" and e["section"] in (3, 4) for e in figures["errors"])
     assert figures["folders"]["pdfs2"]["sentence_accuracy"] == 1.0
+
+
+def test_a_second_annotation_is_scored_by_field_with_kappa() -> None:
+    gold = [_row("a", 0, "Intro", "introduction"), _row("a", 1, "Setup", "method"),
+            _row("a", 2, "Runs", "result"), _row("b", 0, "Methods", "method"),
+            _row("b", 1, "Findings", "result"), _row("c", 0, "Model", "method", folder="pdfs")]
+    second = [_row("a", 0, "Intro", "introduction"), _row("a", 1, "Setup", "result"),
+              _row("a", 2, "Runs", "result"), _row("b", 0, "Methods", "method"),
+              _row("b", 1, "Findings", "result"), _row("c", 0, "Model", "method", folder="pdfs"),
+              _row("b", 2, "Not in the gold", "other")]
+    result = agreement(gold, second, {"a": "biomedical", "b": "social"})
+    groups = result["groups"]
+    assert groups["all"]["sections"] == 6 and groups["all"]["agreement"] == pytest.approx(5 / 6, abs=1e-4)
+    # observed 5/6; expected from the marginals (gold 1 intro, 3 method, 2 result; second 1, 2, 3): 13/36
+    assert groups["all"]["kappa"] == pytest.approx((5 / 6 - 13 / 36) / (1 - 13 / 36), abs=1e-4)
+    assert groups["social"] == {"sections": 2, "agreement": 1.0, "kappa": 1.0}
+    assert groups["CS"]["sections"] == 1  # the shared pdfs count as CS
+    assert groups["biomedical"]["agreement"] == pytest.approx(2 / 3, abs=1e-4)
+    assert result["unmatched_rows"] == 1
+    assert result["disagreements"] == [{"folder": "pdfs2", "pdf": "a", "section": 1, "gold": "method",
+                                        "second": "result"}]
+
+
+def test_eval_sections_second_reads_no_pdf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold, second, out = tmp_path / "gold.jsonl", tmp_path / "second.jsonl", tmp_path / "agreement.json"
+    gold.write_text(json.dumps(_row("a", 0, "Intro", "introduction")) + "\n"
+                    + json.dumps(_row("a", 1, "Setup", "method")) + "\n", encoding="utf-8")
+    second.write_text(json.dumps(_row("a", 1, "Setup", "method")) + "\n", encoding="utf-8")
+    # the shared folder holds no PDF (and no manifest: the field is "unknown")
+    assert main(["eval", "sections", "--gold", str(gold), "--second", str(second), "--shared", str(tmp_path),
+                 "--json", str(out)]) == 0
+    assert "agreement 100.0%" in capsys.readouterr().out
+    assert json.loads(out.read_text(encoding="utf-8"))["groups"]["unknown"]["sections"] == 1
+    second.write_text(json.dumps(_row("z", 0, "Elsewhere", "method")) + "\n", encoding="utf-8")
+    assert main(["eval", "sections", "--gold", str(gold), "--second", str(second),
+                 "--shared", str(tmp_path)]) != 0
+    assert "no row matches" in capsys.readouterr().err
 
 
 def test_the_corpus_readers_place_topical_sections_as_the_parser_does() -> None:

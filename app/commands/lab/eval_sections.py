@@ -11,6 +11,11 @@ Two accuracies per folder: **by section** (each section with at least one senten
 **by sentence** (each section counts as many times as it has sentences, which is what the role
 model sees). Subsections (level > 1) are also scored alone, since that is where the parent's kind
 matters. Rows labelled ``mixed`` (a parse that merged sections of several kinds) are not scored.
+
+``--second JSONL``: instead, how far a second, independent annotation of some of the gold's sections
+agrees with the gold (rows as the gold's, joined by folder, paper, section index and heading hash): the
+share of sections given the same kind and Cohen's kappa, overall and per field (the pdfs2 manifest's;
+the shared ``pdfs`` papers count as CS). Nothing is parsed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--folder", action="append", choices=FOLDERS, default=None,
                         help="score only this folder (repeatable; default both)")
     parser.add_argument("--errors", action="store_true", help="also list every section given a wrong kind")
+    parser.add_argument("--second", type=input_file, default=None, metavar="JSONL",
+                        help="a second annotation of some gold sections: report its agreement with the gold "
+                             "(overall and per field, Cohen's kappa) instead of scoring the parser")
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the figures here")
     parser.set_defaults(func=run)
@@ -178,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     from core.pdf import PARSER_VERSION
 
     gold_path = args.gold or DEFAULT_GOLD
+    if args.second is not None:
+        return _run_agreement(gold_path, args.second, args.shared or shared_dir(), args.json)
     folders = tuple(args.folder or FOLDERS)
     rows = [row for row in read_gold(gold_path) if row["folder"] in folders]
     if not rows:
@@ -190,6 +200,62 @@ def run(args: argparse.Namespace) -> int:
     _print(result, args.errors)
     if args.json is not None:
         write_output(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _row_key(row: dict[str, Any]) -> tuple[str, str, int, str]:
+    return (str(row["folder"]), str(row["pdf"]), int(row["section"]), str(row["heading_sha1"]))
+
+
+def agreement(gold: list[dict[str, Any]], second: list[dict[str, Any]],
+              fields: dict[str, str]) -> dict[str, Any]:
+    """The second annotation against the gold, overall ("all") and per field: sections, share of equal
+    kinds, Cohen's kappa; and the disagreements. A second row that matches no gold row is counted apart."""
+    from models.datasets.annotated_corpus import cohen_kappa
+
+    by_key = {_row_key(row): row for row in gold}
+    pairs: dict[str, list[tuple[str, str]]] = {"all": []}
+    unmatched = 0
+    disagreements = []
+    for row in second:
+        first = by_key.get(_row_key(row))
+        if first is None:
+            unmatched += 1
+            continue
+        field = "CS" if row["folder"] == "pdfs" else fields.get(str(row["pdf"]), "unknown")
+        for group in ("all", field):
+            pairs.setdefault(group, []).append((str(first["kind"]), str(row["kind"])))
+        if first["kind"] != row["kind"]:
+            disagreements.append({"folder": row["folder"], "pdf": row["pdf"], "section": row["section"],
+                                  "gold": first["kind"], "second": row["kind"]})
+    groups = {}
+    for group, labels in pairs.items():
+        if labels:
+            a, b = [x for x, _ in labels], [y for _, y in labels]
+            groups[group] = {"sections": len(labels),
+                             "agreement": round(sum(x == y for x, y in labels) / len(labels), 4),
+                             "kappa": round(cohen_kappa(a, b), 4)}
+    return {"groups": groups, "unmatched_rows": unmatched, "disagreements": disagreements}
+
+
+def _run_agreement(gold_path: Path, second_path: Path, shared: Path, json_out: Path | None) -> int:
+    from app.commands._options import write_output
+    from core.errors import DatasetError
+    from models.datasets.figure_sources import pdfs2_fields
+
+    result = agreement(read_gold(gold_path), read_gold(second_path), pdfs2_fields(shared / "data"))
+    if not result["groups"]:
+        raise DatasetError(f"{second_path}: no row matches a section of the gold {gold_path}")
+    result = {"gold": str(gold_path), "second": str(second_path),
+              "command": " ".join(["rhetorica", *sys.argv[1:]]), **result}
+    print(f"Second annotation {second_path} against the section gold {gold_path}")
+    for group, row in result["groups"].items():
+        print(f"  {group:<11} {row['sections']:>4} sections  agreement {100 * row['agreement']:5.1f}%  "
+              f"kappa {row['kappa']:.3f}")
+    if result["unmatched_rows"]:
+        print(f"  {result['unmatched_rows']} second rows match no gold row (left out)")
+    if json_out is not None:
+        write_output(json_out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return 0
 
 
