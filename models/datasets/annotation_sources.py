@@ -293,11 +293,11 @@ def pdfs2_manifest(shared: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def read_pdf_paper(path: Path, field_name: str, open_text: bool) -> SourcePaper:
+def read_pdf_paper(path: Path, field_name: str, open_text: bool, source: str = "pdfs2") -> SourcePaper:
     from core.pdf import parse_pdf
 
     parsed = parse_pdf(path)
-    paper = SourcePaper("pdfs2", path.stem, field_name, open_text, parsed.title)
+    paper = SourcePaper(source, path.stem, field_name, open_text, parsed.title)
     for section in parsed.sections:
         sentences = [s.text for s in parsed.sentences[section.first_sentence:
                                                       section.first_sentence + section.sentence_count]]

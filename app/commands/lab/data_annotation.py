@@ -22,6 +22,10 @@ ROUND_SIX_WINDOWS = 3  # results runs per paper in round 6
 ROUND_SIX_KINDS = frozenset({"result"})
 ROUND_SEVEN_FIRST_UID = 97000
 ROUND_SEVEN_WINDOWS = 4  # body runs per gold v2 paper in round 7 (the gold test v4)
+ROUND_EIGHT_FIRST_UID = 98000
+ROUND_EIGHT_WINDOWS = 4  # body runs per paper in round 8 (the dev set v5), besides its abstract
+# The shared PDFs outside gold v1 (none of them in the annotated corpus or a gold test), by field.
+DEV5_SHARED_FIELDS = {"bmc-datta2010": "biomedical", "arxiv-2201.09329v1_ULSA": "materials science"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=420, metavar="N",
                         help="sentences per training batch (default 420)")
-    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=1,
+    parser.add_argument("--round", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=1,
                         help="1: the first corpus and the gold test v2 (seed 24); 2: more training batches "
                         "(r2-NN) from the papers round 1 did not use and the sections of its pdfs2 and PMC "
                         "papers it did not label, never a gold paper (use --seed 29); 3: batches r3-NN of "
@@ -47,7 +51,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "results sections, of sentences no earlier round labelled (use --seed 61); 7: the "
                         f"gold test v4, batches gold4-NN of up to {ROUND_SEVEN_WINDOWS} body runs per gold "
                         "v2 paper of sentences neither gold v2 nor v3 labelled (use --seed 71 "
-                        "--batch-size 230)")
+                        "--batch-size 230); 8: the dev set v5, batches dev5-NN of the abstract and up to "
+                        f"{ROUND_EIGHT_WINDOWS} body runs of every paper no corpus batch or gold set reads "
+                        "(the 13 shared PDFs outside gold v1, and pdfs2 papers in no batch) (use --seed 83 "
+                        "--batch-size 250)")
     parser.set_defaults(func=run)
 
     agree = subparsers.add_parser("annotation-agreement", help="Cohen's kappa of two annotators on one batch",
@@ -94,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_round_six(args)
     if args.round == 7:
         return _run_round_seven(args)
+    if args.round == 8:
+        return _run_round_eight(args)
     from models.datasets import annotation_sources as src
     from models.datasets.annotation import pack_batches
 
@@ -279,6 +288,39 @@ def _run_round_seven(args: argparse.Namespace) -> int:
 
     return _run_gold_round(args, prefix="gold4-", first_uid=ROUND_SEVEN_FIRST_UID,
                            windows=ROUND_SEVEN_WINDOWS, earlier=(GOLD3_DIR,), summary="summary-gold4.json")
+
+
+def _run_round_eight(args: argparse.Namespace) -> int:
+    """Round 8, the dev set v5 (session 23): fresh papers for judging candidates, since the annotated dev
+    papers and gold:dev have judged many. Every paper that no corpus batch, gold test or gold v1 reads: the
+    shared PDFs outside gold v1 and the pdfs2 papers in no batch; of each, the abstract's first sentences
+    and up to ``ROUND_EIGHT_WINDOWS`` body runs, sections of different kinds first (as round 1 drew)."""
+    import csv
+    import random
+
+    from models.datasets import annotation_sources as src
+    from models.datasets.annotation import pack_batches
+    from models.datasets.gold import GOLD_PAPERS
+
+    rng = random.Random(args.seed)
+    root = src.shared_root(None)
+    shared = root.parent
+    done_papers, _, gold_pdfs = _already_annotated()
+    papers: list[src.SourcePaper] = []
+    with (shared / "pdfs" / "manifest.csv").open(encoding="utf-8", newline="") as handle:
+        for row in sorted(csv.DictReader(handle), key=lambda r: r["file"]):
+            stem = row["file"].removesuffix(".pdf")
+            if stem not in GOLD_PAPERS:
+                papers.append(src.read_pdf_paper(shared / "pdfs" / row["file"],
+                                                 DEV5_SHARED_FIELDS.get(stem, "computer science"),
+                                                 row["tier"] == "open", source="pdfs"))
+    papers += [p for p in src.read_pdfs2(shared)
+               if ("pdfs2", p.paper_id) not in done_papers and p.paper_id not in gold_pdfs]
+    rng.shuffle(papers)
+    batches = pack_batches(papers, split="gold-dev", prefix="dev5-", target=args.batch_size, rng=rng,
+                           first_uid=ROUND_EIGHT_FIRST_UID, windows=ROUND_EIGHT_WINDOWS)
+    _write_batches(args.out, batches, "summary-dev5.json")
+    return 0
 
 
 def _run_gold_round(args: argparse.Namespace, *, prefix: str, first_uid: int, windows: int,
