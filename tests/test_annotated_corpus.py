@@ -251,8 +251,9 @@ def test_an_annotated_documents_source_is_read_from_its_id() -> None:
 
 
 def test_gold_test_batches_are_committed_to_their_own_test_and_never_to_the_corpus() -> None:
-    from models.datasets.annotated_corpus import GOLD2_DIR, GOLD3_DIR, GOLD4_DIR, gold_test_dir
+    from models.datasets.annotated_corpus import DEV5_DIR, GOLD2_DIR, GOLD3_DIR, GOLD4_DIR, gold_test_dir
 
+    assert gold_test_dir("dev5-02") == DEV5_DIR  # the dev set v5 (session 23), never the corpus either
     assert gold_test_dir("gold-01") == GOLD2_DIR
     assert gold_test_dir("gold3-02") == GOLD3_DIR
     assert gold_test_dir("gold4-01") == GOLD4_DIR
@@ -292,3 +293,14 @@ def test_the_gold_test_v4_shares_no_sentence_with_v2_v3_or_the_corpus_and_no_pap
     earlier = {r["sha1"] for r in gold2} | {r["sha1"] for r in gold3} | {str(r["sha1"]) for r in corpus}
     assert not {r["sha1"] for r in gold4} & earlier
     assert all("+adjudicated" in r["annotators"] for r in gold4)  # every row annotated twice
+
+
+def test_a_gold_row_names_only_a_known_folder(tmp_path: Path) -> None:
+    from core.errors import DatasetError
+    from models.datasets.gold import load_gold_papers
+
+    (tmp_path / "dev.jsonl").write_text(json.dumps({"pdf": "p", "folder": "../etc", "sid": "s0", "sha1": "0",
+                                                    "role": "method", "function": "none"}) + "\n",
+                                        encoding="utf-8")
+    with pytest.raises(DatasetError, match="unknown folder"):
+        load_gold_papers("dev", tmp_path / "pdfs", tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from models.datasets.annotated_corpus import GOLD_TESTS
+from models.datasets.annotated_corpus import DEV5_DIR, GOLD_TESTS
 from models.datasets.gold import GOLD_DIR, SPLITS, load_gold_papers
 
 pytestmark = pytest.mark.shared
@@ -33,3 +33,11 @@ def test_each_pdfs2_gold_test_joins_to_the_parsed_papers(shared: Path, name: str
     joined = load_gold_papers("test", shared / "pdfs2", folder)
     assert sum(len(items) for _, items in joined) == len(rows)
     assert all(item.text for _, items in joined for item in items)
+
+
+def test_the_dev_set_v5_joins_to_papers_of_both_folders(shared: Path) -> None:
+    rows = [json.loads(line) for line in (DEV5_DIR / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    joined = load_gold_papers("dev", shared / "pdfs", DEV5_DIR)
+    assert sum(len(items) for _, items in joined) == len(rows)
+    assert {row.get("folder", "pdfs2") for row in rows} == {"pdfs", "pdfs2"}

@@ -121,7 +121,8 @@ def sentences_by_sha1(paper: Paper) -> dict[str, list[Sentence]]:
 
 def load_gold_papers(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR
                      ) -> list[tuple[Paper, list[GoldSentence]]]:
-    """Each gold paper of one split, freshly parsed, with its gold rows joined to its sentences."""
+    """Each gold paper of one split, freshly parsed, with its gold rows joined to its sentences. A row may
+    name its PDF's ``folder`` beside ``pdf_dir`` ("pdfs", "pdfs2": the dev set v5 reads both)."""
     from core.pdf import parse_pdf
 
     grouped: dict[str, list[dict[str, str]]] = {}
@@ -129,7 +130,10 @@ def load_gold_papers(split: str, pdf_dir: Path, gold_dir: Path = GOLD_DIR
         grouped.setdefault(row["pdf"], []).append(row)
     out: list[tuple[Paper, list[GoldSentence]]] = []
     for name, rows in grouped.items():
-        path = pdf_dir / f"{name}.pdf"
+        folder = rows[0].get("folder")
+        if folder not in (None, "pdfs", "pdfs2"):
+            raise DatasetError(f"gold {name}: unknown folder {folder!r} (pdfs or pdfs2)")
+        path = (pdf_dir.parent / folder if folder else pdf_dir) / f"{name}.pdf"
         if not path.is_file():
             raise DatasetError(f"{path}: the gold set needs the shared PDFs")
         paper = parse_pdf(path)

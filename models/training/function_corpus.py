@@ -63,10 +63,12 @@ def _from_scirex() -> Iterator[CorpusSentence]:
 
 def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
     from core.pdf import parse_pdf
+    from models.datasets.annotated_corpus import dev5_papers
     from models.datasets.gold import EXCLUDED_FROM_TRAINING
 
     folder = folder or shared_dir() / "pdfs"
-    pdfs = sorted(p for p in folder.glob("*.pdf") if p.stem not in EXCLUDED_FROM_TRAINING)
+    held_out = EXCLUDED_FROM_TRAINING | dev5_papers()  # the dev set v5's papers since session 23
+    pdfs = sorted(p for p in folder.glob("*.pdf") if p.stem not in held_out)
     if not pdfs:
         raise DatasetError(f"{folder}: no PDFs")
     for pdf in pdfs:

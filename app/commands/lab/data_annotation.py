@@ -75,6 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "disagreements) into models/datasets/annotated/train.jsonl.gz and the new gold test "
         "models/datasets/gold_data/gold2/test.jsonl (text only where the licence allows).")
     assemble.add_argument("--batches", type=Path, default=Path("runs/annotation"), metavar="DIR")
+    assemble.add_argument("--gold-only", action="store_true",
+                          help="write only the gold and dev sets' rows; leave the committed corpus as it is "
+                               "(for a folder that holds only those batches)")
     assemble.set_defaults(func=run_assemble)
 
 
@@ -463,14 +466,16 @@ def run_assemble(args: argparse.Namespace) -> int:
         else:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
-    train_rows = _refresh_kinds(train_rows)
-    count = write_jsonl(ANNOTATED_CORPUS, train_rows)
-    print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
+    if not args.gold_only:
+        train_rows = _refresh_kinds(train_rows)
+        count = write_jsonl(ANNOTATED_CORPUS, train_rows)
+        print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
     shared = src.shared_root(None).parent
     for gold_dir, units_of_test in gold_units.items():
         if units_of_test:
-            count = write_jsonl(gold_dir / "test.jsonl", _gold_rows(units_of_test, shared))
-            print(f"{gold_dir / 'test.jsonl'}: {count} sentences", file=sys.stderr)
+            split = "dev" if units_of_test[0][0].split == "gold-dev" else "test"
+            count = write_jsonl(gold_dir / f"{split}.jsonl", _gold_rows(units_of_test, shared))
+            print(f"{gold_dir / f'{split}.jsonl'}: {count} sentences", file=sys.stderr)
     return 0
 
 
@@ -482,19 +487,21 @@ def _gold_rows(gold_units: list, shared: Path) -> list[dict]:
     from models.datasets.annotated_corpus import locate
 
     gold_rows = []
-    by_paper: dict[str, list] = {}
+    by_paper: dict[tuple[str, str], list] = {}
     for unit, label, who in gold_units:
-        by_paper.setdefault(unit.paper_id, []).append((unit, label, who))
-    for paper_id, items in sorted(by_paper.items()):
-        row = next(r for r in src.pdfs2_manifest(shared) if r["file"] == f"{paper_id}.pdf")
-        paper = src.read_pdf_paper(shared / "pdfs2" / row["file"], row["field"], row["tier"] == "open")
+        by_paper.setdefault((unit.source, unit.paper_id), []).append((unit, label, who))
+    for (folder, paper_id), items in sorted(by_paper.items()):
+        # the gold tests' papers are pdfs2's; the dev set v5 also reads shared PDFs (source "pdfs")
+        paper = src.read_pdf_paper(shared / folder / f"{paper_id}.pdf", items[0][0].field,
+                                   items[0][0].open_text, source=folder)
         for unit, label, who in items:
             place = locate(paper, unit.section, unit.position, unit.sha1)
             if place is None:
                 raise DatasetError(f"{paper_id} {unit.uid}: the parsed sentence changed; re-check the batch")
             section = paper.sections[place[0]]  # moved only when a parser change found or lost a heading
             sid = f"s{section.first_sentence + place[1]}"
-            gold = {"pdf": paper_id, "domain": unit.field, "sid": sid,
+            gold = {"pdf": paper_id, **({"folder": folder} if folder != "pdfs2" else {}),
+                    "domain": unit.field, "sid": sid,
                     "sha1": unit.sha1, "section_kind": section.kind, "role": label.role,
                     "function": label.function, "note": label.note, "annotators": who}
             if unit.open_text:

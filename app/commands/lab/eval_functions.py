@@ -37,12 +37,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and macro-F1 (over the functions present in the gold; 'none' counts in accuracy) when the "
         "bundle predicts functions. --markers scores the distant-label rule the same way.",
     )
-    parser.add_argument("--data", choices=("gold", "gold2", "gold3", "gold4", "annotated"), default="gold",
+    parser.add_argument("--data", choices=("gold", "gold2", "gold3", "gold4", "annotated", "dev5"),
+                        default="gold",
                         help="gold: the 12 shared PDFs' gold set; gold2: the pdfs2 gold test (issue 24; "
                         "split test only); gold3: further body sentences of gold2's papers (session 18; "
                         "split test only); gold4: further ones (session 19; split test only); annotated: "
                         "the annotated corpus's parsed-PDF dev papers read whole (split dev only; 1,514 "
-                        "sentences of 10 papers)")
+                        "sentences of 10 papers); dev5: the dev set v5, 14 papers no batch or gold set reads "
+                        "(session 23; split dev only)")
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     add_model_options(parser)
     parser.add_argument("--markers", action="store_true",
@@ -217,6 +219,13 @@ def run(args: argparse.Namespace) -> int:
         if args.split != "test":
             raise DatasetError(f"{args.data} has only a test split")
         papers = load_gold_papers("test", shared_dir() / "pdfs2", GOLD_TESTS[args.data])
+    elif args.data == "dev5":
+        from core.errors import DatasetError
+        from models.datasets.annotated_corpus import DEV5_DIR
+
+        if args.split != "dev":
+            raise DatasetError("dev5 has only a dev split")
+        papers = load_gold_papers("dev", shared_dir() / "pdfs", DEV5_DIR)
     elif args.data == "annotated":
         from models.datasets.annotated_papers import load_annotated_pdf_papers
 
