@@ -41,3 +41,20 @@ def test_the_dev_set_v5_joins_to_papers_of_both_folders(shared: Path) -> None:
     joined = load_gold_papers("dev", shared / "pdfs", DEV5_DIR)
     assert sum(len(items) for _, items in joined) == len(rows)
     assert {row.get("folder", "pdfs2") for row in rows} == {"pdfs", "pdfs2"}
+
+
+def test_the_dev_set_v5_comes_from_its_recorded_round(shared: Path, tmp_path: Path) -> None:
+    """`rhetorica data annotation-batches --round 8 --seed 83 --batch-size 250` (what its README says made it)
+    still draws exactly the sentences the dev set v5 labels, and none of them is in the training corpus."""
+    from app.cli import main
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, read_rows
+
+    assert main(["data", "annotation-batches", "--round", "8", "--seed", "83", "--batch-size", "250",
+                 "--out", str(tmp_path)]) == 0
+    keys = [json.loads(line) for path in sorted(tmp_path.glob("dev5-*.key.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in (DEV5_DIR / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    assert sorted(k["sha1"] for k in keys) == sorted(r["sha1"] for r in rows)
+    corpus = read_rows(ANNOTATED_CORPUS)
+    assert not {r["pdf"] for r in rows} & {str(r["paper_id"]) for r in corpus}
