@@ -304,3 +304,18 @@ def test_a_gold_row_names_only_a_known_folder(tmp_path: Path) -> None:
                                         encoding="utf-8")
     with pytest.raises(DatasetError, match="unknown folder"):
         load_gold_papers("dev", tmp_path / "pdfs", tmp_path)
+
+
+def test_assembling_from_a_folder_without_the_batches_never_shrinks_the_corpus(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS
+
+    before = ANNOTATED_CORPUS.read_bytes()
+    (tmp_path / "labels").mkdir()
+    assert main(["data", "annotation-assemble", "--batches", str(tmp_path)]) != 0  # runs/ is not in git
+    err = capsys.readouterr().err
+    assert "labelled sentences" in err and "--gold-only" in err
+    assert ANNOTATED_CORPUS.read_bytes() == before
+    assert main(["data", "annotation-assemble", "--batches", str(tmp_path), "--gold-only"]) == 0
+    assert ANNOTATED_CORPUS.read_bytes() == before

@@ -467,6 +467,7 @@ def run_assemble(args: argparse.Namespace) -> int:
             train_rows += [training_row(u, labels[u.uid], final if len(annotators) > 1 else primary)
                            for u in units]
     if not args.gold_only:
+        _refuse_to_lose(args.batches, train_rows)
         train_rows = _refresh_kinds(train_rows)
         count = write_jsonl(ANNOTATED_CORPUS, train_rows)
         print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
@@ -477,6 +478,22 @@ def run_assemble(args: argparse.Namespace) -> int:
             count = write_jsonl(gold_dir / f"{split}.jsonl", _gold_rows(units_of_test, shared))
             print(f"{gold_dir / f'{split}.jsonl'}: {count} sentences", file=sys.stderr)
     return 0
+
+
+def _refuse_to_lose(batches: Path, train_rows: list[dict]) -> None:
+    """Stop before the committed corpus is rewritten without sentences it holds: ``runs/`` is not in git, so
+    a checkout with only some batches (or none) would otherwise write a smaller corpus and lose labels."""
+    from core.errors import DatasetError
+    from models.datasets.annotated_corpus import ANNOTATED_CORPUS, read_rows
+
+    committed = ({str(row["uid"]) for row in read_rows(ANNOTATED_CORPUS)} if ANNOTATED_CORPUS.is_file()
+                 else set())
+    lost = committed - {str(row["uid"]) for row in train_rows}
+    if lost:
+        raise DatasetError(f"{batches}: these batches would rewrite {ANNOTATED_CORPUS.name} without "
+                           f"{len(lost):,} of its {len(committed):,} labelled sentences (their batches or "
+                           "labels are not here); put them back, or write only the gold and dev sets with "
+                           "--gold-only")
 
 
 def _gold_rows(gold_units: list, shared: Path) -> list[dict]:
