@@ -42,12 +42,19 @@ def test_gold_labels_are_valid_and_text_only_from_open_papers() -> None:
 
 
 def test_gold_papers_are_kept_out_of_the_distant_pdf_corpus(shared: Path, tmp_path: Path) -> None:
+    from core.errors import DatasetError
+    from models.datasets.annotated_corpus import dev5_papers
     from models.training.function_corpus import _from_pdfs
 
     gold = next(iter(GOLD_PAPERS))
-    other = next(p for p in sorted((shared / "pdfs").glob("*.pdf")) if p.stem not in EXCLUDED_FROM_TRAINING)
-    for source in (shared / "pdfs" / f"{gold}.pdf", other):
+    dev5 = sorted(p for p in (shared / "pdfs").glob("*.pdf") if p.stem not in EXCLUDED_FROM_TRAINING)
+    assert dev5 and all(p.stem in dev5_papers() for p in dev5)  # since session 23, the dev set v5's
+    for source in (shared / "pdfs" / f"{gold}.pdf", dev5[0]):
         (tmp_path / source.name).symlink_to(source)
+    with pytest.raises(DatasetError, match="kept out of training"):
+        list(_from_pdfs(tmp_path))
+    other = shared / "pdfs2" / "aaaiws-2015-looking-beyond-text.pdf"  # any paper no gold or dev set holds
+    (tmp_path / other.name).symlink_to(other)
     assert {s.doc_id for s in _from_pdfs(tmp_path)} == {other.stem}
 
 

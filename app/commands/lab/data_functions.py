@@ -24,7 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "JSON line per labelled sentence and prints the count per function.",
     )
     parser.add_argument("--source", action="append", required=True, metavar="SOURCE",
-                        help="scirex, scitldr, pdfs, or a dataset spec such as csabstruct:train (repeatable)")
+                        help="scirex, scitldr, pdfs (the shared PDFs no gold or dev set holds: none since "
+                        "session 23), or a dataset spec such as csabstruct:train (repeatable)")
     parser.add_argument("--out", type=output_file, required=True, help="JSON Lines of labelled sentences")
     parser.add_argument("--report", type=output_file, default=None, help="also write the counts as JSON")
     parser.add_argument("--taxonomy", type=input_file, default=None, help="taxonomy file (default: bundled)")
