@@ -471,9 +471,9 @@ def run_assemble(args: argparse.Namespace) -> int:
         train_rows = _refresh_kinds(train_rows)
         count = write_jsonl(ANNOTATED_CORPUS, train_rows)
         print(f"{ANNOTATED_CORPUS}: {count} sentences", file=sys.stderr)
-    shared = src.shared_root(None).parent
     for gold_dir, units_of_test in gold_units.items():
         if units_of_test:
+            shared = src.shared_root(None).parent  # the gold rows are found again in the parsed PDFs
             split = "dev" if units_of_test[0][0].split == "gold-dev" else "test"
             count = write_jsonl(gold_dir / f"{split}.jsonl", _gold_rows(units_of_test, shared))
             print(f"{gold_dir / f'{split}.jsonl'}: {count} sentences", file=sys.stderr)
