@@ -319,3 +319,22 @@ def test_assembling_from_a_folder_without_the_batches_never_shrinks_the_corpus(
     assert ANNOTATED_CORPUS.read_bytes() == before
     assert main(["data", "annotation-assemble", "--batches", str(tmp_path), "--gold-only"]) == 0
     assert ANNOTATED_CORPUS.read_bytes() == before
+
+
+def test_a_dev5_paper_never_goes_into_a_training_batch() -> None:
+    import random
+
+    from models.datasets.annotated_corpus import dev5_papers
+    from models.datasets.annotation import pack_batches
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    name = sorted(dev5_papers())[0]
+    sections = [SourceSection(kind.title(), kind, [f"Sentence {i} of the {kind}." for i in range(12)])
+                for kind in ("method", "result")]
+    paper = SourcePaper("pdfs", name, "computer science", False, "A dev paper", sections)
+    with pytest.raises(DatasetError, match="dev set v5"):
+        pack_batches([paper], split="train", prefix="r9-", target=10, rng=random.Random(0), first_uid=0)
+    # the dev set's own round draws it
+    [(_, [(_, _, units)])] = pack_batches([paper], split="gold-dev", prefix="dev5-", target=10,
+                                          rng=random.Random(0), first_uid=98000)
+    assert units and units[0].split == "gold-dev"

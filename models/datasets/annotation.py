@@ -182,10 +182,17 @@ def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, targ
     """Papers (in the given order) sampled and packed into batches of about ``target`` sentences; with
     ``annotated_sha1``, sections holding an already-labelled sentence are left out, or, with
     ``free_runs_only``, only its labelled sentences (:func:`free_runs`, of sections of ``kinds`` if given)."""
+    from core.errors import DatasetError
+    from models.datasets.annotated_corpus import dev5_papers
+
+    held_out = dev5_papers() if split == "train" else frozenset()
     batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []
     current: list[tuple[SourcePaper, list[Window], list[Unit]]] = []
     size, uid = 0, first_uid
     for paper in papers:
+        if paper.paper_id in held_out:  # stop, not skip: a skip would silently change what the round draws
+            raise DatasetError(f"{paper.key}: a paper of the dev set v5 cannot go into a training batch; "
+                               "leave it out of the round's papers")
         if free_runs_only:
             chosen = free_runs(paper, rng, annotated_sha1 or set(), windows=windows, kinds=kinds)
         else:
