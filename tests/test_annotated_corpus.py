@@ -324,9 +324,9 @@ def test_assembling_from_a_folder_without_the_batches_never_shrinks_the_corpus(
 def test_a_dev5_paper_never_goes_into_a_training_batch() -> None:
     import random
 
-    from models.datasets.annotated_corpus import dev5_papers
     from models.datasets.annotation import pack_batches
     from models.datasets.annotation_sources import SourcePaper, SourceSection
+    from models.datasets.gold import dev5_papers
 
     name = sorted(dev5_papers())[0]
     sections = [SourceSection(kind.title(), kind, [f"Sentence {i} of the {kind}." for i in range(12)])

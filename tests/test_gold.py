@@ -43,7 +43,7 @@ def test_gold_labels_are_valid_and_text_only_from_open_papers() -> None:
 
 def test_gold_papers_are_kept_out_of_the_distant_pdf_corpus(shared: Path, tmp_path: Path) -> None:
     from core.errors import DatasetError
-    from models.datasets.annotated_corpus import dev5_papers
+    from models.datasets.gold import dev5_papers
     from models.training.function_corpus import _from_pdfs
 
     gold = next(iter(GOLD_PAPERS))

@@ -23,27 +23,17 @@ from core.errors import DatasetError
 from models.datasets.annotation import Unit, text_sha1
 from models.datasets.annotation_sources import SourcePaper
 from models.datasets.documents import LabelledDocument
+from models.datasets.gold import DEV5_DIR
 
 ANNOTATED_DIR = Path(__file__).resolve().parent / "annotated"
 ANNOTATED_CORPUS = ANNOTATED_DIR / "train.jsonl.gz"  # the committed corpus (JSON Lines, gzip)
 GOLD2_DIR = Path(__file__).resolve().parent / "gold_data" / "gold2"
 GOLD3_DIR = Path(__file__).resolve().parent / "gold_data" / "gold3"  # more sentences of gold2's papers
 GOLD4_DIR = Path(__file__).resolve().parent / "gold_data" / "gold4"  # further sentences of gold2's papers
-# The dev set v5 (session 23): fresh papers no batch or gold set reads, for judging candidates (split dev).
-DEV5_DIR = Path(__file__).resolve().parent / "gold_data" / "dev5"
 # The pdfs2 gold tests by name (`rhetorica eval functions --data NAME`, role dataset NAME-papers:test).
 GOLD_TESTS = {"gold2": GOLD2_DIR, "gold3": GOLD3_DIR, "gold4": GOLD4_DIR}
 # The gold tests' batch-name prefixes and where each test's rows are committed.
 GOLD_BATCHES = {"dev5-": DEV5_DIR, "gold4-": GOLD4_DIR, "gold3-": GOLD3_DIR, "gold-": GOLD2_DIR}
-
-
-def dev5_papers() -> frozenset[str]:
-    """The dev set v5's papers (PDF stems): never training data (empty before its rows exist)."""
-    path = DEV5_DIR / "dev.jsonl"
-    if not path.is_file():
-        return frozenset()
-    return frozenset(json.loads(line)["pdf"] for line in path.read_text(encoding="utf-8").splitlines()
-                     if line.strip())
 
 
 def gold_test_dir(batch: str) -> Path | None:

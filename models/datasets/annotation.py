@@ -183,7 +183,7 @@ def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, targ
     ``annotated_sha1``, sections holding an already-labelled sentence are left out, or, with
     ``free_runs_only``, only its labelled sentences (:func:`free_runs`, of sections of ``kinds`` if given)."""
     from core.errors import DatasetError
-    from models.datasets.annotated_corpus import dev5_papers
+    from models.datasets.gold import dev5_papers
 
     held_out = dev5_papers() if split == "train" else frozenset()
     batches: list[tuple[str, list[tuple[SourcePaper, list[Window], list[Unit]]]]] = []

@@ -26,6 +26,8 @@ from models.datasets.documents import LabelledDocument
 from models.roles import ROLES
 
 GOLD_DIR = Path(__file__).resolve().parent / "gold_data"
+# The dev set v5 (session 23): fresh papers no batch or gold set reads, for judging candidates (split dev).
+DEV5_DIR = GOLD_DIR / "dev5"
 
 #: paper (PDF stem in ../shared/pdfs) -> (domain, split, licence tier)
 GOLD_PAPERS: dict[str, tuple[str, str, str]] = {
@@ -46,6 +48,15 @@ GOLD_PAPERS: dict[str, tuple[str, str, str]] = {
 }
 EXCLUDED_FROM_TRAINING = frozenset(GOLD_PAPERS)
 SPLITS = ("dev", "test")
+
+
+def dev5_papers() -> frozenset[str]:
+    """The dev set v5's papers (PDF stems): never training data (empty before its rows exist)."""
+    path = DEV5_DIR / "dev.jsonl"
+    if not path.is_file():
+        return frozenset()
+    return frozenset(json.loads(line)["pdf"] for line in path.read_text(encoding="utf-8").splitlines()
+                     if line.strip())
 BODY_KINDS = ("introduction", "related-work", "method", "result", "discussion", "conclusion", "other")
 
 

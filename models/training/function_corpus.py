@@ -63,8 +63,7 @@ def _from_scirex() -> Iterator[CorpusSentence]:
 
 def _from_pdfs(folder: Path | None = None) -> Iterator[CorpusSentence]:
     from core.pdf import parse_pdf
-    from models.datasets.annotated_corpus import dev5_papers
-    from models.datasets.gold import EXCLUDED_FROM_TRAINING
+    from models.datasets.gold import EXCLUDED_FROM_TRAINING, dev5_papers
 
     folder = folder or shared_dir() / "pdfs"
     held_out = EXCLUDED_FROM_TRAINING | dev5_papers()  # the dev set v5's papers since session 23
