@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -63,6 +64,10 @@ class FunctionContextConfig:
     # log-probabilities, :class:`~models.training.net.HeadEnsemble`): on the annotated dev papers five
     # heads were right 1.5–2 points more often than one (session 21).
     members: int = 1
+    # Distillation (session 24): weight of the cross-entropy to a teacher's function probabilities
+    # (models.training.teacher), on every sentence of a training window the teacher read — the
+    # annotated ones and their context alike. 0: hand labels only.
+    teacher_weight: float = 0.0
 
 
 @dataclass
@@ -113,6 +118,37 @@ def _batch(windows: Sequence[FunctionWindow], cache: FeatureCache) -> tuple[torc
     return pooled, kinds, lengths, key_mask, targets
 
 
+def _soft_batch(windows: Sequence[FunctionWindow], soft: Mapping[str, np.ndarray], width: int
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The teacher's probabilities [B, n, F] for the windows' sentences and which ones it read [B, n]."""
+    n_max = max(len(w.sentences) for w in windows)
+    probs = torch.zeros(len(windows), n_max, width)
+    known = torch.zeros(len(windows), n_max, dtype=torch.bool)
+    for b, window in enumerate(windows):
+        for i, text in enumerate(window.sentences):
+            row = soft.get(text)
+            if row is not None:
+                probs[b, i] = torch.from_numpy(row)
+                known[b, i] = True
+    return probs, known
+
+
+def teacher_in_student_order(soft: Mapping[str, np.ndarray], teacher_ids: Sequence[str],
+                             student_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """The teacher's probabilities with their columns in the student's function order (renormalised over
+    the student's ids); one clear error when the student has a function the teacher never saw."""
+    where = {f: i for i, f in enumerate(teacher_ids)}
+    missing = [f for f in student_ids if f not in where]
+    if missing:
+        raise ValueError(f"the teacher has no function {missing[0]!r} (trained on another taxonomy?)")
+    columns = np.array([where[f] for f in student_ids])
+    out: dict[str, np.ndarray] = {}
+    for text, row in soft.items():
+        picked = np.asarray(row, dtype=np.float32)[columns]
+        out[text] = picked / max(float(picked.sum()), 1e-8)
+    return out
+
+
 def context_accuracy(net: RhetoricaNet, windows: Sequence[FunctionWindow], cache: FeatureCache) -> float:
     """Top-1 accuracy of the contextual head on the windows' sentences that have a function, each window
     fed alone as the runtime feeds a section."""
@@ -133,10 +169,14 @@ def context_accuracy(net: RhetoricaNet, windows: Sequence[FunctionWindow], cache
 def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindow],
                                 dev: Sequence[FunctionWindow], cache: FeatureCache,
                                 cfg: FunctionContextConfig, ctx: JobContext | None = None,
-                                fp32_cache: FeatureCache | None = None) -> FunctionContextResult:
+                                fp32_cache: FeatureCache | None = None,
+                                soft: Mapping[str, np.ndarray] | None = None) -> FunctionContextResult:
     """Train ``net``'s contextual function head (a fresh one when it has none) on cached pooled vectors;
     everything else stays frozen. Keeps the epoch with the best dev accuracy (epoch 0 = as given). With
-    ``cfg.members`` > 1, every member starts from the same place (the given head, or a fresh one)."""
+    ``cfg.members`` > 1, every member starts from the same place (the given head, or a fresh one). With
+    ``soft`` (a teacher's function probabilities by sentence text, in this net's function order) and
+    ``cfg.teacher_weight`` > 0, the loss adds that weight times the cross-entropy to the teacher's
+    probabilities on every window sentence it read."""
     if net.function_config is None:
         raise ValueError("this net has no functions: a contextual function head needs their ids")
     if cfg.members > 1 and isinstance(net.function_context_head, HeadEnsemble):
@@ -169,13 +209,23 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
             pooled = pooled + torch.randn_like(pooled) * scale
         logits = head(pooled, kinds, lengths, key_mask)
         labelled = key_mask & (targets >= 0)
-        return F.cross_entropy(logits[labelled], targets[labelled])
+        hard = F.cross_entropy(logits[labelled], targets[labelled]) if bool(labelled.any()) else logits.sum() * 0
+        if not distil:
+            return hard
+        probs, known = _soft_batch(batch, soft or {}, logits.shape[-1])
+        known = known & key_mask
+        if not bool(known.any()):
+            return hard
+        taught = -(probs[known] * F.log_softmax(logits[known], dim=-1)).sum(-1).mean()
+        return hard + cfg.teacher_weight * taught
 
     def evaluate(_head: nn.Module) -> Evaluation:
         accuracy = context_accuracy(net, dev, cache)
         return Evaluation(accuracy, {"dev": round(accuracy, 5)})
 
-    usable = [w for w in train if any(t >= 0 for t in w.targets)]
+    distil = bool(soft) and cfg.teacher_weight > 0
+    usable = [w for w in train if any(t >= 0 for t in w.targets)
+              or (distil and any(t in (soft or {}) for t in w.sentences))]
     loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_windows,
                           weight_decay=cfg.weight_decay, seed=cfg.seed, label="contextual function head ")
     fit = fit_members(build, loss, usable, loop, cfg.members, evaluate=evaluate, ctx=ctx)
@@ -187,6 +237,7 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
     net.eval()
     counts = {"train_windows": len(usable), "train_sentences": sum(len(w.sentences) for w in usable),
               "train_labelled": sum(1 for w in usable for t in w.targets if t >= 0),
+              "train_taught": sum(1 for w in usable for t in w.sentences if t in (soft or {})) if distil else 0,
               "dev_labelled": sum(1 for w in dev for t in w.targets if t >= 0)}
     return FunctionContextResult(fit.last.best_epoch, best, counts, fit.history, fit.seconds)
 
@@ -194,11 +245,13 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
 def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[str], dev: Sequence[str],
                                       cfg: FunctionContextConfig, threads: int | None = None,
                                       command: str = "", ctx: JobContext | None = None,
-                                      source_weights: Mapping[str, int] | None = None
+                                      source_weights: Mapping[str, int] | None = None,
+                                      teacher: tuple[Path, Path] | None = None
                                       ) -> tuple[Path, FunctionContextResult]:
     """A bundle's net with a contextual function head trained on ``data`` (annotated specs), the epoch
     chosen on ``dev``, saved as ``work/best.pt`` (the training record in its metadata's
-    ``function_context``, which the export writes into the manifest). Vectors are cached under ``work``."""
+    ``function_context``, which the export writes into the manifest). Vectors are cached under ``work``.
+    ``teacher``: (teacher data folder, soft.npz) to distil from with ``cfg.teacher_weight``."""
     from models.bundle import read_manifest
     from models.encoder import load_model
     from models.training.body_roles import fill_cache, fill_cache_torch
@@ -225,13 +278,20 @@ def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[s
         fp32_cache = FeatureCache(work / "features-fp32.npz", model.model_id)
         fill_cache_torch(fp32_cache, net, model, [t for w in train_windows for t in w.sentences],
                          ctx.child(0.4, 0.7))
+    soft = None
+    if teacher is not None:
+        from models.training.teacher import read_soft_functions, read_teacher_data
+
+        soft = teacher_in_student_order(read_soft_functions(*teacher), read_teacher_data(teacher[0]).functions,
+                                        ids)
     net.function_context_head = None  # always a fresh head
     result = train_function_context_head(net, train_windows, dev_windows, cache, cfg, ctx.child(0.7, 1.0),
-                                         fp32_cache)
+                                         fp32_cache, soft)
     manifest = read_manifest(bundle)
     context = manifest.context
     record: dict[str, Any] = {"from_bundle": str(bundle), "model_id": model.model_id, "data": list(data),
                               "source_weights": dict(source_weights or {}),
+                              "teacher": [str(p) for p in teacher] if teacher else None,
                               "dev": list(dev), "config": cfg.__dict__, "counts": result.counts,
                               "best_epoch": result.best_epoch, "best_dev_accuracy": round(result.best_dev, 5),
                               "history": result.history, "seconds": round(time.monotonic() - started, 1)}

@@ -16,6 +16,7 @@ MODULES = (
     "app.commands.lab.train_function_context",
     "app.commands.lab.train_none_detector",
     "app.commands.lab.train_pack",
+    "app.commands.lab.train_teacher",
 )
 
 
