@@ -209,7 +209,8 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
             pooled = pooled + torch.randn_like(pooled) * scale
         logits = head(pooled, kinds, lengths, key_mask)
         labelled = key_mask & (targets >= 0)
-        hard = F.cross_entropy(logits[labelled], targets[labelled]) if bool(labelled.any()) else logits.sum() * 0
+        hard = (F.cross_entropy(logits[labelled], targets[labelled]) if bool(labelled.any())
+                else logits.sum() * 0)
         if not distil:
             return hard
         probs, known = _soft_batch(batch, soft or {}, logits.shape[-1])
@@ -237,7 +238,8 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
     net.eval()
     counts = {"train_windows": len(usable), "train_sentences": sum(len(w.sentences) for w in usable),
               "train_labelled": sum(1 for w in usable for t in w.targets if t >= 0),
-              "train_taught": sum(1 for w in usable for t in w.sentences if t in (soft or {})) if distil else 0,
+              "train_taught": (sum(1 for w in usable for t in w.sentences if t in (soft or {}))
+                               if distil else 0),
               "dev_labelled": sum(1 for w in dev for t in w.targets if t >= 0)}
     return FunctionContextResult(fit.last.best_epoch, best, counts, fit.history, fit.seconds)
 
@@ -282,8 +284,8 @@ def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[s
     if teacher is not None:
         from models.training.teacher import read_soft_functions, read_teacher_data
 
-        soft = teacher_in_student_order(read_soft_functions(*teacher), read_teacher_data(teacher[0]).functions,
-                                        ids)
+        soft = teacher_in_student_order(read_soft_functions(*teacher),
+                                        read_teacher_data(teacher[0]).functions, ids)
     net.function_context_head = None  # always a fresh head
     result = train_function_context_head(net, train_windows, dev_windows, cache, cfg, ctx.child(0.7, 1.0),
                                          fp32_cache, soft)

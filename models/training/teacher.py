@@ -199,11 +199,16 @@ def merge_teachers(data_dir: Path, runs: Sequence[Path], out: Path) -> dict[str,
                               arrays_out[f"{name}_functions"].astype(np.float32))
               for name, examples in data.sets.items() if name != "train"}
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / SOFT_FILE, **arrays_out)
+    _save_arrays(out / SOFT_FILE, arrays_out)
     (out / REPORT_FILE).write_text(json.dumps({
         "format": TEACHER_FORMAT, "merged_from": [str(r) for r in runs], "roles": data.roles,
         "functions": data.functions, "chosen": chosen, "averaged": scores}, indent=1), encoding="utf-8")
     return scores
+
+
+def _save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with path.open("wb") as handle:
+        np.savez_compressed(handle, allow_pickle=False, **arrays)
 
 
 def read_soft_functions(teacher_data: Path, soft: Path) -> dict[str, np.ndarray]:
@@ -312,7 +317,8 @@ def _teacher_net(base: Path, roles: int, functions: int) -> Any:
                if has_weights else AutoModel.from_config(AutoConfig.from_pretrained(str(base))))
     encoder = encoder.float()
     if (base / INT8_FILE).is_file() and not has_weights:
-        state = {k: v for k, v in weights_from_int8(base / INT8_FILE).items() if not k.endswith("position_ids")}
+        state = {k: v for k, v in weights_from_int8(base / INT8_FILE).items()
+                 if not k.endswith("position_ids")}
         missing, unexpected = encoder.load_state_dict(state, strict=False)
         if unexpected or [k for k in missing if "position_ids" not in k and "pooler" not in k]:
             raise DatasetError(f"{base / INT8_FILE}: weights of another model "
@@ -334,6 +340,11 @@ def _teacher_net(base: Path, roles: int, functions: int) -> Any:
             return self.roles(pooled), self.functions(pooled)
 
     return TeacherNet()
+
+
+def _warmup_then_linear(steps: int, warmup: float) -> Callable[[int], float]:
+    warm = max(1, int(steps * warmup))
+    return lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / max(1, steps - warm))
 
 
 def _predict(net: Any, ids: Sequence[list[int]], cfg: TeacherConfig, pad: int, device: str
@@ -383,8 +394,8 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=cfg.max_length)
-    pad = int(tokenizer.token_to_id("<pad>") if tokenizer.token_to_id("<pad>") is not None
-              else tokenizer.token_to_id("[PAD]") or 0)
+    specials = (tokenizer.token_to_id("<pad>"), tokenizer.token_to_id("[PAD]"))
+    pad = next((i for i in specials if i is not None), 0)
     role_index = {r: i for i, r in enumerate(data.roles)}
     ids = {name: _encode(tokenizer, examples) for name, examples in data.sets.items()}
     train_rows = [i for i, e in enumerate(data.sets["train"]) if e.role]
@@ -408,9 +419,7 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
         optimizer = torch.optim.AdamW([{"params": body, "lr": cfg.lr_encoder},
                                        {"params": head, "lr": cfg.lr_head}], weight_decay=cfg.weight_decay)
         steps = cfg.epochs * math.ceil(len(train_rows) / cfg.batch_size)
-        warm = max(1, int(steps * cfg.warmup))
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / max(1, steps - warm)))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _warmup_then_linear(steps, cfg.warmup))
         best_score = -1.0
         best: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         best_epoch = 0
@@ -431,7 +440,8 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
                     role_logits, fn_logits = net(tokens, mask)
                 loss = torch.nn.functional.cross_entropy(role_logits.float(), role_y)
                 if bool((fn_y >= 0).any()):
-                    loss = loss + torch.nn.functional.cross_entropy(fn_logits.float()[fn_y >= 0], fn_y[fn_y >= 0])
+                    has = fn_y >= 0
+                    loss = loss + torch.nn.functional.cross_entropy(fn_logits.float()[has], fn_y[has])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -445,7 +455,8 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
             score = (selection["roles"] + selection["functions"]) / 2
             record = {"seed": seed, "epoch": epoch, "loss": round(total, 3),
                       "minutes": round((time.monotonic() - started) / 60, 2),
-                      **{f"{n}/{k}": v for n, s in scores.items() for k, v in s.items() if "sentences" not in k}}
+                      **{f"{n}/{k}": v for n, s in scores.items() for k, v in s.items()
+                         if "sentences" not in k}}
             result.history.append(record)
             log(json.dumps(record))
             if score > best_score:
@@ -470,7 +481,7 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
         if name != "train":
             result.averaged[name] = score_set(data.sets[name], data.roles, roles_p / kept, functions_p / kept)
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / SOFT_FILE, **arrays)
+    _save_arrays(out / SOFT_FILE, arrays)
     result.seconds = round(time.monotonic() - started, 1)
     report = {"format": TEACHER_FORMAT, "base": str(base), "config": cfg.__dict__, "roles": data.roles,
               "functions": data.functions, "counts": {n: len(v) for n, v in data.sets.items()},

@@ -66,7 +66,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--teacher-data", type=input_folder, default=None,
                         help="the 'train teacher-data' folder the teacher read")
     parser.add_argument("--teacher-weight", type=bounded_float(0.0, 100.0), default=1.0,
-                        help="weight of the cross-entropy to the teacher's function probabilities (default 1)")
+                        help="weight of the cross-entropy to the teacher's function probabilities "
+                        "(default 1)")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")

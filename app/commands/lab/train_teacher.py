@@ -13,7 +13,8 @@ from app.commands._options import bounded_float, bounded_int, input_folder, outp
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     data = subparsers.add_parser(
-        "teacher-data", help="Write the data a teacher encoder trains on (annotated corpus) and is measured on.",
+        "teacher-data",
+        help="Write the data a teacher encoder trains on (annotated corpus) and is measured on.",
         description="Every sentence of the annotated corpus's train sections (annotated ones with role and "
         "function, the rest as context), and the dev sets (the corpus's dev sections, gold:dev, the dev set "
         "v5, parsed as the app parses them), each with its section kind and previous sentence, in one "

@@ -1,0 +1,183 @@
+"""The teacher (models/training/teacher.py): its base weights survive the int8 trip, it learns from teacher
+data and writes soft labels that seeds and runs average, bad files get one clear error, and the
+contextual function head learns from its probabilities alone (distillation)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import lzma
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+pytestmark = pytest.mark.slow
+
+WORDS = ["we", "propose", "found", "little", "known", "method", "result", "introduction", "previous", "none"]
+
+
+def _tiny_base(folder: Path, seed: int = 0) -> Path:
+    """A 2-layer BERT with a word-level tokenizer that encodes pairs like the real ones."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+    from transformers import BertConfig, BertModel
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    vocab = {t: i for i, t in enumerate([*specials, *WORDS, ":"])}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    torch.manual_seed(seed)
+    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=64),
+              add_pooling_layer=False).save_pretrained(str(folder))
+    return folder
+
+
+def _write_data(folder: Path, train: int = 160, dev: int = 40) -> Path:
+    """Two functions told apart by one word; the role by the section kind, read in the pair."""
+    rows = {}
+    for name, count in (("train", train), ("annotated-dev", dev), ("dev5", dev)):
+        rows[name] = [[("we propose method" if i % 2 else "little known result"),
+                       "method" if i % 2 else "introduction", "previous", "method" if i % 2 else "background",
+                       i % 2] for i in range(count)]
+        rows[name] += [["previous none", "method", "", "", -1]]  # context only
+    payload = {"format": 1, "functions": ["gap", "proposal"], "roles": ["background", "method"], "sets": rows}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "teacher-data.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
+    return folder
+
+
+def test_base_weights_survive_the_int8_trip(tmp_path) -> None:
+    from safetensors.torch import load_file
+
+    from models.training.teacher import int8_weights, weights_from_int8
+
+    base = _tiny_base(tmp_path / "base")
+    counts = int8_weights(base / "model.safetensors", tmp_path / "model.int8.safetensors")
+    original = load_file(str(base / "model.safetensors"))
+    back = weights_from_int8(tmp_path / "model.int8.safetensors")
+    assert counts["tensors"] == len(original) and counts["matrices"] > 0
+    assert set(back) == set(original)
+    for name, value in original.items():
+        if value.dim() == 2:  # within half a step of its row's scale, plus the scale's fp16 rounding × 127
+            step = value.abs().amax(dim=1, keepdim=True) / 127
+            assert bool(((back[name] - value).abs() <= step * 0.57 + 1e-6).all()), name
+        else:
+            assert torch.allclose(back[name], value.float(), atol=1e-2), name
+
+
+def test_the_teacher_learns_and_writes_soft_labels_that_runs_average(tmp_path) -> None:
+    from models.training.teacher import (
+        INT8_FILE,
+        SOFT_FILE,
+        TeacherConfig,
+        int8_weights,
+        merge_teachers,
+        read_soft_functions,
+        run_teacher,
+    )
+
+    base = _tiny_base(tmp_path / "base")
+    travelled = tmp_path / "travelled"  # as it reaches the GPU machine: int8 weights, no safetensors
+    travelled.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (travelled / name).write_bytes((base / name).read_bytes())
+    int8_weights(base / "model.safetensors", travelled / INT8_FILE)
+    data = _write_data(tmp_path / "data")
+    cfg = TeacherConfig(epochs=3, seeds=2, batch_size=16, lr_encoder=1e-3, lr_head=1e-2, device="cpu")
+    result = run_teacher(data, travelled, tmp_path / "a", cfg, log=lambda _m: None)
+    assert [c["seed"] for c in result.chosen] == [0, 1] and len(result.history) == 6
+    assert result.averaged["annotated-dev"]["functions"] >= 0.95
+    assert result.averaged["dev5"]["roles"] >= 0.95
+    with np.load(tmp_path / "a" / SOFT_FILE) as arrays:
+        assert arrays["train_functions"].shape == (161, 2) and arrays["train_roles"].shape == (161, 2)
+        np.testing.assert_allclose(arrays["train_functions"].astype(np.float32).sum(1), 1.0, atol=2e-3)
+    soft = read_soft_functions(data, tmp_path / "a" / SOFT_FILE)
+    assert soft["we propose method"].argmax() == 1 and soft["little known result"].argmax() == 0
+    assert "previous none" in soft  # context sentences are taught too
+
+    one = TeacherConfig(epochs=1, seeds=1, first_seed=5, batch_size=16, device="cpu")
+    run_teacher(data, travelled, tmp_path / "b", one, log=lambda _m: None)
+    merge_teachers(data, [tmp_path / "a", tmp_path / "b"], tmp_path / "m")
+    with np.load(tmp_path / "a" / SOFT_FILE) as a, np.load(tmp_path / "b" / SOFT_FILE) as b, \
+            np.load(tmp_path / "m" / SOFT_FILE) as m:
+        expected = (2 * a["dev5_functions"].astype(np.float32) + b["dev5_functions"].astype(np.float32)) / 3
+        np.testing.assert_allclose(m["dev5_functions"].astype(np.float32), expected, atol=2e-3)
+    report = json.loads((tmp_path / "m" / "report.json").read_text())
+    assert len(report["chosen"]) == 3
+
+
+def test_bad_teacher_files_get_one_clear_error(tmp_path) -> None:
+    from core.errors import DatasetError
+    from models.training.teacher import merge_teachers, read_soft_functions, read_teacher_data
+
+    data = _write_data(tmp_path / "data")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "teacher-data.json.xz").write_bytes(b"not xz at all")
+    with pytest.raises(DatasetError, match="not readable teacher data"):
+        read_teacher_data(tmp_path / "junk")
+    with pytest.raises(DatasetError, match="no teacher-data"):
+        read_teacher_data(tmp_path)
+    wrong = tmp_path / "wrong.npz"
+    np.savez_compressed(wrong, train_functions=np.full((3, 2), 0.5, dtype=np.float16))
+    with pytest.raises(DatasetError, match="soft labels for 161 sentences"):
+        read_soft_functions(data, wrong)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "report.json").write_text("{", encoding="utf-8")
+    with pytest.raises(DatasetError, match="not a teacher run's output"):
+        merge_teachers(data, [tmp_path / "run"], tmp_path / "out")
+
+
+def test_the_contextual_head_learns_from_the_teachers_probabilities_alone(tmp_path) -> None:
+    """Training windows with no hand label at all: the teacher's probabilities are the only supervision,
+    and the head learns the task (dev measured on hand labels); without them there is nothing to learn."""
+    from models.training.checkpoint import build_net
+    from models.training.function_context import (
+        FunctionContextConfig,
+        FunctionWindow,
+        teacher_in_student_order,
+        train_function_context_head,
+    )
+    from models.training.net import FunctionConfig
+    from models.vector_cache import FeatureCache
+
+    torch.manual_seed(0)
+    net, _ = build_net(None, functions=FunctionConfig(["limitation", "gap-neglected", "aim"], dim=16))
+    rng = np.random.default_rng(1)
+    directions = {0: rng.normal(size=384) * 3, 1: rng.normal(size=384) * 3}
+    texts, vectors, windows, teacher = [], [], [], {}
+    for i in range(160):
+        target = i % 2
+        sentences = [f"s{i}.{j}" for j in range(3)]
+        texts += sentences
+        vectors += [directions[target] + rng.normal(size=384), rng.normal(size=384),
+                    directions[target] + rng.normal(size=384)]
+        windows.append(FunctionWindow("other", sentences, [-1, target, -1]))
+        # the teacher's columns in its own order (aim, gap-neglected, limitation), 0.9 on the right one
+        teacher[sentences[1]] = np.array([0.05, 0.9, 0.05] if target else [0.05, 0.05, 0.9], np.float32)
+    cache = FeatureCache(tmp_path / "features.npz", "test-model")
+    cache.add(texts, np.array(vectors, dtype=np.float32))
+    soft = teacher_in_student_order(teacher, ["aim", "gap-neglected", "limitation"],
+                                    ["limitation", "gap-neglected", "aim"])
+    assert soft["s1.1"].argmax() == 1 and soft["s0.1"].argmax() == 0
+    unlabelled = [FunctionWindow(w.kind, w.sentences, [-1, -1, -1]) for w in windows[:120]]
+    cfg = FunctionContextConfig(epochs=6, lr=3e-3, batch_windows=16, fp32_share=0.0, feature_noise=0.0,
+                                teacher_weight=1.0)
+    taught = copy.deepcopy(net)
+    result = train_function_context_head(taught, unlabelled, windows[120:], cache, cfg, soft=soft)
+    assert result.best_dev >= 0.9 and result.counts["train_labelled"] == 0
+    assert result.counts["train_taught"] == 120
+    with pytest.raises(ValueError):  # no hand label and no teacher: nothing to train on
+        train_function_context_head(copy.deepcopy(net), unlabelled, windows[120:], cache, cfg, soft=None)
+    with pytest.raises(ValueError, match="no function 'limitation'"):
+        teacher_in_student_order(teacher, ["aim", "gap-neglected"], ["limitation", "aim"])
