@@ -83,7 +83,7 @@ def test_the_teacher_learns_and_writes_soft_labels_that_runs_average(tmp_path) -
         TeacherConfig,
         int8_weights,
         merge_teachers,
-        read_soft_functions,
+        read_soft_labels,
         run_teacher,
     )
 
@@ -102,9 +102,13 @@ def test_the_teacher_learns_and_writes_soft_labels_that_runs_average(tmp_path) -
     with np.load(tmp_path / "a" / SOFT_FILE) as arrays:
         assert arrays["train_functions"].shape == (161, 2) and arrays["train_roles"].shape == (161, 2)
         np.testing.assert_allclose(arrays["train_functions"].astype(np.float32).sum(1), 1.0, atol=2e-3)
-    soft = read_soft_functions(data, tmp_path / "a" / SOFT_FILE)
+    soft = read_soft_labels(data, tmp_path / "a" / SOFT_FILE, ["gap", "proposal"])
     assert soft["we propose method"].argmax() == 1 and soft["little known result"].argmax() == 0
     assert "previous none" in soft  # context sentences are taught too
+    swapped = read_soft_labels(data, tmp_path / "a" / SOFT_FILE, ["proposal", "gap"])  # the student's order
+    np.testing.assert_allclose(swapped["we propose method"], soft["we propose method"][::-1], atol=1e-6)
+    roles = read_soft_labels(data, tmp_path / "a" / SOFT_FILE, ["method", "background"], "roles")
+    assert roles["we propose method"].argmax() == 0
 
     one = TeacherConfig(epochs=1, seeds=1, first_seed=5, batch_size=16, device="cpu")
     run_teacher(data, travelled, tmp_path / "b", one, log=lambda _m: None)
@@ -119,7 +123,7 @@ def test_the_teacher_learns_and_writes_soft_labels_that_runs_average(tmp_path) -
 
 def test_bad_teacher_files_get_one_clear_error(tmp_path) -> None:
     from core.errors import DatasetError
-    from models.training.teacher import merge_teachers, read_soft_functions, read_teacher_data
+    from models.training.teacher import merge_teachers, read_soft_labels, read_teacher_data
 
     data = _write_data(tmp_path / "data")
     (tmp_path / "junk").mkdir()
@@ -131,7 +135,9 @@ def test_bad_teacher_files_get_one_clear_error(tmp_path) -> None:
     wrong = tmp_path / "wrong.npz"
     np.savez_compressed(wrong, train_functions=np.full((3, 2), 0.5, dtype=np.float16))
     with pytest.raises(DatasetError, match="soft labels for 161 sentences"):
-        read_soft_functions(data, wrong)
+        read_soft_labels(data, wrong, ["gap", "proposal"])
+    with pytest.raises(DatasetError, match="no function 'aim'"):
+        read_soft_labels(data, wrong, ["gap", "aim"])
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "report.json").write_text("{", encoding="utf-8")
     with pytest.raises(DatasetError, match="not a teacher run's output"):
@@ -145,7 +151,6 @@ def test_the_contextual_head_learns_from_the_teachers_probabilities_alone(tmp_pa
     from models.training.function_context import (
         FunctionContextConfig,
         FunctionWindow,
-        teacher_in_student_order,
         train_function_context_head,
     )
     from models.training.net import FunctionConfig
@@ -163,13 +168,11 @@ def test_the_contextual_head_learns_from_the_teachers_probabilities_alone(tmp_pa
         vectors += [directions[target] + rng.normal(size=384), rng.normal(size=384),
                     directions[target] + rng.normal(size=384)]
         windows.append(FunctionWindow("other", sentences, [-1, target, -1]))
-        # the teacher's columns in its own order (aim, gap-neglected, limitation), 0.9 on the right one
-        teacher[sentences[1]] = np.array([0.05, 0.9, 0.05] if target else [0.05, 0.05, 0.9], np.float32)
+        # the teacher's probabilities (in the student's order), 0.9 on the right one
+        teacher[sentences[1]] = np.array([0.05, 0.9, 0.05] if target else [0.9, 0.05, 0.05], np.float32)
     cache = FeatureCache(tmp_path / "features.npz", "test-model")
     cache.add(texts, np.array(vectors, dtype=np.float32))
-    soft = teacher_in_student_order(teacher, ["aim", "gap-neglected", "limitation"],
-                                    ["limitation", "gap-neglected", "aim"])
-    assert soft["s1.1"].argmax() == 1 and soft["s0.1"].argmax() == 0
+    soft = teacher
     unlabelled = [FunctionWindow(w.kind, w.sentences, [-1, -1, -1]) for w in windows[:120]]
     cfg = FunctionContextConfig(epochs=6, lr=3e-3, batch_windows=16, fp32_share=0.0, feature_noise=0.0,
                                 teacher_weight=1.0)
@@ -179,5 +182,38 @@ def test_the_contextual_head_learns_from_the_teachers_probabilities_alone(tmp_pa
     assert result.counts["train_taught"] == 120
     with pytest.raises(ValueError):  # no hand label and no teacher: nothing to train on
         train_function_context_head(copy.deepcopy(net), unlabelled, windows[120:], cache, cfg, soft=None)
-    with pytest.raises(ValueError, match="no function 'limitation'"):
-        teacher_in_student_order(teacher, ["aim", "gap-neglected"], ["limitation", "aim"])
+
+
+def test_the_body_head_learns_roles_from_the_teachers_probabilities_alone(tmp_path) -> None:
+    """Body runs with no label at all (read as "other" sections, whose kind says nothing): the teacher's
+    role probabilities are the only supervision, and the head learns the roles (dev on hand labels)."""
+    from models.roles import ROLES
+    from models.training.body_roles import BodyConfig, BodyRun, body_accuracy, train_body_head
+    from models.training.checkpoint import build_net
+    from models.vector_cache import FeatureCache
+
+    torch.manual_seed(0)
+    net, _ = build_net(None)
+    net.eval()
+    rng = np.random.default_rng(2)
+    directions = {"background": rng.normal(size=384), "method": rng.normal(size=384)}
+    texts, vectors, runs, teacher = [], [], [], {}
+    for i in range(80):
+        role = "background" if i % 2 else "method"
+        sentences = [f"{role} {i}.{j}" for j in range(5)]
+        texts += sentences
+        vectors += [directions[role] * 3 + rng.normal(size=384) for _ in sentences]
+        runs.append(BodyRun(f"doc{i}", "other", sentences, [frozenset({role})] * 5))
+        row = np.full(len(ROLES), 0.02, dtype=np.float32)
+        row[list(ROLES).index(role)] = 1.0
+        teacher.update({s: row / row.sum() for s in sentences})
+    cache = FeatureCache(tmp_path / "features.npz", "test-model")
+    cache.add(texts, np.array(vectors, dtype=np.float32))
+    unlabelled = [BodyRun(r.doc_id, r.kind, r.sentences, [frozenset()] * 5) for r in runs[:60]]
+    dev = runs[60:]
+    before, _ = body_accuracy(net, dev, cache)
+    cfg = BodyConfig(epochs=3, lr=3e-3, batch_runs=8, teacher_weight=1.0)
+    result = train_body_head(copy.deepcopy(net), unlabelled, dev, cache, cfg, soft=teacher)
+    assert result.best_dev >= 0.9 > before
+    with pytest.raises(ValueError):  # no label and no teacher: nothing to train on
+        train_body_head(copy.deepcopy(net), unlabelled, dev, cache, cfg, soft=None)

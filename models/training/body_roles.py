@@ -211,6 +211,9 @@ class BodyConfig:
     members: int = 1
     # Loss weight per role (others 1.0): a rare role the head under-calls (objective) counts more.
     role_weights: dict[str, float] = field(default_factory=dict)
+    # Distillation (session 24): weight of the cross-entropy to a teacher's role probabilities
+    # (models.training.teacher) on every window sentence the teacher read. 0: the labels alone.
+    teacher_weight: float = 0.0
 
 
 @dataclass
@@ -267,10 +270,14 @@ def body_accuracy(net: RhetoricaNet, runs: Sequence[BodyRun], cache: FeatureCach
 
 def role_batch_loss(net: RhetoricaNet, batch: Sequence[BodyRun], cache: FeatureCache,
                     feature_noise: float = 0.0,
-                    role_weights: Mapping[str, float] | None = None) -> torch.Tensor:
+                    role_weights: Mapping[str, float] | None = None,
+                    soft: Mapping[str, np.ndarray] | None = None,
+                    teacher_weight: float = 0.0) -> torch.Tensor:
     """The partial-label loss of ``net``'s role heads on a batch of runs (their labelled sentences);
     ``feature_noise``: Gaussian noise on the pooled vectors, that share of each vector's norm;
-    ``role_weights``: a loss weight per role (a sentence's weight: the mean over its allowed roles)."""
+    ``role_weights``: a loss weight per role (a sentence's weight: the mean over its allowed roles);
+    ``soft`` (a teacher's role probabilities by text, in :data:`ROLES` order) with ``teacher_weight``:
+    plus that weight times the cross-entropy to them on every sentence the teacher read."""
     pooled, kinds, lengths, key_mask, allowed = _batch(batch, cache)
     if feature_noise > 0:
         scale = pooled.norm(dim=-1, keepdim=True) * feature_noise / pooled.shape[-1] ** 0.5
@@ -280,15 +287,33 @@ def role_batch_loss(net: RhetoricaNet, batch: Sequence[BodyRun], cache: FeatureC
     weights = None
     if role_weights:
         weights = torch.tensor([float(role_weights.get(role, 1.0)) for role in ROLES])
-    return PartialLabelCE(class_weights=weights)(logits[labelled], allowed[labelled])
+    loss = (PartialLabelCE(class_weights=weights)(logits[labelled], allowed[labelled]) if bool(labelled.any())
+            else logits.sum() * 0)
+    if not soft or teacher_weight <= 0:
+        return loss
+    probs = torch.zeros(logits.shape)
+    known = torch.zeros(key_mask.shape, dtype=torch.bool)
+    for b, run in enumerate(batch):
+        for i, text in enumerate(run.sentences):
+            row = soft.get(text)
+            if row is not None:
+                probs[b, i] = torch.from_numpy(row)
+                known[b, i] = True
+    known = known & key_mask
+    if not bool(known.any()):
+        return loss
+    taught = -(probs[known] * torch.log_softmax(logits[known], dim=-1)).sum(-1).mean()
+    return loss + teacher_weight * taught
 
 
 def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: Sequence[BodyRun],
                     cache: FeatureCache, cfg: BodyConfig, ctx: JobContext | None = None,
-                    fp32_cache: FeatureCache | None = None) -> BodyResult:
+                    fp32_cache: FeatureCache | None = None,
+                    soft: Mapping[str, np.ndarray] | None = None) -> BodyResult:
     """Train ``net``'s body head (added as a copy of the role head when missing) on cached pooled
     vectors; everything else stays frozen. Keeps the weights of the epoch with the best dev
-    accuracy (epoch 0 = the copy before training, so the result is never worse on dev)."""
+    accuracy (epoch 0 = the copy before training, so the result is never worse on dev). ``soft``: a
+    teacher's role probabilities by text (:data:`ROLES` order), learnt with ``cfg.teacher_weight``."""
 
     if cfg.members > 1 and isinstance(net.body_head, HeadEnsemble):
         raise ValueError("this net's body head is already an ensemble: train members from a single head")
@@ -305,13 +330,16 @@ def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: 
     def loss(_head: nn.Module, batch: list[BodyRun], rng: random.Random) -> torch.Tensor:
         use_fp32 = fp32_cache is not None and rng.random() < cfg.fp32_share
         features = fp32_cache if use_fp32 and fp32_cache is not None else cache
-        return role_batch_loss(net, batch, features, cfg.feature_noise, cfg.role_weights)
+        return role_batch_loss(net, batch, features, cfg.feature_noise, cfg.role_weights, soft,
+                               cfg.teacher_weight)
 
     def dev_accuracy(_head: nn.Module) -> Evaluation:
         accuracy, _ = body_accuracy(net, dev_runs, cache)
         return Evaluation(accuracy, {"dev": accuracy})
 
-    windows = [w for w in _windows(train_runs, cfg.max_run) if any(w.allowed)]
+    distil = bool(soft) and cfg.teacher_weight > 0
+    windows = [w for w in _windows(train_runs, cfg.max_run)
+               if any(w.allowed) or (distil and any(t in (soft or {}) for t in w.sentences))]
     loop = HeadLoopConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_runs,
                           weight_decay=cfg.weight_decay, seed=cfg.seed, label="body head ")
     fit = fit_members(body_head, loss, windows, loop, cfg.members, evaluate=dev_accuracy, ctx=ctx)
@@ -398,9 +426,11 @@ def weighted_runs(runs: list[BodyRun], source_weights: Mapping[str, int]) -> lis
 
 def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyConfig,
                           threads: int | None = None, command: str = "",
-                          ctx: JobContext | None = None) -> tuple[Path, BodyResult]:
+                          ctx: JobContext | None = None, teacher: tuple[Path, Path] | None = None
+                          ) -> tuple[Path, BodyResult]:
     """A bundle's net with a body head trained on ``data``, saved as ``work/best.pt`` (export it
-    with ``rhetorica export``). Pooled vectors are cached in ``work/features.npz``."""
+    with ``rhetorica export``). Pooled vectors are cached in ``work/features.npz``. ``teacher``: (teacher
+    data folder, soft.npz) to distil the roles from with ``cfg.teacher_weight``."""
     from models.encoder import load_model
     from models.training.checkpoint import save_checkpoint
     from models.training.from_bundle import net_from_bundle
@@ -426,7 +456,13 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
         fp32_cache = FeatureCache(work / "features-fp32.npz", model.model_id)
         fill_cache_torch(fp32_cache, net, model, [t for r in train_runs for t in r.sentences],
                          ctx.child(0.4, 0.7))
-    result = train_body_head(net, train_runs, dev_runs, cache, cfg, ctx.child(0.7, 0.9), fp32_cache)
+    soft = None
+    if teacher is not None:
+        from models.training.teacher import read_soft_labels
+
+        soft = read_soft_labels(*teacher, list(ROLES), "roles")
+        counts["taught"] = sum(1 for r in train_runs for t in r.sentences if t in soft)
+    result = train_body_head(net, train_runs, dev_runs, cache, cfg, ctx.child(0.7, 0.9), fp32_cache, soft)
     functions_record = _fit_functions(net, model, data, cache, fp32_cache, cfg.seed, ctx.child(0.9, 1.0))
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     context = manifest.get("context", {})
@@ -435,6 +471,7 @@ def train_body_checkpoint(bundle: Path, work: Path, data: BodyData, cfg: BodyCon
                         - set(context.get("body_head", {}).get("section_kinds", [])))
     record = {"from_bundle": str(bundle), "model_id": model.model_id, "data": data.describe(),
               "config": cfg.__dict__, "counts": counts, "best_epoch": result.best_epoch,
+              "teacher": [str(p) for p in teacher] if teacher else None,
               "best_dev_accuracy": round(result.best_dev, 5), "history": result.history,
               "seconds": round(time.monotonic() - started, 1)}
     if functions_record:

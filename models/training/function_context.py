@@ -133,22 +133,6 @@ def _soft_batch(windows: Sequence[FunctionWindow], soft: Mapping[str, np.ndarray
     return probs, known
 
 
-def teacher_in_student_order(soft: Mapping[str, np.ndarray], teacher_ids: Sequence[str],
-                             student_ids: Sequence[str]) -> dict[str, np.ndarray]:
-    """The teacher's probabilities with their columns in the student's function order (renormalised over
-    the student's ids); one clear error when the student has a function the teacher never saw."""
-    where = {f: i for i, f in enumerate(teacher_ids)}
-    missing = [f for f in student_ids if f not in where]
-    if missing:
-        raise ValueError(f"the teacher has no function {missing[0]!r} (trained on another taxonomy?)")
-    columns = np.array([where[f] for f in student_ids])
-    out: dict[str, np.ndarray] = {}
-    for text, row in soft.items():
-        picked = np.asarray(row, dtype=np.float32)[columns]
-        out[text] = picked / max(float(picked.sum()), 1e-8)
-    return out
-
-
 def context_accuracy(net: RhetoricaNet, windows: Sequence[FunctionWindow], cache: FeatureCache) -> float:
     """Top-1 accuracy of the contextual head on the windows' sentences that have a function, each window
     fed alone as the runtime feeds a section."""
@@ -282,10 +266,9 @@ def train_function_context_checkpoint(bundle: Path, work: Path, data: Sequence[s
                          ctx.child(0.4, 0.7))
     soft = None
     if teacher is not None:
-        from models.training.teacher import read_soft_functions, read_teacher_data
+        from models.training.teacher import read_soft_labels
 
-        soft = teacher_in_student_order(read_soft_functions(*teacher),
-                                        read_teacher_data(teacher[0]).functions, ids)
+        soft = read_soft_labels(*teacher, ids, "functions")
     net.function_context_head = None  # always a fresh head
     result = train_function_context_head(net, train_windows, dev_windows, cache, cfg, ctx.child(0.7, 1.0),
                                          fp32_cache, soft)

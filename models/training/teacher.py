@@ -14,8 +14,8 @@ that travel there: the base model's folder and a *teacher data* folder written h
   keeps the epoch best on the corpus's dev sentences (roles and functions, the mean); the kept epochs'
   probabilities are averaged over seeds and written (``soft.npz``, float16) for every train sentence and
   every dev sentence, with ``report.json`` (each epoch's dev figures).
-- :func:`read_soft_functions` (here again): the teacher's function probabilities by sentence text, what
-  ``rhetorica train function-context --teacher`` distils from.
+- :func:`read_soft_labels` (here again): the teacher's function or role probabilities by sentence text,
+  what ``rhetorica train function-context --teacher`` and ``rhetorica train body --teacher`` distil from.
 
 JSON and arrays only; nothing is pickled or run.
 """
@@ -211,26 +211,33 @@ def _save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
         np.savez_compressed(handle, allow_pickle=False, **arrays)
 
 
-def read_soft_functions(teacher_data: Path, soft: Path) -> dict[str, np.ndarray]:
-    """The teacher's function probabilities of every train sentence, by its text (a text met twice: the
-    mean), checked against the data they were computed from."""
+def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[str],
+                     what: str = "functions") -> dict[str, np.ndarray]:
+    """The teacher's probabilities of every train sentence (``what``: "functions" or "roles"), by its
+    text (a text met twice: the mean), with their columns in the student's label order (renormalised
+    over them); checked against the data they were computed from, and one clear error when the student
+    has a label the teacher never learnt."""
     data = read_teacher_data(teacher_data)
+    labels = data.functions if what == "functions" else data.roles
+    where = {label: i for i, label in enumerate(labels)}
+    missing = [label for label in student_labels if label not in where]
+    if missing:
+        raise DatasetError(f"{soft}: the teacher has no {what[:-1]} {missing[0]!r} (another taxonomy?)")
     try:
         with np.load(soft, allow_pickle=False) as arrays:
-            probs = np.asarray(arrays["train_functions"], dtype=np.float32)
+            probs = np.asarray(arrays[f"train_{what}"], dtype=np.float32)
     except (OSError, ValueError, KeyError) as exc:
         raise DatasetError(f"{soft}: not a teacher's soft labels ({exc})") from exc
     train = data.sets["train"]
-    if probs.shape != (len(train), len(data.functions)) or not np.isfinite(probs).all():
+    if probs.shape != (len(train), len(labels)) or not np.isfinite(probs).all():
         raise DatasetError(f"{soft}: {probs.shape} soft labels for {len(train)} sentences × "
-                           f"{len(data.functions)} functions (written from other teacher data?)")
+                           f"{len(labels)} {what} (written from other teacher data?)")
+    probs = probs[:, [where[label] for label in student_labels]]
+    probs = probs / np.maximum(probs.sum(1, keepdims=True), 1e-8)
     sums: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
     for example, row in zip(train, probs, strict=True):
-        if example.text in sums:
-            sums[example.text] = sums[example.text] + row
-        else:
-            sums[example.text] = row.copy()
+        sums[example.text] = sums[example.text] + row if example.text in sums else row.copy()
         counts[example.text] = counts.get(example.text, 0) + 1
     return {text: total / counts[text] for text, total in sums.items()}
 

@@ -18,6 +18,7 @@ from app.commands._options import (
     output_folder,
     source_weight,
 )
+from app.commands.lab._teacher_options import add_teacher_options, teacher_paths, teacher_weight
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -71,6 +72,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--members", type=bounded_int(1, 16), default=1,  # net.MAX_MEMBERS (no torch here)
                         help="body heads trained from seeds SEED, SEED+1, …, each from the same start, and "
                         "read as one (the mean of their log-probabilities; default 1)")
+    add_teacher_options(parser, "role")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
@@ -112,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
                     function_datasets=args.function_data, source_weights=dict(args.source_weight))
     cfg = BodyConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                      fp32_share=args.fp32_share, seed=args.seed, role_weights=dict(args.role_weight),
-                     members=args.members)
+                     members=args.members, teacher_weight=teacher_weight(args))
     command = shlex.join(["rhetorica", *sys.argv[1:]])
 
     checkpoint, result = train_body_checkpoint(Path(bundle), work, data, cfg, args.threads, command,
-                                               JobContext(log_progress()))
+                                               JobContext(log_progress()), teacher_paths(args))
     print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
                       "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
     # The encoder did not move: the bundle's sentence graphs ship unchanged, only roles.onnx is new.

@@ -18,6 +18,7 @@ from app.commands._options import (
     output_folder,
     source_weight,
 )
+from app.commands.lab._teacher_options import add_teacher_options, teacher_paths, teacher_weight
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -60,14 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--members", type=bounded_int(1, 16), default=1,  # net.MAX_MEMBERS (no torch here)
                         help="heads trained from seeds SEED, SEED+1, … and read as one (the mean of their "
                         "log-probabilities; default 1)")
-    parser.add_argument("--teacher", type=input_folder, default=None, metavar="TEACHER_RUN",
-                        help="distil from a teacher: a 'train teacher-run' or 'teacher-merge' output folder "
-                        "(its soft.npz), read with --teacher-data")
-    parser.add_argument("--teacher-data", type=input_folder, default=None,
-                        help="the 'train teacher-data' folder the teacher read")
-    parser.add_argument("--teacher-weight", type=bounded_float(0.0, 100.0), default=1.0,
-                        help="weight of the cross-entropy to the teacher's function probabilities "
-                        "(default 1)")
+    add_teacher_options(parser, "function")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--parity-data", default="csabstruct:dev-dedup")
     parser.add_argument("--name", default="rhetorica-functions")
@@ -89,11 +83,8 @@ def run(args: argparse.Namespace) -> int:
                                 fp32_share=args.fp32_share, seed=args.seed,
                                 init_from_body_head=args.init_from_body_head, kind_dropout=args.kind_dropout,
                                 members=args.members,
-                                teacher_weight=args.teacher_weight if args.teacher else 0.0)
-    if (args.teacher is None) != (args.teacher_data is None):
-        print("rhetorica: --teacher and --teacher-data go together", file=sys.stderr)
-        return 2
-    teacher = (args.teacher_data, args.teacher / "soft.npz") if args.teacher else None
+                                teacher_weight=teacher_weight(args))
+    teacher = teacher_paths(args)
     command = shlex.join(["rhetorica", *sys.argv[1:]])
     checkpoint, result = train_function_context_checkpoint(
         bundle, work, args.data or ["annotated:train"], args.dev or ["annotated:dev"], cfg, args.threads,
