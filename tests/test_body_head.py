@@ -290,3 +290,17 @@ def test_a_source_weight_repeats_that_sources_annotated_runs_only() -> None:
     for bad in ("pdfs2", "pdfs2=0", "=2", "pdfs2=x", "pdfs2=99"):
         with pytest.raises(argparse.ArgumentTypeError):
             source_weight(bad)
+
+
+def test_a_paper_share_of_zero_reads_no_corpus_source(monkeypatch) -> None:
+    """--paper-share 0 keeps none of a source's papers, so the source is not read at all (the shared PDFs
+    are all gold or dev papers since session 23, and reading them stops with an error)."""
+    from models.training import body_roles
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a corpus source was read")
+
+    monkeypatch.setattr(body_roles, "corpus_runs", refuse)
+    assert body_roles.training_runs(body_roles.BodyData(sources=["scirex", "pdfs"], paper_share=0.0)) == []
+    with pytest.raises(AssertionError, match="was read"):
+        body_roles.training_runs(body_roles.BodyData(sources=["pdfs"], paper_share=0.5))

@@ -405,7 +405,7 @@ class BodyData:
 def training_runs(data: BodyData, seed: int = 0) -> list[BodyRun]:
     distant = read_distant_roles(data.function_labels) if data.function_labels else {}
     runs: list[BodyRun] = []
-    for source in data.sources:
+    for source in data.sources if data.paper_share > 0 else []:  # share 0: none of their papers, not read
         runs += corpus_runs(source, distant, data.paper_share)
     for spec in data.datasets:
         runs += weighted_runs(dataset_runs(spec, data.dataset_limit, seed), data.source_weights)
