@@ -217,3 +217,53 @@ def test_the_body_head_learns_roles_from_the_teachers_probabilities_alone(tmp_pa
     assert result.best_dev >= 0.9 > before
     with pytest.raises(ValueError):  # no label and no teacher: nothing to train on
         train_body_head(copy.deepcopy(net), unlabelled, dev, cache, cfg, soft=None)
+
+
+def test_the_encoder_step_reads_the_teachers_rows_where_it_read_the_sentence(tmp_path) -> None:
+    """attach_teacher gives a document the teacher's rows (zeros for sentences it never read), collate keeps
+    them beside the other documents' zeros, and distil_loss is the cross-entropy over the rows it read."""
+    from tokenizers import Tokenizer
+
+    from models.datasets import LabelledDocument
+    from models.roles import ROLES
+    from models.training.batching import Piece, collate, encode_documents
+    from models.training.distil import (
+        TeacherTargets,
+        attach_teacher,
+        distil_loss,
+        targets_from_arrays,
+        targets_to_arrays,
+    )
+    from tests.tiny_bundle import WORDS, build_tokenizer
+
+    build_tokenizer(tmp_path / "tokenizer.json")
+    tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    tokenizer.no_padding()
+    words = list(WORDS)
+    taught = LabelledDocument("a", [words[0], words[1], words[2]], ["method"] * 3,
+                              [frozenset({"method"})] * 3, ["method"] * 3)
+    other = LabelledDocument("b", [words[3], words[4]], ["result"] * 2, [frozenset({"result"})] * 2, None)
+    corpus = encode_documents([taught, other], tokenizer, "annotated")
+    role_row = np.full(len(ROLES), 0.1, np.float32)
+    role_row[list(ROLES).index("method")] = 1.0
+    role_row /= role_row.sum()
+    targets = TeacherTargets({words[0]: np.array([0.2, 0.8], np.float32)},
+                             {words[0]: role_row, words[2]: role_row})
+    assert attach_teacher(corpus, targets, function_count=2) == 2
+    assert corpus[1].teacher_roles is None
+    batch = collate([Piece(0, 0, 3), Piece(1, 0, 2)], corpus)
+    assert batch.teacher_roles is not None and batch.teacher_functions is not None
+    assert batch.teacher_roles.shape == (5, len(ROLES)) and batch.teacher_functions.shape == (5, 2)
+    assert batch.teacher_roles.sum(-1).tolist() == pytest.approx([1, 0, 1, 0, 0])
+    role_logits = torch.randn(5, len(ROLES))
+    function_logits = torch.randn(5, 2)
+    expected = (-(torch.from_numpy(role_row) * torch.log_softmax(role_logits[[0, 2]], -1)).sum(-1).mean()
+                - (torch.tensor([0.2, 0.8]) * torch.log_softmax(function_logits[0], -1)).sum())
+    assert float(distil_loss(role_logits, function_logits, batch)) == pytest.approx(float(expected), rel=1e-5)
+    untaught = collate([Piece(1, 0, 2)], corpus)
+    assert untaught.teacher_roles is None
+    assert float(distil_loss(role_logits[:2], function_logits[:2], untaught)) == 0.0
+    texts, arrays = targets_to_arrays(targets)  # the pack's copy
+    back = targets_from_arrays(texts, arrays)
+    assert set(back.roles) == {words[0], words[2]} and set(back.functions) == {words[0]}
+    np.testing.assert_allclose(back.functions[words[0]], [0.2, 0.8], atol=1e-3)

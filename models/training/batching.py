@@ -28,6 +28,9 @@ class EncodedDocument:
     native: torch.Tensor | None = None  # [n] index of each label in DATASET_LABELS[dataset]
     functions: torch.Tensor | None = None  # [n] function index (-1 = no function label)
     content_target: torch.Tensor | None = None  # [n, d] the frozen base model's embeddings
+    # A teacher's probabilities (models.training.distil); a row of zeros: a sentence it did not read.
+    teacher_roles: torch.Tensor | None = None  # [n, len(ROLES)]
+    teacher_functions: torch.Tensor | None = None  # [n, F]
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class Batch:
     native: torch.Tensor | None = None  # [N] long, label index in its dataset's own labels
     functions: torch.Tensor | None = None  # [N] long, function index, -1 = none
     content_target: torch.Tensor | None = None  # [N, d] base-model embeddings (all rows or None)
+    teacher_roles: torch.Tensor | None = None  # [N, len(ROLES)], zero rows where the teacher read nothing
+    teacher_functions: torch.Tensor | None = None  # [N, F], likewise
 
     def to(self, device: torch.device) -> Batch:
         def move(x: torch.Tensor | None) -> torch.Tensor | None:
@@ -63,7 +68,8 @@ class Batch:
 
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.section_kind.to(device),
                      self.doc_lengths, self.allowed.to(device), self.primary.to(device), self.datasets,
-                     move(self.native), move(self.functions), move(self.content_target))
+                     move(self.native), move(self.functions), move(self.content_target),
+                     move(self.teacher_roles), move(self.teacher_functions))
 
     def soft_targets(self, primary_weight: float, logits: torch.Tensor | None = None) -> torch.Tensor:
         """Allowed sets as target distributions: ``primary_weight`` on the primary role, the rest
@@ -192,4 +198,16 @@ def collate(pieces: list[Piece], corpus: list[EncodedDocument], pad_id: int = 0)
     content = torch.cat(targets) if len(targets) == len(pieces) else None  # all pieces have targets, or none
     return Batch(input_ids, mask, torch.tensor(kinds, dtype=torch.long), [p.size for p in pieces],
                  torch.cat(allowed), torch.cat(primary), datasets, torch.cat(native), torch.cat(functions),
-                 content)
+                 content, _teacher_rows(pieces, corpus, "teacher_roles"),
+                 _teacher_rows(pieces, corpus, "teacher_functions"))
+
+
+def _teacher_rows(pieces: list[Piece], corpus: list[EncodedDocument], name: str) -> torch.Tensor | None:
+    """The pieces' teacher rows of one kind, zeros for documents the teacher did not read; None when no
+    piece has any."""
+    found = [getattr(corpus[p.doc], name) for p in pieces]
+    width = next((t.shape[1] for t in found if t is not None), None)
+    if width is None:
+        return None
+    return torch.cat([t[p.start: p.end] if t is not None else torch.zeros(p.size, width)
+                      for p, t in zip(pieces, found, strict=True)])

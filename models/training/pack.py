@@ -27,14 +27,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from core.errors import DatasetError, ModelError
 from core.fileio import atomic_write_bytes
 from models.datasets import LabelledDocument
 from models.training.checkpoint import net_of_shape
+from models.training.distil import TeacherTargets, targets_from_arrays, targets_to_arrays
 from models.training.net import FunctionConfig, HeadConfig, RhetoricaNet, head_members
-from models.training.trainer import FunctionData, TrainConfig, read_inputs, starting_net
+from models.training.trainer import FunctionData, TrainConfig, distil_targets, read_inputs, starting_net
 
 PACK_FORMAT = 1
 PART_BYTES = 15_000_000  # a file coming back from the GPU machine may hold 16 MB
@@ -56,6 +58,7 @@ class TrainingPack:
     function_data: FunctionData
     shape: dict[str, Any]
     state: dict[str, torch.Tensor]
+    teacher: TeacherTargets | None = None  # a distilling run's teacher probabilities (teacher.npz)
 
     def starting_net(self) -> tuple[RhetoricaNet, Path, set[str]]:
         """The starting net on this machine (the encoder built from the base config; the fork's content
@@ -110,6 +113,13 @@ def write_pack(cfg: TrainConfig, out: Path, shared: Path | None = None) -> dict[
     state = {k: (v.half() if v.is_floating_point() else v) for k, v in net.state_dict().items()
              if not k.startswith("content_layers.")}
     torch.save(state, out / "start.pt")
+    targets = distil_targets(cfg, fconfig, None)
+    if targets is not None:  # the teacher's rows travel too: texts in JSON, probabilities in float16
+        texts, arrays = targets_to_arrays(targets)
+        atomic_write_bytes(out / "teacher-texts.json.xz", lzma.compress(json.dumps(texts).encode("utf-8")),
+                           "the pack's teacher texts")
+        with (out / "teacher.npz").open("wb") as handle:
+            np.savez_compressed(handle, allow_pickle=False, **arrays)
     return {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
 
 
@@ -136,10 +146,16 @@ def read_pack(folder: Path) -> TrainingPack:
                                        [int(f) for f in functions["dev_functions"]])
         shape = dict(meta["shape"])
         state = _load_tensors(folder / "start.pt")
+        teacher = None
+        if (folder / "teacher.npz").is_file():
+            with lzma.open(folder / "teacher-texts.json.xz", "rb") as handle:
+                texts = json.loads(handle.read(MAX_PACK_JSON + 1).decode("utf-8"))
+            with np.load(folder / "teacher.npz", allow_pickle=False) as arrays:
+                teacher = targets_from_arrays([str(t) for t in texts], {k: arrays[k] for k in arrays.files})
     except (OSError, ValueError, KeyError, TypeError, lzma.LZMAError) as error:
         reason = " ".join(str(error).split())[:200]
         raise DatasetError(f"cannot read training pack {folder}: {reason}") from None
-    return TrainingPack(folder, config, documents, function_data, shape, state)
+    return TrainingPack(folder, config, documents, function_data, shape, state, teacher)
 
 
 def _load_tensors(path: Path) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from models.roles import ROLES
 from models.training.base import base_model_name, load_encoder, load_tokenizer
 from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
+from models.training.distil import TeacherTargets, attach_teacher, distil_loss, read_teacher_targets
 from models.training.function_data import (
     annotated_function_documents,
     attach_content_targets,
@@ -119,6 +120,12 @@ class TrainConfig:
     # adds this weight x KL(starting model || model) of the role probabilities and of each label
     # adapter's, so what the starting model does there is kept while the encoder learns the rest.
     teacher_weight: float = 0.0
+    # > 0: distillation from a larger teacher (models.training.distil, session 24): this weight x the
+    # cross-entropy to the teacher's role and function probabilities (a 'train teacher-run' output,
+    # ``distil``, read with the teacher data it read, ``distil_data``) on every sentence it read.
+    distil: str = ""
+    distil_data: str = ""
+    distil_weight: float = 0.0
     evals_per_epoch: int = 1
     patience: int = 3  # evaluations without dev improvement before stopping
     threads: int = 0  # torch threads; 0 = leave torch's default
@@ -458,6 +465,20 @@ def read_inputs(cfg: TrainConfig, shared: Path | None
     return documents, _read_function_data(cfg)
 
 
+def distil_targets(cfg: TrainConfig, functions_cfg: FunctionConfig | None, pack: TrainingPack | None
+                   ) -> TeacherTargets | None:
+    """The teacher's probabilities a run distils from (``cfg.distil_weight`` > 0): from the pack when it
+    carries them, else read from ``cfg.distil`` / ``cfg.distil_data``; one clear error when missing."""
+    if cfg.distil_weight <= 0:
+        return None
+    if pack is not None and pack.teacher is not None:
+        return pack.teacher
+    if not (cfg.distil and cfg.distil_data):
+        raise DatasetError("--distil-weight needs --distil TEACHER_RUN and --distil-data TEACHER_DATA")
+    return read_teacher_targets(Path(cfg.distil), Path(cfg.distil_data),
+                                functions_cfg.functions if functions_cfg else [])
+
+
 def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None = None,
           pack: TrainingPack | None = None) -> TrainResult:
     """Train, evaluate on the dev sets, keep the best checkpoint (``<out>/best.pt``). With ``pack``
@@ -469,6 +490,7 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     documents, function_data = ((pack.documents, pack.function_data) if pack is not None
                                 else read_inputs(cfg, shared))
     functions_cfg, function_docs, function_ids, dev_texts, dev_functions = function_data
+    distilled = distil_targets(cfg, functions_cfg, pack)
     started = time.time()
     seed_everything(cfg.seed)
     if cfg.threads > 0:
@@ -507,6 +529,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
     elif net.has_functions and dev_texts:  # a content fork: the content view is the base's already
         function_dev = FunctionDev(cfg.function_dev, [e.ids for e in tokenizer.encode_batch(dev_texts)],
                                    dev_functions, None)
+    if distilled is not None:
+        taught = attach_teacher(corpus, distilled, len(functions_cfg.functions) if functions_cfg else 0)
+        ctx.progress(0, 1, f"the teacher's probabilities on {taught} training sentences")
     dev = load_corpora(cfg.dev, tokenizer, shared, documents)
     if not corpus:
         raise DatasetError(f"no training documents in {', '.join(cfg.data) or '(no --data)'}")
@@ -615,6 +640,9 @@ def train(cfg: TrainConfig, ctx: JobContext | None = None, shared: Path | None =
             if net.adapters and cfg.adapter_weight > 0:
                 loss = loss + cfg.adapter_weight * adapter_loss(net, net.adapter_input(emb, pooled), logits,
                                                                 batch)
+            if distilled is not None:
+                loss = loss + cfg.distil_weight * distil_loss(logits, function_outputs[1] if function_outputs
+                                                              else None, batch)
             if teacher is not None:
                 loss = loss + cfg.teacher_weight * teacher_loss(teacher, net, batch, emb, logits, pooled,
                                                                 teacher_datasets)

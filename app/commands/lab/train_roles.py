@@ -123,6 +123,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="keep what the starting model (--init, --init-bundle) does on the role "
                         "datasets' rows: this weight x KL(starting model || model) of the role "
                         "probabilities and the label adapters' (default 0: off)")
+    parser.add_argument("--distil", type=input_folder, default=None, metavar="TEACHER_RUN",
+                        help="distil from a larger teacher: a 'train teacher-run' or 'teacher-merge' output "
+                        "folder, read with --distil-data; its role and function probabilities become soft "
+                        "targets on every training sentence it read")
+    parser.add_argument("--distil-data", type=input_folder, default=None, metavar="TEACHER_DATA",
+                        help="the 'train teacher-data' folder the teacher read")
+    parser.add_argument("--distil-weight", type=bounded_float(0.0, 1_000.0), default=1.0,
+                        help="weight of the cross-entropy to the teacher's probabilities (default 1; used "
+                        "only with --distil)")
     parser.add_argument("--content-weight", type=bounded_float(0.0, 1_000.0), default=1.0,
                         help="weight of 1 - cos(content view, base embedding) (default 1.0)")
     parser.add_argument("--evals-per-epoch", type=bounded_int(1, 1_000), default=1)
@@ -181,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
         freeze_encoder=args.freeze_encoder,
         freeze_role_head=args.freeze_role_head,
         teacher_weight=args.teacher_weight,
+        distil=str(args.distil or ""), distil_data=str(args.distil_data or ""),
+        distil_weight=args.distil_weight if args.distil else 0.0,
         evals_per_epoch=args.evals_per_epoch, patience=args.patience,
         threads=args.threads, device=args.device,
     )
