@@ -43,6 +43,7 @@ from torch import nn
 
 from core.jobs import JobContext, ensure_context
 from models.roles import ROLES
+from models.training.distil import taught_loss
 from models.training.head_loop import Evaluation, HeadLoopConfig, fit_members, train_only
 from models.training.losses import PartialLabelCE
 from models.training.net import BODY_SECTION_KINDS, HeadEnsemble, RhetoricaNet, section_index
@@ -291,19 +292,7 @@ def role_batch_loss(net: RhetoricaNet, batch: Sequence[BodyRun], cache: FeatureC
             else logits.sum() * 0)
     if not soft or teacher_weight <= 0:
         return loss
-    probs = torch.zeros(logits.shape)
-    known = torch.zeros(key_mask.shape, dtype=torch.bool)
-    for b, run in enumerate(batch):
-        for i, text in enumerate(run.sentences):
-            row = soft.get(text)
-            if row is not None:
-                probs[b, i] = torch.from_numpy(row)
-                known[b, i] = True
-    known = known & key_mask
-    if not bool(known.any()):
-        return loss
-    taught = -(probs[known] * torch.log_softmax(logits[known], dim=-1)).sum(-1).mean()
-    return loss + teacher_weight * taught
+    return loss + teacher_weight * taught_loss(logits, [r.sentences for r in batch], soft, key_mask)
 
 
 def train_body_head(net: RhetoricaNet, train_runs: Sequence[BodyRun], dev_runs: Sequence[BodyRun],

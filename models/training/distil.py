@@ -11,7 +11,7 @@ function probabilities, each averaged over the batch's rows the teacher read. A 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,10 +67,36 @@ def attach_teacher(corpus: Sequence[EncodedDocument], targets: TeacherTargets, f
 
 
 def _soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of ``logits`` [..., C] to the probability rows ``targets`` [..., C] over the rows
+    that hold any (a row of zeros: nothing taught; zero when none does)."""
     rows = targets.sum(-1) > 0
     if not bool(rows.any()):
         return logits.new_zeros(())
     return -(targets[rows] * F.log_softmax(logits[rows].float(), dim=-1)).sum(-1).mean()
+
+
+def teacher_rows(runs: Sequence[Sequence[str]], soft: Mapping[str, np.ndarray], width: int,
+                 n_max: int | None = None) -> torch.Tensor:
+    """The teacher's probabilities [B, n, width] for padded runs of sentences (heads trained on cached
+    vectors: windows, body runs); zero rows for sentences it did not read and for padding."""
+    n_max = n_max if n_max is not None else max((len(r) for r in runs), default=0)
+    probs = torch.zeros(len(runs), n_max, width)
+    for b, run in enumerate(runs):
+        for i, text in enumerate(run):
+            row = soft.get(text)
+            if row is not None:
+                probs[b, i] = torch.from_numpy(row)
+    return probs
+
+
+def taught_loss(logits: torch.Tensor, runs: Sequence[Sequence[str]], soft: Mapping[str, np.ndarray] | None,
+                key_mask: torch.Tensor) -> torch.Tensor:
+    """For a head on cached vectors: the mean cross-entropy of its logits [B, n, C] to the teacher's
+    probabilities on the runs' real sentences it read (zero without any)."""
+    if not soft:
+        return logits.new_zeros(())
+    probs = teacher_rows(runs, soft, logits.shape[-1], logits.shape[1])
+    return _soft_cross_entropy(logits[key_mask], probs[key_mask.cpu()].to(logits.device))
 
 
 def distil_loss(role_logits: torch.Tensor, function_logits: torch.Tensor | None, batch: Batch

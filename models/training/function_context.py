@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.jobs import JobContext, ensure_context
+from models.training.distil import taught_loss
 from models.training.head_loop import Evaluation, HeadLoopConfig, fit_members, train_only
 from models.training.net import HeadEnsemble, RhetoricaNet, RoleHead, section_index
 from models.vector_cache import FeatureCache
@@ -118,21 +119,6 @@ def _batch(windows: Sequence[FunctionWindow], cache: FeatureCache) -> tuple[torc
     return pooled, kinds, lengths, key_mask, targets
 
 
-def _soft_batch(windows: Sequence[FunctionWindow], soft: Mapping[str, np.ndarray], width: int
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The teacher's probabilities [B, n, F] for the windows' sentences and which ones it read [B, n]."""
-    n_max = max(len(w.sentences) for w in windows)
-    probs = torch.zeros(len(windows), n_max, width)
-    known = torch.zeros(len(windows), n_max, dtype=torch.bool)
-    for b, window in enumerate(windows):
-        for i, text in enumerate(window.sentences):
-            row = soft.get(text)
-            if row is not None:
-                probs[b, i] = torch.from_numpy(row)
-                known[b, i] = True
-    return probs, known
-
-
 def context_accuracy(net: RhetoricaNet, windows: Sequence[FunctionWindow], cache: FeatureCache) -> float:
     """Top-1 accuracy of the contextual head on the windows' sentences that have a function, each window
     fed alone as the runtime feeds a section."""
@@ -197,12 +183,7 @@ def train_function_context_head(net: RhetoricaNet, train: Sequence[FunctionWindo
                 else logits.sum() * 0)
         if not distil:
             return hard
-        probs, known = _soft_batch(batch, soft or {}, logits.shape[-1])
-        known = known & key_mask
-        if not bool(known.any()):
-            return hard
-        taught = -(probs[known] * F.log_softmax(logits[known], dim=-1)).sum(-1).mean()
-        return hard + cfg.teacher_weight * taught
+        return hard + cfg.teacher_weight * taught_loss(logits, [w.sentences for w in batch], soft, key_mask)
 
     def evaluate(_head: nn.Module) -> Evaluation:
         accuracy = context_accuracy(net, dev, cache)
