@@ -267,3 +267,41 @@ def test_the_encoder_step_reads_the_teachers_rows_where_it_read_the_sentence(tmp
     back = targets_from_arrays(texts, arrays)
     assert set(back.roles) == {words[0], words[2]} and set(back.functions) == {words[0]}
     np.testing.assert_allclose(back.functions[words[0]], [0.2, 0.8], atol=1e-3)
+
+
+def test_an_exported_teacher_is_read_only_against_the_same_data(tmp_path) -> None:
+    from core.errors import DatasetError
+    from models.training.teacher import (
+        SOFT_FILE,
+        TeacherConfig,
+        export_train_labels,
+        read_soft_labels,
+        run_teacher,
+    )
+
+    base = _tiny_base(tmp_path / "base")
+    data = _write_data(tmp_path / "data")
+    run_teacher(data, base, tmp_path / "run", TeacherConfig(epochs=1, batch_size=16, lr_encoder=1e-3,
+                                                           lr_head=1e-2, device="cpu"), log=lambda _m: None)
+    counts = export_train_labels(data, tmp_path / "run", tmp_path / "export")
+    assert counts["sentences"] == 161 and (tmp_path / "export" / "report.json").is_file()
+    full = read_soft_labels(data, tmp_path / "run" / SOFT_FILE, ["gap", "proposal"])
+    small = read_soft_labels(data, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
+    assert set(small) == set(full)
+    for text, row in full.items():
+        np.testing.assert_allclose(small[text], row, atol=0.01)
+    changed = _write_data(tmp_path / "changed", train=150)  # the corpus changed since: other rows
+    with pytest.raises(DatasetError, match="other teacher data"):
+        read_soft_labels(changed, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
+
+
+def test_the_committed_teacher_labels_have_their_shape() -> None:
+    """models/datasets/teacher/soft.npz (session 24): one row per train sentence of its teacher data."""
+    root = Path(__file__).resolve().parents[1] / "models" / "datasets" / "teacher"
+    report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+    with np.load(root / "soft.npz", allow_pickle=False) as arrays:
+        roles, functions = arrays["train_roles_u8"], arrays["train_functions_u8"]
+        assert len(str(arrays["train_fingerprint"])) == 40
+    assert roles.shape == (43668, len(report["roles"]))
+    assert functions.shape == (43668, len(report["functions"]))
+    assert roles.dtype == np.uint8 and abs(float(roles.sum(1).mean()) - 255) < 3

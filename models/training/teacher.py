@@ -22,6 +22,7 @@ JSON and arrays only; nothing is pickled or run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import lzma
 import math
@@ -179,7 +180,8 @@ def merge_teachers(data_dir: Path, runs: Sequence[Path], out: Path) -> dict[str,
             report = json.loads((Path(run) / REPORT_FILE).read_text(encoding="utf-8"))
             weight = len(report["chosen"])
             with np.load(Path(run) / SOFT_FILE, allow_pickle=False) as arrays:
-                loaded = {k: np.asarray(arrays[k], dtype=np.float32) for k in arrays.files}
+                loaded = {k: np.asarray(arrays[k], dtype=np.float32) for k in arrays.files
+                          if k != "train_fingerprint"}
         except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
             raise DatasetError(f"{run}: not a teacher run's output ({exc})") from exc
         if report.get("functions") != data.functions or report.get("roles") != data.roles:
@@ -199,16 +201,46 @@ def merge_teachers(data_dir: Path, runs: Sequence[Path], out: Path) -> dict[str,
                               arrays_out[f"{name}_functions"].astype(np.float32))
               for name, examples in data.sets.items() if name != "train"}
     out.mkdir(parents=True, exist_ok=True)
-    _save_arrays(out / SOFT_FILE, arrays_out)
+    _save_arrays(out / SOFT_FILE, arrays_out, data)
     (out / REPORT_FILE).write_text(json.dumps({
         "format": TEACHER_FORMAT, "merged_from": [str(r) for r in runs], "roles": data.roles,
         "functions": data.functions, "chosen": chosen, "averaged": scores}, indent=1), encoding="utf-8")
     return scores
 
 
-def _save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def train_fingerprint(data: TeacherData) -> str:
+    """The sha1 of the train sentences in order: soft labels are rows in that order, so they are read only
+    against the same teacher data (the annotated corpus or the parser changed: write it again)."""
+    digest = hashlib.sha1()
+    for example in data.sets["train"]:
+        digest.update(example.text.encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def _save_arrays(path: Path, arrays: dict[str, np.ndarray], data: TeacherData) -> None:
     with path.open("wb") as handle:
-        np.savez_compressed(handle, allow_pickle=False, **arrays)
+        np.savez_compressed(handle, allow_pickle=False, train_fingerprint=np.array(train_fingerprint(data)),
+                            **arrays)
+
+
+def export_train_labels(data_dir: Path, run: Path, out: Path) -> dict[str, int]:
+    """A teacher run's train-sentence probabilities small enough to commit (``out/soft.npz``: uint8 rows,
+    1/255 steps, renormalised when read; no text, only the train data's fingerprint) with its report, so a
+    later session distils without training the teacher again."""
+    data = read_teacher_data(data_dir)
+    try:
+        with np.load(Path(run) / SOFT_FILE, allow_pickle=False) as arrays:
+            rows = {what: np.asarray(arrays[f"train_{what}"], dtype=np.float32)
+                    for what in ("roles", "functions")}
+        report = json.loads((Path(run) / REPORT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{run}: not a teacher run's output ({exc})") from exc
+    out.mkdir(parents=True, exist_ok=True)
+    _save_arrays(out / SOFT_FILE, {f"train_{what}_u8": np.clip(np.round(v * 255), 0, 255).astype(np.uint8)
+                                   for what, v in rows.items()}, data)
+    (out / REPORT_FILE).write_text(json.dumps({**report, "exported_from": str(run), "rows": "uint8, p * 255"},
+                                              indent=1), encoding="utf-8")
+    return {"sentences": len(data.sets["train"]), "bytes": (out / SOFT_FILE).stat().st_size}
 
 
 def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[str],
@@ -225,9 +257,16 @@ def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[st
         raise DatasetError(f"{soft}: the teacher has no {what[:-1]} {missing[0]!r} (another taxonomy?)")
     try:
         with np.load(soft, allow_pickle=False) as arrays:
-            probs = np.asarray(arrays[f"train_{what}"], dtype=np.float32)
+            if f"train_{what}_u8" in arrays.files:  # an exported, committed copy (export_train_labels)
+                probs = np.asarray(arrays[f"train_{what}_u8"], dtype=np.float32) / 255.0
+            else:
+                probs = np.asarray(arrays[f"train_{what}"], dtype=np.float32)
+            fingerprint = str(arrays["train_fingerprint"]) if "train_fingerprint" in arrays.files else None
     except (OSError, ValueError, KeyError) as exc:
         raise DatasetError(f"{soft}: not a teacher's soft labels ({exc})") from exc
+    if fingerprint is not None and fingerprint != train_fingerprint(data):
+        raise DatasetError(f"{soft}: written for other teacher data (the annotated corpus or the parser "
+                           "changed since): write the data again and run the teacher on it")
     train = data.sets["train"]
     if probs.shape != (len(train), len(labels)) or not np.isfinite(probs).all():
         raise DatasetError(f"{soft}: {probs.shape} soft labels for {len(train)} sentences × "
@@ -488,7 +527,7 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
         if name != "train":
             result.averaged[name] = score_set(data.sets[name], data.roles, roles_p / kept, functions_p / kept)
     out.mkdir(parents=True, exist_ok=True)
-    _save_arrays(out / SOFT_FILE, arrays)
+    _save_arrays(out / SOFT_FILE, arrays, data)
     result.seconds = round(time.monotonic() - started, 1)
     report = {"format": TEACHER_FORMAT, "base": str(base), "config": cfg.__dict__, "roles": data.roles,
               "functions": data.functions, "counts": {n: len(v) for n, v in data.sets.items()},

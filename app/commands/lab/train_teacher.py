@@ -53,12 +53,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     merge.add_argument("--out", type=output_folder, required=True)
     merge.set_defaults(func=run_merge)
 
+    export = subparsers.add_parser(
+        "teacher-export", help="A teacher's train-sentence probabilities, small enough to commit.",
+        description="Write a teacher run's (or merge's) probabilities of the train sentences as uint8 rows "
+        "(no text; the teacher data's fingerprint is checked when read) with its report: what "
+        "'--teacher DIR' / '--distil DIR' read in a later session without training the teacher again.")
+    export.add_argument("data", type=input_folder, help="the teacher data the run read")
+    export.add_argument("run", type=input_folder, help="teacher-run or teacher-merge output folder")
+    export.add_argument("--out", type=output_folder, required=True)
+    export.set_defaults(func=run_export)
+
 
 def run_data(args: argparse.Namespace) -> int:
     from models.training.teacher import write_teacher_data
 
     counts = write_teacher_data(args.out)
     print(json.dumps({"out": str(args.out), "sentences": counts}))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from models.training.teacher import export_train_labels
+
+    print(json.dumps({"out": str(args.out), **export_train_labels(args.data, args.run, args.out)}))
     return 0
 
 
