@@ -175,7 +175,9 @@ def test_train_only_freezes_all_but_the_named_modules() -> None:
 
 
 def test_no_other_module_writes_its_own_training_loop() -> None:
-    """Backward passes live in the head loop and the encoder trainer only (issue 26.3)."""
+    """Backward passes live in the head loop and the encoder trainer only (issue 26.3), and the teacher's
+    fine-tuning (session 24): another encoder, run where a GPU is lent, with its own optimiser groups,
+    schedule and bf16 autocast, that neither the head loop nor the trainer's net and config describe."""
     import ast
     from pathlib import Path
 
@@ -185,7 +187,8 @@ def test_no_other_module_writes_its_own_training_loop() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr == "backward":
                 writers.add(path.relative_to(root).as_posix())
-    assert writers == {"models/training/head_loop.py", "models/training/trainer.py"}
+    assert writers == {"models/training/head_loop.py", "models/training/trainer.py",
+                       "models/training/teacher.py"}
 
 
 def test_absurd_settings_are_refused() -> None:

@@ -360,7 +360,8 @@ def _teacher_net(base: Path, roles: int, functions: int) -> Any:
 
     has_weights = (base / "model.safetensors").is_file()
     encoder = (AutoModel.from_pretrained(str(base), local_files_only=True, use_safetensors=True)
-               if has_weights else AutoModel.from_config(AutoConfig.from_pretrained(str(base))))
+               if has_weights else AutoModel.from_config(AutoConfig.from_pretrained(str(base),
+                                                                                    local_files_only=True)))
     encoder = encoder.float()
     if (base / INT8_FILE).is_file() and not has_weights:
         state = {k: v for k, v in weights_from_int8(base / INT8_FILE).items()
