@@ -245,3 +245,31 @@ def test_calibration_ties_roles_the_dev_sets_cannot_tell_apart():
     calibration = fit_bias([item])
     assert calibration.bias[3] == calibration.bias[4]  # moved together, balance kept
     assert calibration.bias[2] > 0.5
+
+
+def test_dev_logits_score_only_the_labelled_sentences(monkeypatch):
+    """A gold paper's or the annotated corpus's context sentences carry no label: the export's bias
+    calibration reads them with their section and scores only the labelled ones (it stopped on them)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from models.datasets import DATASET_LABELS, LabelledDocument
+    from models.datasets.gold import UNLABELLED
+    from models.training import calibrate, trainer
+
+    document = LabelledDocument("d", ["a", "b", "c"], ["method", UNLABELLED, "result"],
+                                [frozenset({"method"}), frozenset(), frozenset({"result"})], None)
+
+    class Encoded:
+        doc = document
+
+    monkeypatch.setattr(trainer, "load_corpora",
+                        lambda specs, tokenizer, shared: {"annotated:dev": [Encoded()]})
+    monkeypatch.setattr(trainer, "predict_documents",
+                        lambda net, corpus, device: ([np.full((3, 6), 1 / 6)], None))
+    monkeypatch.setattr(calibrate, "load_tokenizer", lambda base, length: None)
+    (item,) = calibrate.dev_logits(None, ["annotated:dev"], Path("."), 64)  # type: ignore[arg-type]
+    labels = DATASET_LABELS["annotated"]
+    assert item.gold.tolist() == [labels.index("method"), labels.index("result")]
+    assert item.log_probs.shape == (2, 6)

@@ -51,9 +51,13 @@ def dev_logits(net: RhetoricaNet, specs: list[str], base_dir: Path, max_length: 
         key = "user" if name.startswith(("jsonl:", "csv:")) else name
         labels = DATASET_LABELS[key]
         probs, _ = predict_documents(net, corpus, torch.device("cpu"))
-        gold = np.array([labels.index(lab) for d in corpus for lab in d.doc.labels])
+        # Sentences read only as context (a gold paper's or the annotated corpus's unlabelled ones) carry
+        # no label: they are read with their section and never scored.
+        flat = [lab for d in corpus for lab in d.doc.labels]
+        scored = np.array([lab in labels for lab in flat], dtype=bool)
+        gold = np.array([labels.index(lab) for lab in flat if lab in labels])
         mapping = np.array([labels.index(to_dataset_label(name, role)) for role in ROLES])
-        out.append(DevLogits(spec, np.log(np.concatenate(probs) + 1e-12), gold, mapping))
+        out.append(DevLogits(spec, np.log(np.concatenate(probs) + 1e-12)[scored], gold, mapping))
     return out
 
 
