@@ -11,8 +11,8 @@ from pathlib import Path
 from app.commands._options import bounded_float, bounded_int, input_file, input_folder, output_folder
 
 # Hyper-parameters pack-run may change; everything else is the packed run's configuration.
-OVERRIDES = ("epochs", "lr_encoder", "lr_head", "teacher_weight", "max_minutes", "max_steps",
-             "evals_per_epoch", "seed")
+OVERRIDES = ("epochs", "lr_encoder", "lr_head", "teacher_weight", "distil_weight", "max_minutes",
+             "max_steps", "evals_per_epoch", "seed")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run_parser.add_argument("--lr-encoder", type=bounded_float(0.0, 1.0), default=None)
     run_parser.add_argument("--lr-head", type=bounded_float(0.0, 1.0), default=None)
     run_parser.add_argument("--teacher-weight", type=bounded_float(0.0, 1_000.0), default=None)
+    run_parser.add_argument("--distil-weight", type=bounded_float(0.0, 1_000.0), default=None,
+                            help="weight of the larger teacher's soft targets (a pack written with --distil)")
     run_parser.add_argument("--max-minutes", type=bounded_float(0.0, 100_000.0), default=None)
     run_parser.add_argument("--max-steps", type=bounded_int(0, 10_000_000), default=None)
     run_parser.add_argument("--evals-per-epoch", type=bounded_int(1, 1_000), default=None)
