@@ -321,6 +321,34 @@ def test_teacher_loss_is_zero_for_the_starting_model_and_counts_only_role_datase
         assert float(loss_of(moved, {"csabstruct", "pmc-sents-full"})) > shifted
 
 
+def test_a_pack_carries_the_larger_teachers_rows_and_pack_run_may_weigh_them(tiny_run, tmp_path, monkeypatch):
+    """A pack written from a distilling run carries the teacher's rows (teacher.npz + texts), read_pack gives
+    them back for the sentences the teacher read, and pack-run's --distil-weight trains with them."""
+    import models.training.pack as pack_module
+    from app.cli import main
+    from models.training.distil import TeacherTargets
+    from models.training.pack import read_pack, write_pack
+    from models.training.trainer import TrainConfig
+
+    _, tmp, _, _ = tiny_run
+    first = json.loads((tmp / "train.jsonl").read_text(encoding="utf-8").splitlines()[0])["sentences"]
+    row = np.full(len(ROLES), 1.0 / len(ROLES), np.float32)
+    monkeypatch.setattr(pack_module, "distil_targets",
+                        lambda cfg, fconfig, pack: TeacherTargets({}, {text: row for text in first}))
+    cfg = TrainConfig(data=[f"jsonl:{tmp / 'train.jsonl'}"], dev=[f"jsonl:{tmp / 'dev.jsonl'}"],
+                      out=str(tmp_path / "unused"), max_steps=1, epochs=1, batch_size=16, max_length=32,
+                      threads=2)
+    sizes = write_pack(cfg, tmp_path / "pack")
+    assert {"teacher.npz", "teacher-texts.json.xz"} <= set(sizes)
+    pack = read_pack(tmp_path / "pack")
+    assert pack.teacher is not None and set(pack.teacher.roles) == set(first)
+    np.testing.assert_allclose(pack.teacher.roles[first[0]], row, atol=1e-3)
+    assert main(["train", "pack-run", str(tmp_path / "pack"), "--parts", str(tmp_path / "parts"),
+                 "--work", str(tmp_path / "work"), "--device", "cpu", "--max-steps", "1",
+                 "--distil-weight", "0.5"]) == 0
+    assert json.loads((tmp_path / "work" / "config.json").read_text(encoding="utf-8"))["distil_weight"] == 0.5
+
+
 def test_teacher_weight_needs_a_starting_model(tiny_run):
     from models.training.trainer import TrainConfig, train
 
@@ -331,7 +359,7 @@ def test_teacher_weight_needs_a_starting_model(tiny_run):
         train(cfg)
 
 
-def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monkeypatch):
+def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monkeypatch, capsys):
     """write_pack -> (the GPU machine) read_pack + train(pack=...) + write_trained_parts -> pack-merge here:
     the merged checkpoint labels as the packed run's own checkpoint does (fp16 parts), and a damaged
     pack is one clear line."""
@@ -377,6 +405,10 @@ def test_training_pack_trains_elsewhere_and_merges_back(tiny_run, tmp_path, monk
     assert main(["train", "pack-merge", str(tmp_path / "pack"), *map(str, cli_parts),
                  "--out", str(tmp_path / "cli.pt")]) == 0
     assert (tmp_path / "cli.pt").is_file()
+    # A pack written without --distil has no teacher rows for --distil-weight to weigh: one clear line.
+    assert main(["train", "pack-run", str(tmp_path / "pack"), "--parts", str(tmp_path / "cli-parts2"),
+                 "--device", "cpu", "--max-steps", "1", "--distil-weight", "1"]) != 0
+    assert "no teacher rows" in capsys.readouterr().err
     damaged_part = tmp_path / "damaged-part0.pt"
     damaged_part.write_bytes(b"not a torch file")
     with pytest.raises(ModelError, match="cannot merge"):
