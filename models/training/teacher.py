@@ -325,14 +325,6 @@ def weights_from_int8(path: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------- there: training the teacher
 
 
-def _pick_device(name: str) -> str:
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return name
-
-
 def _encode(tokenizer: Any, examples: Sequence[TeacherExample]) -> list[list[int]]:
     pairs = [(e.text, f"{e.kind}: {e.previous}".strip()) for e in examples]
     return [enc.ids for enc in tokenizer.encode_batch(pairs)]
@@ -435,9 +427,11 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
     import torch
     from tokenizers import Tokenizer
 
+    from models.training.trainer import pick_device
+
     started = time.monotonic()
     data = read_teacher_data(data_dir)
-    device = _pick_device(cfg.device)
+    device = pick_device(cfg.device).type
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=cfg.max_length)
