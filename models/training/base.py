@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from core.errors import ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import torch
     from tokenizers import Tokenizer
     from torch import nn
 
@@ -72,3 +73,12 @@ def load_encoder(path: Path) -> nn.Module:
         return AutoModel.from_pretrained(str(path), local_files_only=True)
     except (OSError, ValueError) as error:
         raise ModelError(f"cannot load base model from {path}: {error}") from None
+
+
+def pick_device(name: str) -> torch.device:
+    """The torch device a run asked for: "auto" is CUDA where present, else the CPU."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)

@@ -427,7 +427,7 @@ def run_teacher(data_dir: Path, base: Path, out: Path, cfg: TeacherConfig,
     import torch
     from tokenizers import Tokenizer
 
-    from models.training.trainer import pick_device
+    from models.training.base import pick_device
 
     started = time.monotonic()
     data = read_teacher_data(data_dir)

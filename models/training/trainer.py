@@ -37,7 +37,7 @@ from models.datasets import (
 from models.datasets.gold import UNLABELLED
 from models.metrics import classification_report
 from models.roles import ROLES
-from models.training.base import base_model_name, load_encoder, load_tokenizer
+from models.training.base import base_model_name, load_encoder, load_tokenizer, pick_device
 from models.training.batching import Batch, ContextDropout, EncodedDocument, Piece, collate, encode_documents
 from models.training.checkpoint import build_net, load_checkpoint, save_checkpoint
 from models.training.distil import TeacherTargets, attach_teacher, distil_loss, read_teacher_targets
@@ -169,12 +169,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def pick_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 def _epoch_pieces(corpus: list[EncodedDocument], cfg: TrainConfig, dropout: ContextDropout,
