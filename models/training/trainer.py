@@ -461,11 +461,15 @@ def read_inputs(cfg: TrainConfig, shared: Path | None
 
 def distil_targets(cfg: TrainConfig, functions_cfg: FunctionConfig | None, pack: TrainingPack | None
                    ) -> TeacherTargets | None:
-    """The teacher's probabilities a run distils from (``cfg.distil_weight`` > 0): from the pack when it
-    carries them, else read from ``cfg.distil`` / ``cfg.distil_data``; one clear error when missing."""
+    """The teacher's probabilities a run distils from (``cfg.distil_weight`` > 0): from the pack (which must
+    carry them) when the run reads one, else from ``cfg.distil`` / ``cfg.distil_data``; one clear error
+    when missing."""
     if cfg.distil_weight <= 0:
         return None
-    if pack is not None and pack.teacher is not None:
+    if pack is not None:
+        if pack.teacher is None:
+            raise DatasetError(f"{pack.folder}: this pack carries no teacher rows (written without "
+                               "--distil), so --distil-weight has nothing to weigh")
         return pack.teacher
     if not (cfg.distil and cfg.distil_data):
         raise DatasetError("--distil-weight needs --distil TEACHER_RUN and --distil-data TEACHER_DATA")

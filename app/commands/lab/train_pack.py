@@ -51,15 +51,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_pack(args: argparse.Namespace) -> int:
-    from core.errors import DatasetError
     from core.jobs import JobContext, Progress
     from models.training.pack import read_pack, write_trained_parts
     from models.training.trainer import train
 
     pack = read_pack(args.pack)
-    if args.distil_weight and pack.teacher is None:
-        raise DatasetError(f"{args.pack}: this pack carries no teacher rows (written without --distil), "
-                           "so --distil-weight has nothing to weigh")
     cfg = pack.config
     for name in OVERRIDES:
         value = getattr(args, name)
