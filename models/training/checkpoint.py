@@ -69,7 +69,7 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"checkpoint not found: {path}")
-    data = _read_plain(path)
+    data = read_checkpoint_data(path)
     try:
         functions = FunctionConfig(**data["functions"]) if data.get("functions") else None
         head = HeadConfig(**data["head"])
@@ -89,7 +89,7 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
     return net, base_dir, _meta(data)
 
 
-def _read_plain(path: Path) -> dict[str, Any]:
+def read_checkpoint_data(path: Path) -> dict[str, Any]:
     """The checkpoint's contents, read with ``weights_only=True``: tensors and plain data only, so a
     file whose pickle would build other objects (or run code) is refused with one line, never run."""
     try:

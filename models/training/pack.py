@@ -158,6 +158,16 @@ def read_pack(folder: Path) -> TrainingPack:
     return TrainingPack(folder, config, documents, function_data, shape, state, teacher)
 
 
+def starting_weights(folder: Path) -> dict[str, Any]:
+    """The starting net's weights a pack carries (``start.pt``: fp16, without the content fork's frozen
+    copies); one line if the folder holds none."""
+    try:
+        return _load_tensors(Path(folder) / "start.pt")
+    except (OSError, ValueError) as error:
+        reason = " ".join(str(error).split())[:200]
+        raise ModelError(f"cannot read the starting weights of pack {folder}: {reason}") from None
+
+
 def _load_tensors(path: Path) -> dict[str, Any]:
     """A file of tensors and plain data written by this module (``weights_only``: nothing pickled is
     built or run); ValueError with the reason for anything else."""

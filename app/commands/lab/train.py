@@ -17,6 +17,7 @@ MODULES = (
     "app.commands.lab.train_none_detector",
     "app.commands.lab.train_pack",
     "app.commands.lab.train_teacher",
+    "app.commands.lab.train_average",
 )
 
 
