@@ -37,7 +37,7 @@ from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
 from models.function_prior import RolePrior
 from models.none_detector import NONE_DETECTOR_FILE, load_none_detector
-from models.role_calibration import apply_temperatures
+from models.role_calibration import MAX_BIAS, apply_temperatures
 from models.roles import RolePrediction
 
 if TYPE_CHECKING:  # tokenizers loads with the model, not at import
@@ -230,6 +230,7 @@ class EncoderModel:
         self.function_threshold = float(functions.get("threshold", 0.0))
         self.function_dim = int(functions.get("embedding_dim", 0))
         self._role_temperatures = self._temperatures_by_kind(manifest)
+        self._role_biases = self._role_biases_by_kind(manifest, len(self.labels))
         # Functions reweighted by the contextual role probabilities (models/function_prior.py).
         self._function_prior = RolePrior.from_manifest(functions, self.labels, manifest.section_kinds)
         if self._function_prior is not None and self._function_prior.active:
@@ -261,6 +262,33 @@ class EncoderModel:
         body_t = float(dict(calibration.get("body_head", {})).get("temperature", 1.0))
         kinds = [*manifest.section_kinds, "unknown"]
         return np.array([body_t if kind in body_kinds else role_t for kind in kinds], dtype=np.float32)
+
+    @staticmethod
+    def _role_biases_by_kind(manifest: Manifest, roles: int) -> np.ndarray | None:
+        """Per section-kind index (unknown last), the per-role logit biases of the head that labels that kind
+        (``context.role_calibration``'s optional ``bias``, session 26); None when neither head has them. A
+        bias of the wrong length or beyond :data:`MAX_BIAS` (a damaged manifest) counts as none."""
+        calibration = dict(manifest.context.get("role_calibration", {}))
+
+        def head_bias(head: str) -> np.ndarray | None:
+            raw = dict(calibration.get(head, {})).get("bias")
+            try:
+                bias = np.asarray(raw, dtype=np.float32) if raw is not None else None
+            except (TypeError, ValueError):
+                return None
+            if bias is None or bias.shape != (roles,) or not np.isfinite(bias).all() \
+                    or np.abs(bias).max() > MAX_BIAS:
+                return None
+            return bias
+
+        role_b, body_b = head_bias("role_head"), head_bias("body_head")
+        if role_b is None and body_b is None:
+            return None
+        zero = np.zeros(roles, dtype=np.float32)
+        body_kinds = set(dict(manifest.context.get("body_head", {})).get("section_kinds", []))
+        kinds = [*manifest.section_kinds, "unknown"]
+        heads = [body_b if kind in body_kinds else role_b for kind in kinds]
+        return np.stack([zero if bias is None else bias for bias in heads])
 
     @property
     def content_session(self) -> object | None:
@@ -576,7 +604,8 @@ class EncoderModel:
         probabilities = softmax(logits)
         if self._role_temperatures is not None and kinds is not None and len(logits):
             uncalibrated = probabilities
-            probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures))
+            probabilities = softmax(apply_temperatures(logits, kinds, self._role_temperatures,
+                                                       self._role_biases))
         function_probabilities = None if function_logits is None else softmax(function_logits)
         context = None if function_context_logits is None else softmax(function_context_logits)
         none = None

@@ -8,6 +8,11 @@ per head — the abstract/role head and the body head — divides the role logit
 documents (never a test split), fed as the app feeds them. The temperatures live in the bundle's
 manifest (``context.role_calibration``), so calibrating needs no re-export; the runtime
 (:class:`models.encoder.EncoderModel`) applies them.
+
+Optionally (``calibrate-roles --bias``, session 26) each head also gets one additive logit bias per role,
+fitted jointly with its temperature on the same NLL (vector scaling restricted to a bias; centred, L2
+:data:`BIAS_L2`): a prior correction that *can* change the best role, e.g. for a head that finds a rare role
+with high precision but low recall.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 GRID = np.exp(np.linspace(np.log(0.5), np.log(10.0), 121))
+BIAS_L2 = 0.01  # on the centred biases, against the mean NLL
+MAX_BIAS = 10.0  # a manifest bias beyond this is damage, not calibration
 
 
 @dataclass(frozen=True)
@@ -29,11 +36,16 @@ class HeadTemperature:
     nll_after: float
     ece_before: float
     ece_after: float
+    bias: tuple[float, ...] = ()  # per role, in the bundle's label order (empty: temperature only)
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"temperature": round(self.temperature, 4), "sentences": self.sentences,
-                "dev_nll_before": round(self.nll_before, 4), "dev_nll_after": round(self.nll_after, 4),
-                "dev_ece_before": round(self.ece_before, 4), "dev_ece_after": round(self.ece_after, 4)}
+    def to_dict(self) -> dict[str, object]:
+        record: dict[str, object] = {
+            "temperature": round(self.temperature, 4), "sentences": self.sentences,
+            "dev_nll_before": round(self.nll_before, 4), "dev_nll_after": round(self.nll_after, 4),
+            "dev_ece_before": round(self.ece_before, 4), "dev_ece_after": round(self.ece_after, 4)}
+        if self.bias:
+            record["bias"] = [round(b, 4) for b in self.bias]
+        return record
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -71,8 +83,47 @@ def fit_temperature(probabilities: np.ndarray, gold: Sequence[int]) -> HeadTempe
                            _ece(_softmax(log_probs), gold_idx), _ece(_softmax(log_probs / best), gold_idx))
 
 
-def apply_temperatures(logits: np.ndarray, kinds: np.ndarray, per_kind: np.ndarray) -> np.ndarray:
-    """Role logits [n, R] divided row-wise by the temperature of each sentence's section-kind index."""
+def fit_temperature_and_bias(probabilities: np.ndarray, gold: Sequence[int],
+                             l2: float = BIAS_L2) -> HeadTemperature:
+    """The temperature and per-role biases for one head: for each temperature of :data:`GRID`, the centred
+    biases minimising the mean NLL + ``l2`` / 2 × |b|² (convex in b: Newton's method), then the pair with
+    the lowest penalised NLL. Roles absent from ``gold`` still get a bias (pulled towards 0 by ``l2``)."""
+    gold_idx = np.asarray(gold, dtype=np.int64)
+    if len(gold_idx) == 0:
+        return HeadTemperature(1.0, 0, 0.0, 0.0, 0.0, 0.0)
+    log_probs = np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), 1e-12))
+    n, roles = log_probs.shape
+    onehot = np.zeros((n, roles))
+    onehot[np.arange(n), gold_idx] = 1.0
+    best: tuple[float, float, np.ndarray] | None = None
+    for t in GRID:
+        z = log_probs / t
+        b = np.zeros(roles)
+        for _ in range(25):
+            p = _softmax(z + b)
+            grad = (p - onehot).mean(0) + l2 * b
+            hessian = (np.diag(p.mean(0)) - p.T @ p / n) + l2 * np.eye(roles)
+            step = np.linalg.solve(hessian, grad)
+            b -= step
+            if np.abs(step).max() < 1e-7:
+                break
+        b -= b.mean()  # a softmax ignores a common shift
+        loss = _nll(z + b, gold_idx, 1.0) + 0.5 * l2 * float(b @ b)
+        if best is None or loss < best[0]:
+            best = (loss, float(t), b)
+    assert best is not None
+    _, t_best, bias = best
+    after = log_probs / t_best + bias
+    return HeadTemperature(t_best, n, _nll(log_probs, gold_idx, 1.0), _nll(after, gold_idx, 1.0),
+                           _ece(_softmax(log_probs), gold_idx), _ece(_softmax(after), gold_idx),
+                           tuple(float(x) for x in bias))
+
+
+def apply_temperatures(logits: np.ndarray, kinds: np.ndarray, per_kind: np.ndarray,
+                       bias_per_kind: np.ndarray | None = None) -> np.ndarray:
+    """Role logits [n, R] divided row-wise by the temperature of each sentence's section-kind index, plus
+    that kind's head's per-role bias [K, R] when the bundle has one."""
     if len(logits) == 0:
         return logits
-    return logits / per_kind[kinds][:, None]
+    scaled = logits / per_kind[kinds][:, None]
+    return scaled if bias_per_kind is None else scaled + bias_per_kind[kinds]

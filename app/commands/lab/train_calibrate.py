@@ -16,10 +16,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "calibrate-roles", help="fit the role temperatures of a bundle on dev data",
         description="Fit one temperature for the role head (abstracts, unknown kinds) and one for the "
         "body head on dev documents (sentences with one gold role), as the app feeds them, and write "
-        "them into the bundle's manifest. Never a test split.")
+        "them into the bundle's manifest (with --bias, also one logit bias per role and head). Never a "
+        "test split.")
     parser.add_argument("--bundle", type=input_folder, required=True, help="bundle to calibrate (in place)")
     parser.add_argument("--dev", action="append", default=None, metavar="SPEC",
                         help="dev data (repeatable; default gold-papers:dev, annotated:dev, csabstruct:dev)")
+    parser.add_argument("--bias", action="store_true",
+                        help="also fit one logit bias per role for each head, jointly with its temperature "
+                        "(a prior correction: unlike a temperature it can change the best role)")
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -30,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from models.bundle import read_manifest, write_manifest
     from models.datasets import load_spec, refuse_test_split
     from models.encoder import load_model
-    from models.role_calibration import fit_temperature
+    from models.role_calibration import fit_temperature, fit_temperature_and_bias
 
     specs = args.dev or ["gold-papers:dev", "annotated:dev", "csabstruct:dev"]
     for spec in specs:
@@ -54,9 +58,12 @@ def run(args: argparse.Namespace) -> int:
                 head = "body_head" if kinds[i] in body_kinds else "role_head"
                 parts[head][0].append(encoding.probabilities[i])
                 parts[head][1].append(labels.index(next(iter(allowed))))
-    calibration: dict[str, object] = {"dev": specs, "method": "temperature scaling, NLL on dev"}
+    method = ("temperature and per-role bias, penalised NLL on dev" if args.bias
+              else "temperature scaling, NLL on dev")
+    calibration: dict[str, object] = {"dev": specs, "method": method}
+    fit = fit_temperature_and_bias if args.bias else fit_temperature
     for head, (probs, gold) in parts.items():
-        fitted = fit_temperature(np.array(probs) if probs else np.zeros((0, len(labels))), gold)
+        fitted = fit(np.array(probs) if probs else np.zeros((0, len(labels))), gold)
         calibration[head] = fitted.to_dict()
     manifest.context = {**manifest.context, "role_calibration": calibration}
     write_manifest(args.bundle, manifest, tuple(manifest.files))
