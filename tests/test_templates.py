@@ -30,6 +30,19 @@ def test_content_and_numbers_become_slots() -> None:
     assert template_of("Hyperparameters: lr 3e-5, batch 32.") == ([], "")  # nothing formulaic
 
 
+def test_a_word_with_digits_is_one_token_never_half_formula_half_slot() -> None:
+    assert [t for *_, t in tokens("CO2, 3D and COVID-19 rose 12.5% in the 1990s")] == [
+        "CO2", ",", "3D", "and", "COVID-19", "rose", "12.5%", "in", "the", "1990s"]
+    for text in ("Growth fell by increasing CO2 with respect to the control.",
+                 "We propose a 3D model of H2O transport in soils."):
+        spans, template = template_of(text)
+        for word in ("CO2", "3D", "H2O"):
+            if word in text:
+                assert not any(a < text.index(word) + len(word) and text.index(word) < b for a, b in spans)
+                assert word not in template  # a content word becomes part of a slot, whole
+        assert not any(frag in template for frag in ("CO[", "[NUMBER]D", " H [", "H2["))
+
+
 def test_glue_words_stay_and_slots_keep_their_punctuation(monkeypatch: pytest.MonkeyPatch) -> None:
     spans, template = template_of("In this paper, we introduce a parser for noisy text.")
     assert spans[0][0] == 3  # "In" is outside the span: it stays as written instead of becoming a slot

@@ -22,7 +22,9 @@ from functools import lru_cache
 from pathlib import Path
 
 LEXICON_FILE = "formulaic-words.json"
-TOKEN = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*|\d+(?:[.,]\d+)*%?|[^\w\s]")
+# A word with a letter in it is one token, digits included ("CO2", "3D", "COVID-19"): never half formula,
+# half slot. Only a token that starts with a letter can be formulaic (see formulaic_spans).
+TOKEN = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*%?|[^\w\s]")
 CITATION = re.compile(r"^\(?[^()]*\b(19|20)\d{2}[a-z]?\)?$")
 # Words that glue a frame together but carry no move on their own.
 FUNCTION_WORDS = frozenset((
