@@ -462,3 +462,26 @@ def bold_abstract_then_unheaded_intro_pdf(path: Path) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def side_caption_pdf(path: Path) -> Path:
+    """Nature's layout (parser pdf-11): a coloured running-head band at the top, then a figure caption at the
+    top of the left column and its figure (a drawing) level with it in the right column; running text below
+    both."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.draw_rect(pymupdf.Rect(LEFT[0], 36, LEFT[1], 60), color=None, fill=(1.0, 0.85, 0.4))  # header band
+    page.insert_text((LEFT[0] + 4, 52), "ARTICLES", fontsize=9, fontname="hebo")
+    write_lines(page, LEFT[0], 80, [
+        "Figure 1 Recordings from twelve electrodes",
+        "around one neuron. (a) The set-up seen from",
+        "above. (b) The potential at each electrode.",
+        "(c) Amplitudes against distance, mean and s.d.",
+    ], size=8)
+    page.draw_rect(pymupdf.Rect(RIGHT[0] + 10, 76, RIGHT[1] - 10, 200), color=(0, 0, 0), fill=(0.5, 0.7, 0.9))
+    page.insert_text((RIGHT[0] + 12, 90), "a", fontsize=9, fontname="hebo")
+    body = " ".join(f"Running text sentence number {k} is body text of the paper." for k in range(1, 14))
+    page.insert_textbox(pymupdf.Rect(LEFT[0], 230, LEFT[1], 700), body, fontsize=10, fontname="helv")
+    page.insert_textbox(pymupdf.Rect(RIGHT[0], 230, RIGHT[1], 700), body, fontsize=10, fontname="helv")
+    doc.save(path)
+    return path

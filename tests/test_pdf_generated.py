@@ -159,6 +159,16 @@ def test_full_width_figure_between_column_text(tmp_path):
     assert "wide figure that spans" not in paper.body_text()
 
 
+def test_a_side_captions_figure_is_beside_it_not_the_running_head_band(tmp_path):
+    from tests.pdf_factory import RIGHT, side_caption_pdf
+
+    paper = parse_pdf(side_caption_pdf(tmp_path / "side.pdf"))
+    (fig,) = paper.figures
+    assert fig.number == "1" and fig.region_found
+    x0, y0, _, y1 = fig.bbox
+    assert x0 >= RIGHT[0] - 2 and y0 >= 70 and 190 <= y1 <= 215  # the right column's drawing, not y 36-60
+
+
 def test_rules_and_link_underlines_under_a_caption_are_not_its_figure(tmp_path):
     # PLOS prints a link line and a full-width rule under each caption: strokes, not a figure
     paper = parse_pdf(ruled_caption_pdf(tmp_path / "ruled.pdf"))

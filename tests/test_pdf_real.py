@@ -109,3 +109,22 @@ def test_arxiv_side_stamp_and_page_numbers_are_not_body_text():
     paper = parsed("arxiv-1504.06236v2.pdf")
     assert not any("arXiv:1504.06236" in s.text for s in paper.sentences)
     assert not any(s.text.isdigit() for s in paper.sentences)
+
+
+@pytest.mark.parametrize("stem, number, column", [
+    ("natneurosci-2011-ephaptic", "1", "right"),  # Nature: the caption left, its figure right, at the top
+    ("consbiol-PMC12124168-urbanization", "3", "left"),  # Wiley: the caption right, beside the figure
+    ("behavecolsociobiol2015-PMC4521097", "1", "right"),  # Springer: a narrow caption left of its figure
+])
+def test_a_side_captions_figure_is_the_graphic_beside_it(stem: str, number: str, column: str) -> None:
+    """Parser pdf-11: nothing above or below the caption but a running-head band, so the figure is the one
+    level with it in the other column (before: the journal's header band, or a crop of empty text)."""
+    from tests.conftest import shared_path
+
+    paper = parse_pdf(shared_path("pdfs2", f"{stem}.pdf"))
+    figure = next(f for f in paper.figures if f.number == number)
+    x0, y0, x1, y1 = figure.bbox
+    cx0, cy0, cx1, _ = figure.caption_bbox
+    assert figure.region_found
+    assert (x0 >= cx1 - 5) if column == "right" else (x1 <= cx0 + 5)  # beside the caption, not over it
+    assert y1 - y0 > 100 and y1 > cy0  # a real figure, level with its caption

@@ -14,6 +14,7 @@ from core.pdf.lines import Line
 
 Box = tuple[float, float, float, float]
 _NUMBER = re.compile(r"^[(\[]?[-+−±]?\d[\d.,%]*[)\]]?$")
+HEAD_BAND = 0.1  # a graphic ending in the top tenth of the page is a running-head band, not a figure
 
 
 @dataclass
@@ -182,8 +183,12 @@ def region_options(
                 found = [(ln.x0, ln.y0, ln.x1, ln.y1) for ln in texts_lines]
         if not found:
             return None
+        return grown(found, top, bottom)
+
+    def grown(found: list[Box], top: float, bottom: float) -> Box | None:
+        """The graphics' union grown by the text lines (labels, cells) lying within it, never over the
+        caption or the running text that bounds the band (``top``, ``bottom``)."""
         x0, y0, x1, y1 = _union(found)
-        # grow by the text lines (labels, cells) lying within it
         for ln in page_lines:
             if id(ln) in caption_ids or "furniture" in ln.tags:
                 continue
@@ -191,11 +196,32 @@ def region_options(
                     and (ln.y1 >= y0 - 12 and ln.y0 <= y1 + 12):
                 x0, y0, x1, y1 = min(x0, ln.x0), min(y0, ln.y0), max(x1, ln.x1), max(y1, ln.y1)
         x0, x1 = max(x0, 0.0), min(x1, pw)
-        # never over the caption or the running text that bounds the band
         y0, y1 = max(y0, 0.0, top + 1.0), min(y1, ph, bottom - 1.0)
         if (x1 - x0) <= 10 or (y1 - y0) <= 8:
             return None
         return (x0, y0, x1, y1)
+
+    def beside() -> Box | None:
+        """A side caption's figure (Nature's layout: the caption in one column, its figure in the other
+        at the same height): the graphics of the other column level with the caption, between the
+        running text above and below them there."""
+        if layout.gutter is None or cx0 < layout.gutter - 10 < cx1 - 20:
+            return None
+        ox0, ox1 = layout.column_bounds(0 if (cx0 + cx1) / 2 >= layout.gutter else 1)
+        ox0, ox1 = ox0 - 6, ox1 + 6
+        there = [b for b in graphics.boxes if b[3] >= HEAD_BAND * ph
+                 and _overlap_x(b[0], b[2], ox0, ox1) > 0.5 * (b[2] - b[0])]
+        level = [b for b in there if b[1] < cy1 and b[3] > cy0]
+        if not level:
+            return None
+        prose = [ln for ln in page_lines if id(ln) not in caption_ids and "furniture" not in ln.tags
+                 and _overlap_x(ln.x0, ln.x1, ox0, ox1) > 0.5 * ln.width and ln.size >= 0.9 * body_size
+                 and ln.width >= 0.6 * (ox1 - ox0 - 12) and len(ln.text) >= 30 and not ln.gaps]
+        first, last = min(b[1] for b in level), max(b[3] for b in level)
+        top = max([0.04 * ph] + [ln.y1 for ln in prose if ln.y1 <= first + 1])
+        bottom = min([0.96 * ph] + [ln.y0 for ln in prose if ln.y0 >= last - 1])
+        found = [b for b in there if b[1] >= top - 2 and b[3] <= bottom + 2]
+        return grown(found, top, bottom) if found else None
 
     order = (-1, 1) if caption.kind == "figure" else (1, -1)
     options: list[tuple[float, float, Box]] = []
@@ -204,6 +230,11 @@ def region_options(
         if box is not None:
             gap = max((cy0 - box[3]) if direction < 0 else (box[1] - cy1), 0.0)
             options.append((gap + (0.0 if rank == 0 else 8.0), gap, box))
+    # Nothing above or below but a running-head band: a side caption, its figure beside it.
+    if caption.kind == "figure" and all(box[3] < HEAD_BAND * ph for _s, _g, box in options):
+        side = beside()
+        if side is not None:
+            options.append((4.0, 0.0, side))
     # fallback: a crop beside the caption, limited by the nearest prose
     direction = order[0]
     top, bottom = band(direction)
