@@ -113,10 +113,11 @@ def region_options(
     if layout.gutter:
         column_edges += [x for x in (_right_column_x0(page_lines, layout),) if x is not None]
 
-    def is_prose(ln: Line) -> bool:
+    def is_prose(ln: Line, x0: float = wx0, x1: float = wx1, min_width: float = prose_width) -> bool:
+        """Running text of the column ``x0``..``x1`` (by default the caption's): it bounds a figure's band."""
         if id(ln) in caption_ids or "furniture" in ln.tags:
             return False
-        if _overlap_x(ln.x0, ln.x1, wx0, wx1) <= 0.5 * ln.width:
+        if _overlap_x(ln.x0, ln.x1, x0, x1) <= 0.5 * ln.width:
             return False
         if ln.size >= 1.15 * body_size and sum(c.isalpha() for c in ln.text) >= 4 \
                 and any(abs(ln.x0 - edge) < 4 for edge in column_edges):
@@ -124,7 +125,7 @@ def region_options(
         if len(ln.gaps) >= 2 or (ln.gaps and (any(_NUMBER.match(t) for t in ln.text.split())
                         or sum(c.isdigit() for c in ln.text) >= 0.2 * len(ln.text.replace(" ", "")))):
             return False  # a table row: cells apart, with numbers
-        return ln.size >= 0.9 * body_size and ln.width >= prose_width and len(ln.text) >= 30
+        return ln.size >= 0.9 * body_size and ln.width >= min_width and len(ln.text) >= 30
 
     def band(direction: int) -> tuple[float, float]:
         if direction < 0:
@@ -214,9 +215,7 @@ def region_options(
         level = [b for b in there if b[1] < cy1 and b[3] > cy0]
         if not level:
             return None
-        prose = [ln for ln in page_lines if id(ln) not in caption_ids and "furniture" not in ln.tags
-                 and _overlap_x(ln.x0, ln.x1, ox0, ox1) > 0.5 * ln.width and ln.size >= 0.9 * body_size
-                 and ln.width >= 0.6 * (ox1 - ox0 - 12) and len(ln.text) >= 30 and not ln.gaps]
+        prose = [ln for ln in page_lines if is_prose(ln, ox0, ox1, 0.6 * (ox1 - ox0 - 12))]
         first, last = min(b[1] for b in level), max(b[3] for b in level)
         top = max([0.04 * ph] + [ln.y1 for ln in prose if ln.y1 <= first + 1])
         bottom = min([0.96 * ph] + [ln.y0 for ln in prose if ln.y0 >= last - 1])
