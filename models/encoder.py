@@ -257,11 +257,17 @@ class EncoderModel:
         calibration = dict(manifest.context.get("role_calibration", {}))
         if not calibration:
             return None
-        body_kinds = set(dict(manifest.context.get("body_head", {})).get("section_kinds", []))
         role_t = float(dict(calibration.get("role_head", {})).get("temperature", 1.0))
         body_t = float(dict(calibration.get("body_head", {})).get("temperature", 1.0))
-        kinds = [*manifest.section_kinds, "unknown"]
-        return np.array([body_t if kind in body_kinds else role_t for kind in kinds], dtype=np.float32)
+        return np.array([body_t if body else role_t for body in EncoderModel._body_head_by_kind(manifest)],
+                        dtype=np.float32)
+
+    @staticmethod
+    def _body_head_by_kind(manifest: Manifest) -> list[bool]:
+        """Per section-kind index (unknown last): whether the body head labels that kind (else the role
+        head does)."""
+        body_kinds = set(dict(manifest.context.get("body_head", {})).get("section_kinds", []))
+        return [kind in body_kinds for kind in [*manifest.section_kinds, "unknown"]]
 
     @staticmethod
     def _role_biases_by_kind(manifest: Manifest, roles: int) -> np.ndarray | None:
@@ -285,9 +291,7 @@ class EncoderModel:
         if role_b is None and body_b is None:
             return None
         zero = np.zeros(roles, dtype=np.float32)
-        body_kinds = set(dict(manifest.context.get("body_head", {})).get("section_kinds", []))
-        kinds = [*manifest.section_kinds, "unknown"]
-        heads = [body_b if kind in body_kinds else role_b for kind in kinds]
+        heads = [body_b if body else role_b for body in EncoderModel._body_head_by_kind(manifest)]
         return np.stack([zero if bias is None else bias for bias in heads])
 
     @property

@@ -70,13 +70,18 @@ def _ece(probs: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
     return total
 
 
+def _inputs(probabilities: np.ndarray, gold: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Gold role indices and log-probabilities (they stand in for logits: a softmax ignores a row shift)."""
+    gold_idx = np.asarray(gold, dtype=np.int64)
+    return gold_idx, np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), 1e-12))
+
+
 def fit_temperature(probabilities: np.ndarray, gold: Sequence[int]) -> HeadTemperature:
     """The temperature for one head from its (uncalibrated) probabilities on dev sentences and the
     gold role indices. Log-probabilities stand in for logits (a softmax ignores a per-row shift)."""
-    gold_idx = np.asarray(gold, dtype=np.int64)
+    gold_idx, log_probs = _inputs(probabilities, gold)
     if len(gold_idx) == 0:
         return HeadTemperature(1.0, 0, 0.0, 0.0, 0.0, 0.0)
-    log_probs = np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), 1e-12))
     losses = [_nll(log_probs, gold_idx, float(t)) for t in GRID]
     best = float(GRID[int(np.argmin(losses))])
     return HeadTemperature(best, len(gold_idx), _nll(log_probs, gold_idx, 1.0), min(losses),
@@ -88,10 +93,9 @@ def fit_temperature_and_bias(probabilities: np.ndarray, gold: Sequence[int],
     """The temperature and per-role biases for one head: for each temperature of :data:`GRID`, the centred
     biases minimising the mean NLL + ``l2`` / 2 × |b|² (convex in b: Newton's method), then the pair with
     the lowest penalised NLL. Roles absent from ``gold`` still get a bias (pulled towards 0 by ``l2``)."""
-    gold_idx = np.asarray(gold, dtype=np.int64)
+    gold_idx, log_probs = _inputs(probabilities, gold)
     if len(gold_idx) == 0:
         return HeadTemperature(1.0, 0, 0.0, 0.0, 0.0, 0.0)
-    log_probs = np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), 1e-12))
     n, roles = log_probs.shape
     onehot = np.zeros((n, roles))
     onehot[np.arange(n), gold_idx] = 1.0
