@@ -290,9 +290,41 @@ def test_an_exported_teacher_is_read_only_against_the_same_data(tmp_path) -> Non
     assert set(small) == set(full)
     for text, row in full.items():
         np.testing.assert_allclose(small[text], row, atol=0.01)
+    # an older export without text keys is read by position, only against the very same data
+    with np.load(tmp_path / "export" / SOFT_FILE, allow_pickle=False) as arrays:
+        old = {k: arrays[k] for k in arrays.files if k != "train_keys"}
+    np.savez_compressed(tmp_path / "old.npz", allow_pickle=False, **old)
+    assert set(read_soft_labels(data, tmp_path / "old.npz", ["gap", "proposal"])) == set(full)
     changed = _write_data(tmp_path / "changed", train=150)  # the corpus changed since: other rows
     with pytest.raises(DatasetError, match="other teacher data"):
-        read_soft_labels(changed, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
+        read_soft_labels(changed, tmp_path / "old.npz", ["gap", "proposal"])
+
+
+def test_teacher_labels_outlive_a_parser_change(tmp_path) -> None:
+    """Keyed by each text's hash, an export still teaches the sentences a later parse makes again; a
+    sentence it never read (split differently, new) gets no row, and nothing is matched by position."""
+    from models.training.teacher import (
+        SOFT_FILE,
+        TeacherConfig,
+        export_train_labels,
+        read_soft_labels,
+        run_teacher,
+    )
+
+    base = _tiny_base(tmp_path / "base")
+    data = _write_data(tmp_path / "data")
+    run_teacher(data, base, tmp_path / "run", TeacherConfig(epochs=1, batch_size=16, lr_encoder=1e-3,
+                                                           lr_head=1e-2, device="cpu"), log=lambda _m: None)
+    export_train_labels(data, tmp_path / "run", tmp_path / "export")
+    before = read_soft_labels(data, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
+    payload = json.loads(lzma.decompress((data / "teacher-data.json.xz").read_bytes()))
+    kept = [row for row in payload["sets"]["train"] if row[0] != "little known result"]
+    payload["sets"]["train"] = [["a sentence the parser now makes", "method", "", "method", 1], *kept]
+    (tmp_path / "changed").mkdir()
+    (tmp_path / "changed" / "teacher-data.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
+    after = read_soft_labels(tmp_path / "changed", tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
+    assert set(after) == {"we propose method", "previous none"}
+    np.testing.assert_allclose(after["we propose method"], before["we propose method"], atol=1e-6)
 
 
 def test_the_committed_teacher_labels_have_their_shape() -> None:
@@ -302,6 +334,7 @@ def test_the_committed_teacher_labels_have_their_shape() -> None:
     with np.load(root / "soft.npz", allow_pickle=False) as arrays:
         roles, functions = arrays["train_roles_u8"], arrays["train_functions_u8"]
         assert len(str(arrays["train_fingerprint"])) == 40
+        assert arrays["train_keys"].shape == (43668,) and arrays["train_keys"].dtype == np.uint64
     assert roles.shape == (43668, len(report["roles"]))
     assert functions.shape == (43668, len(report["functions"]))
     assert roles.dtype == np.uint8 and abs(float(roles.sum(1).mean()) - 255) < 3

@@ -217,10 +217,17 @@ def train_fingerprint(data: TeacherData) -> str:
     return digest.hexdigest()
 
 
+def text_keys(texts: Sequence[str]) -> np.ndarray:
+    """Each text's key in a soft-label file: the first 8 bytes of its sha1, as an unsigned integer (a hash,
+    never the text, so labels of papers that are not open can be committed)."""
+    return np.array([int.from_bytes(hashlib.sha1(t.encode("utf-8")).digest()[:8], "big") for t in texts],
+                    dtype=np.uint64)
+
+
 def _save_arrays(path: Path, arrays: dict[str, np.ndarray], data: TeacherData) -> None:
     with path.open("wb") as handle:
         np.savez_compressed(handle, allow_pickle=False, train_fingerprint=np.array(train_fingerprint(data)),
-                            **arrays)
+                            train_keys=text_keys([e.text for e in data.sets["train"]]), **arrays)
 
 
 def export_train_labels(data_dir: Path, run: Path, out: Path) -> dict[str, int]:
@@ -247,8 +254,12 @@ def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[st
                      what: str = "functions") -> dict[str, np.ndarray]:
     """The teacher's probabilities of every train sentence (``what``: "functions" or "roles"), by its
     text (a text met twice: the mean), with their columns in the student's label order (renormalised
-    over them); checked against the data they were computed from, and one clear error when the student
-    has a label the teacher never learnt."""
+    over them), and one clear error when the student has a label the teacher never learnt.
+
+    A file with each row's text key (:func:`text_keys`) is joined to ``teacher_data``'s train sentences by
+    them, so it outlives a parser or corpus change: a sentence the teacher never read has no row (the
+    student learns it from its own labels alone). An older file without keys is read by position, only
+    against the very data it was computed from (its fingerprint)."""
     data = read_teacher_data(teacher_data)
     labels = data.functions if what == "functions" else data.roles
     where = {label: i for i, label in enumerate(labels)}
@@ -262,22 +273,36 @@ def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[st
             else:
                 probs = np.asarray(arrays[f"train_{what}"], dtype=np.float32)
             fingerprint = str(arrays["train_fingerprint"]) if "train_fingerprint" in arrays.files else None
+            keys = np.asarray(arrays["train_keys"], dtype=np.uint64) if "train_keys" in arrays.files else None
     except (OSError, ValueError, KeyError) as exc:
         raise DatasetError(f"{soft}: not a teacher's soft labels ({exc})") from exc
-    if fingerprint is not None and fingerprint != train_fingerprint(data):
-        raise DatasetError(f"{soft}: written for other teacher data (the annotated corpus or the parser "
-                           "changed since): write the data again and run the teacher on it")
-    train = data.sets["train"]
-    if probs.shape != (len(train), len(labels)) or not np.isfinite(probs).all():
-        raise DatasetError(f"{soft}: {probs.shape} soft labels for {len(train)} sentences × "
-                           f"{len(labels)} {what} (written from other teacher data?)")
+    if probs.ndim != 2 or probs.shape[1] != len(labels) or not np.isfinite(probs).all():
+        raise DatasetError(f"{soft}: {probs.shape} soft labels for {len(labels)} {what} (written from other "
+                           "teacher data?)")
     probs = probs[:, [where[label] for label in student_labels]]
     probs = probs / np.maximum(probs.sum(1, keepdims=True), 1e-8)
+    train = [e.text for e in data.sets["train"]]
+    if keys is not None:
+        if keys.shape != (len(probs),):
+            raise DatasetError(f"{soft}: {len(keys)} text keys for {len(probs)} rows (a damaged file)")
+        by_key: dict[int, np.ndarray] = {}
+        for key, row in zip(keys.tolist(), probs, strict=True):  # a text the teacher read twice: the mean
+            by_key[key] = np.vstack([by_key[key], row]) if key in by_key else row[None]
+        wanted = dict(zip(train, text_keys(train).tolist(), strict=True))
+        pairs = [(text, by_key[key].mean(0)) for text, key in wanted.items() if key in by_key]
+    else:
+        if fingerprint is not None and fingerprint != train_fingerprint(data):
+            raise DatasetError(f"{soft}: written for other teacher data (the annotated corpus or the parser "
+                               "changed since): write the data again and run the teacher on it")
+        if len(probs) != len(train):
+            raise DatasetError(f"{soft}: {len(probs)} soft labels for {len(train)} sentences (written from "
+                               "other teacher data?)")
+        pairs = list(zip(train, probs, strict=True))
     sums: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
-    for example, row in zip(train, probs, strict=True):
-        sums[example.text] = sums[example.text] + row if example.text in sums else row.copy()
-        counts[example.text] = counts.get(example.text, 0) + 1
+    for text, row in pairs:
+        sums[text] = sums[text] + row if text in sums else row.copy()
+        counts[text] = counts.get(text, 0) + 1
     return {text: total / counts[text] for text, total in sums.items()}
 
 
