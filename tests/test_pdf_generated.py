@@ -336,3 +336,41 @@ def test_a_bold_abstract_before_an_unheaded_introduction_keeps_both(tmp_path: Pa
     assert len(paper.abstract_sentences) == 2
     intro = paper.sections[1]
     assert paper.sentences[intro.first_sentence].text.startswith("Neurons communicate through synapses")
+
+
+@pytest.mark.parametrize("text, starts_block, bold_chars, size, expected", [
+    ("Figure 2 Subthreshold field recorded at each electrode", True, 8, 8.0, ("figure", "2")),
+    ("Fig. 3: Coupling strength against distance", True, 0, 10.0, ("figure", "3")),
+    # where a parenthetical reference ends, in a caption's font or bold: mentions (natneurosci-2011-ephaptic)
+    ("Supplementary Fig. 3). Experiments were done at room temperature", True, 0, 8.0, None),
+    ("Fig. 15) of neurons.", False, 7, 10.0, None),
+    ("Fig. 3) by direct current injection. Indeed, the modest (in amplitude)", True, 0, 8.0, None),
+])
+def test_a_label_closed_by_a_parenthesis_is_a_mention_not_a_caption(text, starts_block, bold_chars, size,
+                                                                     expected):
+    from array import array
+
+    from core.pdf.captions import caption_label
+    from core.pdf.lines import Line
+
+    line = Line(0, 62, 100, 298, 111, text, array("d"), array("d"), size, 0.0, "Times", 3,
+                first_bold_chars=bold_chars)
+    assert caption_label(line, 10.0, starts_block) == expected
+
+
+@pytest.mark.parametrize("last, nxt, continues", [
+    ("Figure 4: Adding new types to disambiguate arguments.", "use the most general label for it", False),
+    ("Figure 11: Monte-Carlo model averaging vs.", "weight scaling.", True),  # an abbreviation, not an end
+    ("Figure 2: Graphical model employed by HMM-", "T. Shown is the case in which k = 2.", True),
+    ("(a) The set-up seen from above.", "(b) The potential at each electrode.", True),
+])
+def test_a_lower_case_line_after_a_captions_full_stop_is_body_text(last, nxt, continues):
+    from array import array
+
+    from core.pdf.assemble import _continues_caption
+    from core.pdf.lines import Line
+
+    def line(text: str, y0: float) -> Line:
+        return Line(0, 72, y0, 299, y0 + 11, text, array("d"), array("d"), 11.0, 0.0, "Times", 1)
+
+    assert _continues_caption(line(nxt, 171), line(last, 158), 11.0) is continues

@@ -128,3 +128,44 @@ def test_a_side_captions_figure_is_the_graphic_beside_it(stem: str, number: str,
     assert figure.region_found
     assert (x0 >= cx1 - 5) if column == "right" else (x1 <= cx0 + 5)  # beside the caption, not over it
     assert y1 - y0 > 100 and y1 > cy0  # a real figure, level with its caption
+
+
+def test_a_parenthetical_figure_reference_at_a_line_start_is_not_a_caption() -> None:
+    """Parser pdf-12: "(see Supplementary Fig. 3). Experiments were …" and "(… Fig. 15) of neurons" began
+    lines in a caption's font and were read as captions; one took Figure 2's region, Figure 3 was lost."""
+    from tests.conftest import shared_path
+
+    paper = parse_pdf(shared_path("pdfs2", "natneurosci-2011-ephaptic.pdf"))
+    figures = [f for f in paper.figures if f.kind == "figure"]
+    assert [f.number for f in figures] == ["1", "2", "3", "4"]
+    assert all(f.caption.startswith(f"Figure {f.number} ") for f in figures)
+    assert any("Experiments were" in s.text for s in paper.sentences)  # the sentence is body text again
+
+
+def test_two_captions_side_by_side_in_one_block_are_two_captions() -> None:
+    """Parser pdf-12: Springer set Figures 2 and 3 side by side, their captions joined line by line across a
+    gap; Figure 3 was lost inside Figure 2's caption. Each now has its caption and its half of the page."""
+    from tests.conftest import shared_path
+
+    paper = parse_pdf(shared_path("pdfs2", "behavecolsociobiol2015-PMC4521097.pdf"))
+    two, three = (next(f for f in paper.figures if f.kind == "figure" and f.number == n) for n in ("2", "3"))
+    assert two.caption.startswith("Fig. 2 The frequency of checks") and "Fig. 3" not in two.caption
+    assert three.caption.startswith("Fig. 3 The frequency of aggressive behaviours")
+    assert two.bbox[2] < 300 < three.bbox[0]  # each figure its own image
+
+
+@pytest.mark.parametrize("stem, number, ending", [
+    # Nature's side captions: the figure's panel labels, read first across the page, no longer end them
+    ("natneurosci-2011-ephaptic", "3", "in Supplementary Figures 5, 7 and 9."),
+    ("natneurosci-2011-ephaptic", "4", "are shown in Supplementary Figures 11–13."),
+    # a justified line's wide space is no figure label; the caption's last lines are not body text
+    ("acl2007-P07-1088", "2", "being concatenated into a single token."),
+])
+def test_a_figure_caption_is_read_to_its_end(stem: str, number: str, ending: str) -> None:
+    from tests.conftest import shared_path
+
+    folder = "pdfs" if stem.startswith("acl") else "pdfs2"
+    paper = parse_pdf(shared_path(folder, f"{stem}.pdf"))
+    figure = next(f for f in paper.figures if f.kind == "figure" and f.number == number)
+    assert figure.caption.endswith(ending)
+    assert not any(ending in s.text for s in paper.sentences)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pymupdf
@@ -18,7 +19,7 @@ from core.pdf.furniture import mark_furniture
 from core.pdf.headings import is_references, split_number
 from core.pdf.layout import PageLayout, analyse_layout, reading_order
 from core.pdf.linekinds import is_tabular
-from core.pdf.lines import Line, extract_lines
+from core.pdf.lines import Line, extract_lines, head, tail
 from core.pdf.mentions import mentioned_ids
 from core.pdf.opening import open_pdf
 from core.pdf.regions import assign_regions, inside, page_graphics, region_options
@@ -26,7 +27,7 @@ from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
 from core.text.sentences import split_sentences
 
-PARSER_VERSION = "pdf-11"
+PARSER_VERSION = "pdf-12"
 
 
 def body_font_size(pages: list[list[Line]]) -> float:
@@ -86,6 +87,113 @@ def _paragraph_after(nxt: Line, last: Line, body_size: float) -> bool:
     return gap > 0.8 * max(last.height, 1) or back_to_body
 
 
+_ABBREVIATIONS = {"vs.", "e.g.", "i.e.", "cf.", "al.", "fig.", "figs.", "eq.", "eqs.", "resp.", "approx.",
+                  "ca.", "no.", "viz.", "sec.", "ref.", "refs."}
+
+
+def _continues_caption(nxt: Line, last: Line, body_size: float) -> bool:
+    """``nxt`` is the next line of the caption whose line so far ends with ``last``: in its block below it (no
+    paragraph gap), or close under it in the same size and column. A line that starts in lower case after a
+    caption's sentence has ended is the body's ("… k = 2." then "pre-processing results in …", a sentence
+    continued from the column before, in the caption's block)."""
+    words = last.text.split()
+    ended = bool(words) and words[-1].endswith(".") and words[-1].lower() not in _ABBREVIATIONS
+    if ended and nxt.text[:1].islower():
+        return False
+    same_block = (nxt.block == last.block and nxt.page == last.page
+                  and not _paragraph_after(nxt, last, body_size))
+    aligned = abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
+    close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
+             and abs(nxt.size - last.size) < 0.6 and aligned
+             and not last.text.rstrip().endswith(".")
+             and min(nxt.x1, last.x1) - max(nxt.x0, last.x0) > 0)
+    return (same_block and nxt.y0 >= last.y0 - 1) or close
+
+
+def _past_figure_labels(ordered: list[Line], j: int, cap: Caption, body_size: float) -> int | None:
+    """A figure's side caption whose reading order the figure's own labels interrupt (a row of panel labels
+    level with the caption, read across the page first): the index of the caption's next line when every line
+    before it lies right of the caption, else None."""
+    if cap.kind != "figure":
+        return None
+    last = cap.lines[-1]
+    right = max(ln.x1 for ln in cap.lines)
+    for k in range(j, min(j + 60, len(ordered))):
+        line = ordered[k]
+        if line.page != last.page or "furniture" in line.tags:
+            return None
+        if line.block == last.block and _continues_caption(line, last, body_size):
+            return k if k > j else None
+        if line.x0 < right:
+            return None  # something in the caption's column: the caption has ended
+    return None
+
+
+def _caption_words_before_a_label(cap: Caption, line: Line) -> Line | None:
+    """A figure caption's line that reads like a table row: its numbers ("50, 100 and 200 nA; n = 25
+    neurons). Field", "Figures 5, 7 and 9."), or a label inside the figure beside it that the PDF joined to it
+    across a wide gap right of the caption ("entrainment. (a) Ve (first row in …" + "Iinj = 150 pA", Nature's
+    side captions). The caption's words (before that gap), or None: a table's row under its caption, or no
+    words."""
+    if cap.kind != "figure":
+        return None
+    right = max(ln.x1 for ln in cap.lines)
+    beyond = [g for g in line.gaps if g < len(line.cx0) and line.cx0[g] > right + 3]
+    if not beyond:  # a justified line's wide space inside the caption's column
+        return line if re.search(r"[A-Za-z]{3,}", line.text) else None
+    words = head(line, beyond[0])
+    return words if len(re.findall(r"[A-Za-z]{3,}", words.text)) >= 3 else None
+
+
+def _with_bold_lead(line: Line) -> Line:
+    """``line`` (a part cut from a longer one) with its leading bold run measured from its own style runs."""
+    lead = 0
+    for start, end, bold, _italic in line.runs:
+        if not bold or start > lead + 1:
+            break
+        lead = end
+    return replace(line, first_bold_chars=lead, tags=line.tags)
+
+
+def _split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[Line]:
+    """Two figures' captions side by side that the PDF joined into one block, line by line across a wide gap
+    ("Fig. 2 The frequency of checks …" + "Fig. 3 The frequency of aggressive …", Springer): each line cut
+    where the second caption's column starts, the left parts first, then the right ones, so that each
+    caption reads as itself. Only a caption line whose part after a gap starts a caption too is cut, and the
+    lines of its block at the same place."""
+    cuts: dict[tuple[int, int], float] = {}
+    for line in ordered:
+        if not line.gaps or "furniture" in line.tags or caption_label(line, body_size, True) is None:
+            continue
+        for g in line.gaps:
+            right = _with_bold_lead(tail(line, g))
+            if right.text and caption_label(right, body_size, True) is not None:
+                cuts.setdefault((line.page, line.block), right.x0)
+                break
+    if not cuts:
+        return ordered
+    out: list[Line] = []
+    right_parts: dict[tuple[int, int], list[Line]] = {}
+    last_of_block = {(ln.page, ln.block): i for i, ln in enumerate(ordered)}
+    for i, line in enumerate(ordered):
+        key = (line.page, line.block)
+        x = cuts.get(key)
+        if x is None:
+            out.append(line)
+        elif line.x0 >= x - 3:
+            right_parts.setdefault(key, []).append(line)
+        else:
+            at = next((g for g in line.gaps if abs(tail(line, g).x0 - x) <= 6), None)
+            if at is None:
+                out.append(line)
+            else:
+                out.append(head(line, at))
+                right_parts.setdefault(key, []).append(_with_bold_lead(tail(line, at)))
+        if x is not None and last_of_block[key] == i:
+            out.extend(right_parts.pop(key, []))
+    return out
+
+
 def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
     captions: list[Caption] = []
     i = 0
@@ -105,22 +213,21 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
             continue
         cap = Caption(label[0], label[1], [ln])
         j = i + 1
-        while j < len(ordered) and len(cap.lines) < 25:
+        while j < len(ordered) and len(cap.lines) < 45:
             nxt = ordered[j]
             last = cap.lines[-1]
             if "furniture" in nxt.tags or caption_label(nxt, body_size, _starts_block(nxt, last)):
                 break
-            same_block = nxt.block == last.block and nxt.page == last.page and not _paragraph_after(nxt, last,
-                                                                                                   body_size)
-            aligned = abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
-            close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
-                     and abs(nxt.size - last.size) < 0.6 and aligned
-                     and not last.text.rstrip().endswith(".")
-                     and min(nxt.x1, last.x1) - max(nxt.x0, last.x0) > 0)
-            if not (same_block and nxt.y0 >= last.y0 - 1) and not close:
-                break
+            if not _continues_caption(nxt, last, body_size):
+                ahead = _past_figure_labels(ordered, j, cap, body_size)
+                if ahead is None:
+                    break
+                j, nxt = ahead, ordered[ahead]
             if is_tabular(nxt) or (nxt.gaps and any(ch.isdigit() for ch in nxt.text)):
-                break  # a table row right under its caption
+                words = _caption_words_before_a_label(cap, nxt)
+                if words is None:
+                    break  # a table row right under its caption
+                nxt = words
             cap.lines.append(nxt)
             j += 1
         captions.append(cap)
@@ -229,7 +336,7 @@ def _parse_open(doc: pymupdf.Document, path: Path, ctx: JobContext) -> Paper:
         lines = [ln for ln in pages[i] if "furniture" not in ln.tags]
         layout = analyse_layout(lines, unrotated[i][0], body_size)
         layouts.append(layout)
-        ordered = reading_order(lines, layout)
+        ordered = _split_side_by_side_captions(reading_order(lines, layout), body_size)
         captions = []
         for cap in _find_captions(ordered, body_size):
             # "Table 4. On average, ..." opening a column at body size, when Table 4 already

@@ -12,7 +12,7 @@ CAPTION_START = re.compile(
     r"(?:Figure|FIGURE|Fig\.?|FIG\.?|Table|TABLE|Tab\.))"
     r"\s*(?P<num>S?\d{1,3}[A-Za-z]?|[IVX]{1,5})\b(?P<rest>.*)$"
 )
-_PUNCT_AFTER = re.compile(r"^\s*(?:[:.|—–]|-\s|\)\s)")
+_PUNCT_AFTER = re.compile(r"^\s*(?:[:.|—–]|-\s)")
 
 
 @dataclass
@@ -45,7 +45,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     A caption starts a text block and its label is set apart: punctuation after
     the number ("Figure 3:", "Fig. 3.", "Table 2 |"), a bold label, a label in a font of
     its own, or a caption font that differs from the body.  "Figure 3 shows ..." inside a paragraph is
-    a mention, not a caption.
+    a mention, not a caption, and so is a label closed by a parenthesis ("(see Supplementary Fig. 3). Next…",
+    "(Fig. 15) of neurons"): a line that begins where a parenthetical reference ends.
     """
     text = line.text.strip()
     m = CAPTION_START.match(text)
@@ -54,8 +55,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     label = m.group("label")
     number = m.group("num")
     rest = m.group("rest")
-    if number.isalpha() and not label.isupper() and not label.startswith("Tab"):
-        pass
+    if rest.lstrip().startswith(")"):
+        return None
     kind = "table" if label.lower().startswith("tab") else "figure"
     punct = bool(_PUNCT_AFTER.match(rest)) or rest.strip() == ""
     label_len = len(text) - len(rest)

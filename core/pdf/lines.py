@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pymupdf
 
@@ -337,6 +337,17 @@ def _split_margin_numbers(frags: list[_Frag], height: float) -> list[list[_Frag]
         tail_part.append([last])
         frags = frags[:-1]
     return [*parts, frags, *tail_part]
+
+
+def head(line: Line, end: int) -> Line:
+    """A copy of ``line`` up to character ``end`` (same index: positions still map back). It shares the
+    line's tags: what tags the part (a caption) tags the whole line, so its rest is not read as body text."""
+    text = line.text[:end].rstrip()
+    end = len(text)
+    x1 = line.cx1[end - 1] if 0 < end <= len(line.cx1) else line.x0
+    return replace(line, x1=x1, text=text, cx0=line.cx0[:end], cx1=line.cx1[:end],
+                   gaps=tuple(g for g in line.gaps if g < end),
+                   runs=tuple((a, min(b, end), bo, it) for a, b, bo, it in line.runs if a < end))
 
 
 def tail(line: Line, start: int) -> Line:

@@ -104,6 +104,12 @@ def region_options(
     else:
         wx0, wx1 = layout.text_x0 - 10, layout.text_x1 + 10
     wx0, wx1 = max(0.0, wx0), min(pw, wx1)
+    for ox0, oy0, ox1, oy1 in caption_boxes:  # a caption beside this one, level with it: each takes its half
+        if min(oy1, cy1) - max(oy0, cy0) > 0:
+            if ox0 >= cx1 - 2:
+                wx1 = min(wx1, (cx1 + ox0) / 2)
+            elif ox1 <= cx0 + 2:
+                wx0 = max(wx0, (ox1 + cx0) / 2)
     caption_ids = {id(ln) for ln in caption.lines}
 
     col_width = (layout.column_bounds(0)[1] - layout.column_bounds(0)[0]) if layout.gutter else (wx1 - wx0)
