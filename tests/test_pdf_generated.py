@@ -374,3 +374,17 @@ def test_a_lower_case_line_after_a_captions_full_stop_is_body_text(last, nxt, co
         return Line(0, 72, y0, 299, y0 + 11, text, array("d"), array("d"), 11.0, 0.0, "Times", 1)
 
     assert _continues_caption(line(nxt, 171), line(last, 158), 11.0) is continues
+
+
+def test_a_caption_label_in_print_far_smaller_than_the_body_is_inside_a_figure():
+    from array import array
+
+    from core.pdf.captions import caption_label
+    from core.pdf.lines import Line
+
+    def line(size: float) -> Line:
+        text = "Figure 1. Revolt creates labels for items"
+        return Line(0, 370, 169, 501, 174, text, array("d"), array("d"), size, 0.0, "Times", 15)
+
+    assert caption_label(line(4.5), 10.0, True) is None  # a screenshot of a paper, its own caption
+    assert caption_label(line(8.0), 10.0, True) == ("figure", "1")

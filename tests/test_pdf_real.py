@@ -160,12 +160,27 @@ def test_two_captions_side_by_side_in_one_block_are_two_captions() -> None:
     ("natneurosci-2011-ephaptic", "4", "are shown in Supplementary Figures 11–13."),
     # a justified line's wide space is no figure label; the caption's last lines are not body text
     ("acl2007-P07-1088", "2", "being concatenated into a single token."),
+    # a hanging indent (JMLR): the caption's lines start where its words start after the label
+    ("jmlr-2014-dropout", "13", "and very few units have high activation."),
+    # two captions side by side in blocks of their own, read across the page line by line
+    ("spaa2004-bicriteria-scheduling", "4", "200 processors, highly parallel tasks"),
+    ("spaa2004-bicriteria-scheduling", "5", "200 processors, mixed model parallel tasks"),
 ])
 def test_a_figure_caption_is_read_to_its_end(stem: str, number: str, ending: str) -> None:
     from tests.conftest import shared_path
 
-    folder = "pdfs" if stem.startswith("acl") else "pdfs2"
+    folder = "pdfs" if stem.startswith(("acl", "papermage")) else "pdfs2"
     paper = parse_pdf(shared_path(folder, f"{stem}.pdf"))
     figure = next(f for f in paper.figures if f.kind == "figure" and f.number == number)
     assert figure.caption.endswith(ending)
     assert not any(ending in s.text for s in paper.sentences)
+
+
+def test_a_caption_printed_inside_a_figure_is_not_a_caption() -> None:
+    """Parser pdf-12: papermage's Figure 3 is a screenshot of a paper whose own "Figure 1." caption (4.5 pt
+    print) was read as a caption and cut Figure 3's region in half."""
+    from tests.conftest import shared_path
+
+    paper = parse_pdf(shared_path("pdfs", "papermage_emnlp2023demo.pdf"))
+    figure = next(f for f in paper.figures if f.kind == "figure" and f.number == "3")
+    assert figure.bbox[1] < 100 and figure.bbox[3] > 300  # the whole screenshot, above its caption

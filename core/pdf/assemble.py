@@ -91,9 +91,10 @@ _ABBREVIATIONS = {"vs.", "e.g.", "i.e.", "cf.", "al.", "fig.", "figs.", "eq.", "
                   "ca.", "no.", "viz.", "sec.", "ref.", "refs."}
 
 
-def _continues_caption(nxt: Line, last: Line, body_size: float) -> bool:
+def _continues_caption(nxt: Line, last: Line, body_size: float, hang: float | None = None) -> bool:
     """``nxt`` is the next line of the caption whose line so far ends with ``last``: in its block below it (no
-    paragraph gap), or close under it in the same size and column. A line that starts in lower case after a
+    paragraph gap), or close under it in the same size and column (or at the caption's hanging indent,
+    ``hang``: where its words start after the label). A line that starts in lower case after a
     caption's sentence has ended is the body's ("… k = 2." then "pre-processing results in …", a sentence
     continued from the column before, in the caption's block)."""
     words = last.text.split()
@@ -102,7 +103,8 @@ def _continues_caption(nxt: Line, last: Line, body_size: float) -> bool:
         return False
     same_block = (nxt.block == last.block and nxt.page == last.page
                   and not _paragraph_after(nxt, last, body_size))
-    aligned = abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
+    aligned = (abs(nxt.x0 - last.x0) < 5 or abs((nxt.x0 + nxt.x1) - (last.x0 + last.x1)) < 10
+               or (hang is not None and abs(nxt.x0 - hang) < 3))
     close = (0 <= nxt.y0 - last.y1 <= 0.6 * max(last.height, 1)
              and abs(nxt.size - last.size) < 0.6 and aligned
              and not last.text.rstrip().endswith(".")
@@ -110,23 +112,37 @@ def _continues_caption(nxt: Line, last: Line, body_size: float) -> bool:
     return (same_block and nxt.y0 >= last.y0 - 1) or close
 
 
-def _past_figure_labels(ordered: list[Line], j: int, cap: Caption, body_size: float) -> int | None:
-    """A figure's side caption whose reading order the figure's own labels interrupt (a row of panel labels
-    level with the caption, read across the page first): the index of the caption's next line when every line
-    before it lies right of the caption, else None."""
+def _past_lines_beside(ordered: list[Line], j: int, cap: Caption, body_size: float) -> int | None:
+    """A figure caption whose reading order lines beside it interrupt — the figure's own labels, a page
+    number, or the caption of the figure next to it, read across the page first: the index of the caption's
+    next line (in its block, right under it) when no line before it reaches into the caption's span, else
+    None."""
     if cap.kind != "figure":
         return None
     last = cap.lines[-1]
-    right = max(ln.x1 for ln in cap.lines)
+    left, right = min(ln.x0 for ln in cap.lines), max(ln.x1 for ln in cap.lines)
     for k in range(j, min(j + 60, len(ordered))):
         line = ordered[k]
         if line.page != last.page or "furniture" in line.tags:
             return None
-        if line.block == last.block and _continues_caption(line, last, body_size):
+        in_span = min(line.x1, right) - max(line.x0, left) > 0
+        if in_span and line.block == last.block and _continues_caption(line, last, body_size):
             return k if k > j else None
-        if line.x0 < right:
+        if in_span:
             return None  # something in the caption's column: the caption has ended
     return None
+
+
+def _hanging_indent(first: Line) -> float | None:
+    """Where a caption's words start after its label ("Figure 13: Effect of …"): a caption set with a hanging
+    indent continues there (JMLR)."""
+    m = CAPTION_START.match(first.text)
+    if m is None:
+        return None
+    k = m.end("num")
+    while k < len(first.text) and first.text[k] in " :.|—–-":
+        k += 1
+    return first.cx0[k] if 0 < k < len(first.cx0) else None
 
 
 def _caption_words_before_a_label(cap: Caption, line: Line) -> Line | None:
@@ -196,11 +212,12 @@ def _split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[
 
 def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
     captions: list[Caption] = []
+    taken: set[int] = set()  # positions of ``ordered`` that a caption has read
     i = 0
     while i < len(ordered):
         ln = ordered[i]
         prev = ordered[i - 1] if i else None
-        if "furniture" in ln.tags:
+        if i in taken or "furniture" in ln.tags:
             i += 1
             continue
         label = caption_label(ln, body_size, _starts_block(ln, prev))
@@ -212,14 +229,17 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
             i += 1
             continue
         cap = Caption(label[0], label[1], [ln])
+        hang = _hanging_indent(ln) if cap.kind == "figure" else None
         j = i + 1
         while j < len(ordered) and len(cap.lines) < 45:
             nxt = ordered[j]
             last = cap.lines[-1]
-            if "furniture" in nxt.tags or caption_label(nxt, body_size, _starts_block(nxt, last)):
+            if "furniture" in nxt.tags:
                 break
-            if not _continues_caption(nxt, last, body_size):
-                ahead = _past_figure_labels(ordered, j, cap, body_size)
+            another = caption_label(nxt, body_size, _starts_block(nxt, last)) is not None
+            if another or not _continues_caption(nxt, last, body_size, hang):
+                # a caption beside this one, or the labels of the figure beside it, may come first
+                ahead = _past_lines_beside(ordered, j, cap, body_size)
                 if ahead is None:
                     break
                 j, nxt = ahead, ordered[ahead]
@@ -229,9 +249,10 @@ def _find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
                     break  # a table row right under its caption
                 nxt = words
             cap.lines.append(nxt)
+            taken.add(j)
             j += 1
         captions.append(cap)
-        i = j
+        i += 1
     return captions
 
 

@@ -46,7 +46,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     the number ("Figure 3:", "Fig. 3.", "Table 2 |"), a bold label, a label in a font of
     its own, or a caption font that differs from the body.  "Figure 3 shows ..." inside a paragraph is
     a mention, not a caption, and so is a label closed by a parenthesis ("(see Supplementary Fig. 3). Next…",
-    "(Fig. 15) of neurons"): a line that begins where a parenthetical reference ends.
+    "(Fig. 15) of neurons"): a line that begins where a parenthetical reference ends. A label in print under
+    0.6 of the body's size is text inside a figure (a screenshot of a paper), not a caption.
     """
     text = line.text.strip()
     m = CAPTION_START.match(text)
@@ -57,6 +58,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     rest = m.group("rest")
     if rest.lstrip().startswith(")"):
         return None
+    if line.size < 0.6 * body_size:
+        return None  # print this small is text inside a figure (a picture of a page), not its caption
     kind = "table" if label.lower().startswith("tab") else "figure"
     punct = bool(_PUNCT_AFTER.match(rest)) or rest.strip() == ""
     label_len = len(text) - len(rest)
