@@ -188,7 +188,7 @@ def test_a_paragraph_in_the_captions_block_is_body_text_not_caption(tmp_path):
 def test_a_caption_stops_where_a_paragraph_gap_opens_in_its_block():
     from array import array
 
-    from core.pdf.assemble import _paragraph_after
+    from core.pdf.captions import _paragraph_after
     from core.pdf.lines import Line
 
     def line(y0: float, size: float = 10.0) -> Line:
@@ -367,7 +367,7 @@ def test_a_label_closed_by_a_parenthesis_is_a_mention_not_a_caption(text, starts
 def test_a_lower_case_line_after_a_captions_full_stop_is_body_text(last, nxt, continues):
     from array import array
 
-    from core.pdf.assemble import _continues_caption
+    from core.pdf.captions import _continues_caption
     from core.pdf.lines import Line
 
     def line(text: str, y0: float) -> Line:
