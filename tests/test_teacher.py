@@ -269,21 +269,23 @@ def test_the_encoder_step_reads_the_teachers_rows_where_it_read_the_sentence(tmp
     np.testing.assert_allclose(back.functions[words[0]], [0.2, 0.8], atol=1e-3)
 
 
-def test_an_exported_teacher_is_read_only_against_the_same_data(tmp_path) -> None:
-    from core.errors import DatasetError
-    from models.training.teacher import (
-        SOFT_FILE,
-        TeacherConfig,
-        export_train_labels,
-        read_soft_labels,
-        run_teacher,
-    )
+def _exported_teacher(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    """A tiny teacher trained on the toy data, its run in ``tmp_path/run`` and its export in
+    ``tmp_path/export``: the data folder and the export's counts."""
+    from models.training.teacher import TeacherConfig, export_train_labels, run_teacher
 
     base = _tiny_base(tmp_path / "base")
     data = _write_data(tmp_path / "data")
     run_teacher(data, base, tmp_path / "run", TeacherConfig(epochs=1, batch_size=16, lr_encoder=1e-3,
                                                            lr_head=1e-2, device="cpu"), log=lambda _m: None)
-    counts = export_train_labels(data, tmp_path / "run", tmp_path / "export")
+    return data, export_train_labels(data, tmp_path / "run", tmp_path / "export")
+
+
+def test_an_exported_teacher_is_read_only_against_the_same_data(tmp_path) -> None:
+    from core.errors import DatasetError
+    from models.training.teacher import SOFT_FILE, read_soft_labels
+
+    data, counts = _exported_teacher(tmp_path)
     assert counts["sentences"] == 161 and (tmp_path / "export" / "report.json").is_file()
     full = read_soft_labels(data, tmp_path / "run" / SOFT_FILE, ["gap", "proposal"])
     small = read_soft_labels(data, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
@@ -303,19 +305,9 @@ def test_an_exported_teacher_is_read_only_against_the_same_data(tmp_path) -> Non
 def test_teacher_labels_outlive_a_parser_change(tmp_path) -> None:
     """Keyed by each text's hash, an export still teaches the sentences a later parse makes again; a
     sentence it never read (split differently, new) gets no row, and nothing is matched by position."""
-    from models.training.teacher import (
-        SOFT_FILE,
-        TeacherConfig,
-        export_train_labels,
-        read_soft_labels,
-        run_teacher,
-    )
+    from models.training.teacher import SOFT_FILE, read_soft_labels
 
-    base = _tiny_base(tmp_path / "base")
-    data = _write_data(tmp_path / "data")
-    run_teacher(data, base, tmp_path / "run", TeacherConfig(epochs=1, batch_size=16, lr_encoder=1e-3,
-                                                           lr_head=1e-2, device="cpu"), log=lambda _m: None)
-    export_train_labels(data, tmp_path / "run", tmp_path / "export")
+    data, _counts = _exported_teacher(tmp_path)
     before = read_soft_labels(data, tmp_path / "export" / SOFT_FILE, ["gap", "proposal"])
     payload = json.loads(lzma.decompress((data / "teacher-data.json.xz").read_bytes()))
     kept = [row for row in payload["sets"]["train"] if row[0] != "little known result"]
