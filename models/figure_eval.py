@@ -201,9 +201,28 @@ def issue14_values(values: np.ndarray) -> np.ndarray:
 Method = Callable[[GoldCase], np.ndarray]
 
 
+def paper_ranks(rankings: Mapping[str, list[str]], cases: Sequence[GoldCase]) -> dict[str, dict[str, Any]]:
+    """Per paper with two or more candidates: its field, the reader's top 3, the first five of ``rankings``,
+    and the reciprocal rank of the reader's first choice and the average precision of the top 3 there (what
+    :func:`measures` averages), so that two runs can be compared paper by paper."""
+    out: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        if len(case.numbers) < 2 or not case.gold.top3:
+            continue
+        ranked = rankings[case.name]
+        out[case.name] = {"field": case.gold.field_name, "reader_top3": list(case.gold.top3),
+                          "ranked": ranked[:5],
+                          "reciprocal_rank": round(reciprocal_rank(ranked, case.gold.top3[0]), 4),
+                          "average_precision": round(average_precision(ranked, case.gold.top3), 4)}
+    return out
+
+
 def dev_report(cases: Sequence[GoldCase], bundle_weights: Mapping[str, float] | None = None,
-               nested: bool = True) -> dict[str, dict[str, dict[str, float]]]:
-    """Every method's measures (see the module docstring): method -> group ("all", fields) -> measures."""
+               nested: bool = True, shipped: Mapping[str, list[str]] | None = None
+               ) -> dict[str, dict[str, dict[str, float]]]:
+    """Every method's measures (see the module docstring): method -> group ("all", fields) -> measures.
+    ``shipped``: the bagged leave-one-paper-out rankings when the caller has them already
+    (:func:`held_out_rankings` with :func:`bagged_fit`, the slowest of the fits)."""
     methods: dict[str, Method] = {
         "first figure": lambda c: -c.values[:, FEATURES.index("position")],
         "caption–text scorer alone": lambda c: c.values[:, FEATURES.index("caption_match")],
@@ -212,7 +231,8 @@ def dev_report(cases: Sequence[GoldCase], bundle_weights: Mapping[str, float] | 
     out = {name: measures({c.name: ranking(c.numbers, m(c)) for c in cases}, cases)
            for name, m in methods.items()}
     if nested:
-        out[BAGGED] = measures(held_out_rankings(cases, bagged_fit), cases)
+        bagged = shipped if shipped is not None else held_out_rankings(cases, bagged_fit)
+        out[BAGGED] = measures(bagged, cases)
         out[AVERAGED] = measures(held_out_rankings(cases, average_fit), cases)
         out[NESTED] = measures(held_out_rankings(cases, nested_fit), cases)
     for config in CONFIGS:

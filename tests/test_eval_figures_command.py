@@ -85,6 +85,37 @@ def test_eval_figures_reports_per_field_and_saves_the_ranker(bundle: Path, tmp_p
     assert all(p.numbers[int(np.argmax(p.scores(saved["weights"])))] == p.top[0] for p in papers)
 
 
+def test_eval_figures_writes_each_papers_rank_and_compares_with_an_earlier_run(
+        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import models.datasets.figure_gold
+    import models.figure_eval
+    from app.cli import main
+
+    monkeypatch.setattr(models.datasets.figure_gold, "gold_papers", lambda *a, **k: [])
+    monkeypatch.setattr(models.figure_eval, "gold_cases", lambda _pairs, _scorer: _cases())
+    first = tmp_path / "first.json"
+    assert main(["eval", "figures", "--skip-mentions", "--model", str(bundle), "--json", str(first)]) == 0
+    papers = json.loads(first.read_text())["dev_set"]["papers"]
+    assert set(papers) == {f"paper{k}.pdf" for k in range(8)}
+    row = papers["paper0.pdf"]
+    assert row["field"] == "biomedical" and row["reader_top3"][0] == "1" and len(row["ranked"]) == 4
+    assert row["ranked"][0] == "1" or row["reciprocal_rank"] < 1  # the shipped fit's held-out ranking
+    capsys.readouterr()
+    earlier = json.loads(first.read_text())  # a run before some change: one paper ranked differently then
+    earlier["dev_set"]["papers"]["paper3.pdf"]["reciprocal_rank"] = 0.25
+    (tmp_path / "earlier.json").write_text(json.dumps(earlier))
+    assert main(["eval", "figures", "--skip-mentions", "--model", str(bundle),
+                 "--compare-to", str(tmp_path / "earlier.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "1 of 8 papers move" in printed and "paper3.pdf" in printed and "0.250 →" in printed
+    (tmp_path / "junk.json").write_text('{"dev_set": {}}')
+    assert main(["eval", "figures", "--skip-mentions", "--model", str(bundle),
+                 "--compare-to", str(tmp_path / "junk.json")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "not the --json of an earlier 'rhetorica eval figures' run" in error and "\n" not in error
+
+
 def test_mention_matching_reads_the_chosen_sources_and_reports_each(
         bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,9 @@
    plain average, the older nested choice (one configuration chosen inside, on the others) and each
    configuration on its own. The bundle's own weights are shown in-sample, labelled so.
    ``--save-ranker`` fits the ranker on every paper of the chosen set and writes it into the bundle.
+   ``--json`` also holds each paper's held-out ranking under the shipped fit (the rank of the reader's
+   choice, the top-3 average precision); ``--compare-to`` an earlier such file lists the papers that
+   moved (a parser or feature change, read paper by paper).
 
 Limits: the dev set is 64 papers labelled by language-model annotators (agreement in the README);
 the features were shaped looking at these papers, so even the leave-one-paper-out figures are
@@ -29,6 +32,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from app.commands._options import output_file, write_output
@@ -72,7 +76,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "bundle's manifest (context.figures.ranker; files and model id stay the same)")
     add_model_options(parser)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
-                        help="also write the figures here")
+                        help="also write the figures here (with each dev paper's rank of the reader's "
+                             "choice under the shipped fit)")
+    parser.add_argument("--compare-to", type=Path, default=None, metavar="EARLIER_JSON",
+                        help="list the dev papers whose rank of the reader's choice (or whose top-3 average "
+                             "precision) differs from an earlier run's --json (a parser or feature change "
+                             "read paper by paper)")
     parser.set_defaults(func=run)
 
 
@@ -111,12 +120,23 @@ def mention_matching(model: Any, split: str, sources: tuple[str, ...] = EVAL_SOU
 
 def dev_set(model: Any, gold: str = "all", save_ranker: bool = False, command: str = "") -> dict[str, Any]:
     from models.datasets.figure_gold import gold_papers
-    from models.figure_eval import dev_report, gold_cases, ranker_record, write_ranker
+    from models.figure_eval import (
+        bagged_fit,
+        dev_report,
+        gold_cases,
+        held_out_rankings,
+        paper_ranks,
+        ranker_record,
+        write_ranker,
+    )
     from models.figure_scorer import load_figure_scorer, ranker_weights
 
     sets = GOLD_CHOICES[gold]
     cases = gold_cases(gold_papers(sets=sets), load_figure_scorer(model))
-    out: dict[str, Any] = {"gold": "+".join(sets), "methods": dev_report(cases, ranker_weights(model))}
+    shipped = held_out_rankings(cases, bagged_fit)
+    out: dict[str, Any] = {"gold": "+".join(sets),
+                           "methods": dev_report(cases, ranker_weights(model), shipped=shipped),
+                           "papers": paper_ranks(shipped, cases)}
     if save_ranker:
         weights, record = ranker_record([c.labelled() for c in cases],
                                         f"graphical-abstract dev set {'+'.join(sets)}", command)
@@ -128,6 +148,7 @@ def dev_set(model: Any, gold: str = "all", save_ranker: bool = False, command: s
 def run(args: argparse.Namespace) -> int:
     from models.encoder import load_model
 
+    earlier = _earlier_papers(args.compare_to) if args.compare_to is not None else None
     model = load_model(args.model, device=args.device, threads=args.threads)
     started = time.perf_counter()
     result: dict[str, Any] = {"model": model.model_id}
@@ -138,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         command = "rhetorica " + " ".join(sys.argv[1:])
         result["dev_set"] = dev_set(model, args.gold, args.save_ranker, command)
         _print_dev(result["dev_set"])
+        if earlier is not None:
+            _print_changes(earlier, result["dev_set"]["papers"], args.compare_to)
     result["seconds"] = round(time.perf_counter() - started, 1)
     if args.json is not None:
         write_output(args.json, json.dumps(result, indent=2) + "\n")
@@ -178,3 +201,32 @@ def _print_dev(block: dict[str, Any]) -> None:
         rounds = saved["procedure"]["bootstrap_rounds"]
         print(f"Saved the ranker (every configuration averaged over {rounds} resamples) "
               f"into {saved['bundle']}")
+
+
+def _earlier_papers(path: Path) -> dict[str, dict[str, Any]]:
+    """The per-paper block of an earlier ``--json`` (one clear error for anything else)."""
+    from core.errors import RhetoricaError
+    from core.fileio import read_text_input
+
+    text = read_text_input(path, "an earlier --json of 'rhetorica eval figures'", max_bytes=50_000_000)
+    try:
+        papers = json.loads(text)["dev_set"]["papers"]
+        return {str(name): {"reciprocal_rank": float(row["reciprocal_rank"]),
+                            "average_precision": float(row["average_precision"]), "field": str(row["field"])}
+                for name, row in papers.items()}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RhetoricaError(f"{path}: not the --json of an earlier 'rhetorica eval figures' run with "
+                             f"its dev set ({type(exc).__name__})") from None
+
+
+def _print_changes(earlier: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]], path: Path) -> None:
+    moved = [(name, earlier[name], row) for name, row in sorted(now.items()) if name in earlier
+             and (earlier[name]["reciprocal_rank"] != row["reciprocal_rank"]
+                  or earlier[name]["average_precision"] != row["average_precision"])]
+    only = sorted(set(now) ^ set(earlier))
+    print(f"Against {path}: {len(moved)} of {len(now)} papers move"
+          + (f"; in one run only: {', '.join(only)}" if only else ""))
+    for name, before, row in moved:
+        print(f"  {name:<44} {row['field']:<10} reader's choice 1/RR {before['reciprocal_rank']:.3f} → "
+              f"{row['reciprocal_rank']:.3f}  AP@3 {before['average_precision']:.3f} → "
+              f"{row['average_precision']:.3f}")
