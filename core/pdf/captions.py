@@ -178,7 +178,7 @@ def _caption_words_before_a_label(cap: Caption, line: Line) -> Line | None:
     if cap.kind != "figure":
         return None
     right = max(ln.x1 for ln in cap.lines)
-    beyond = [g for g in line.gaps if g < len(line.cx0) and line.cx0[g] > right + 3]
+    beyond = [g for g in line.gaps if tail(line, g).x0 > right + 3]
     if not beyond:  # a justified line's wide space inside the caption's column
         return line if re.search(r"[A-Za-z]{3,}", line.text) else None
     words = head(line, beyond[0])
@@ -186,7 +186,8 @@ def _caption_words_before_a_label(cap: Caption, line: Line) -> Line | None:
 
 
 def _with_bold_lead(line: Line) -> Line:
-    """``line`` (a part cut from a longer one) with its leading bold run measured from its own style runs."""
+    """``line`` (a part cut from a longer one) with its leading bold run measured from its own style runs;
+    it shares the line's tags, as :func:`core.pdf.lines.head` does."""
     lead = 0
     for start, end, bold, _italic in line.runs:
         if not bold or start > lead + 1:
@@ -235,6 +236,9 @@ def split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[L
 
 
 def find_captions(ordered: list[Line], body_size: float) -> list[Caption]:
+    """The captions among one page's lines in reading order: each starts at a line :func:`caption_label`
+    accepts and takes the lines that continue it (:func:`_continues_caption`), past lines beside it that
+    reading order puts first (:func:`_past_lines_beside`), up to 45 lines."""
     captions: list[Caption] = []
     taken: set[int] = set()  # positions of ``ordered`` that a caption has read
     i = 0
