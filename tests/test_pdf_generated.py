@@ -388,3 +388,18 @@ def test_a_caption_label_in_print_far_smaller_than_the_body_is_inside_a_figure()
 
     assert caption_label(line(4.5), 10.0, True) is None  # a screenshot of a paper, its own caption
     assert caption_label(line(8.0), 10.0, True) == ("figure", "1")
+
+
+def test_a_lines_tail_has_its_own_leading_bold_run():
+    """Two captions joined across a gap (Springer): the part after the gap starts with its own bold label."""
+    from array import array
+
+    from core.pdf.lines import Line, tail
+
+    text = "Fig. 2 The frequency of checks " + "Fig. 3 The frequency of fights"
+    xs = array("d", [float(k) for k in range(len(text))])
+    runs = ((0, 6, True, False), (7, 30, False, False), (31, 37, True, False), (38, len(text), False, False))
+    line = Line(0, 0, 0, len(text), 10, text, xs, xs, 8.5, 0.3, "Times", 9, first_bold_chars=6, runs=runs)
+    assert tail(line, 31).text.startswith("Fig. 3") and tail(line, 31).first_bold_chars == 6
+    assert tail(line, 2).first_bold_chars == 4  # inside the line's own leading run, as before
+    assert tail(line, 10).first_bold_chars == 0  # plain words

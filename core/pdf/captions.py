@@ -4,7 +4,7 @@ lines in reading order; :func:`find_rotated_captions` for landscape pages)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.pdf.linekinds import is_tabular
 from core.pdf.lines import Line, head, tail
@@ -185,17 +185,6 @@ def _caption_words_before_a_label(cap: Caption, line: Line) -> Line | None:
     return words if len(re.findall(r"[A-Za-z]{3,}", words.text)) >= 3 else None
 
 
-def _with_bold_lead(line: Line) -> Line:
-    """``line`` (a part cut from a longer one) with its leading bold run measured from its own style runs;
-    it shares the line's tags, as :func:`core.pdf.lines.head` does."""
-    lead = 0
-    for start, end, bold, _italic in line.runs:
-        if not bold or start > lead + 1:
-            break
-        lead = end
-    return replace(line, first_bold_chars=lead, tags=line.tags)
-
-
 def split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[Line]:
     """Two figures' captions side by side that the PDF joined into one block, line by line across a wide gap
     ("Fig. 2 The frequency of checks …" + "Fig. 3 The frequency of aggressive …", Springer): each line cut
@@ -207,7 +196,7 @@ def split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[L
         if not line.gaps or "furniture" in line.tags or caption_label(line, body_size, True) is None:
             continue
         for g in line.gaps:
-            right = _with_bold_lead(tail(line, g))
+            right = tail(line, g)
             if right.text and caption_label(right, body_size, True) is not None:
                 cuts.setdefault((line.page, line.block), right.x0)
                 break
@@ -229,7 +218,7 @@ def split_side_by_side_captions(ordered: list[Line], body_size: float) -> list[L
                 out.append(line)
             else:
                 out.append(head(line, at))
-                right_parts.setdefault(key, []).append(_with_bold_lead(tail(line, at)))
+                right_parts.setdefault(key, []).append(tail(line, at))
         if x is not None and last_of_block[key] == i:
             out.extend(right_parts.pop(key, []))
     return out

@@ -350,13 +350,25 @@ def head(line: Line, end: int) -> Line:
                    runs=tuple((a, min(b, end), bo, it) for a, b, bo, it in line.runs if a < end))
 
 
+def _bold_lead(runs: tuple[tuple[int, int, bool, bool], ...]) -> int:
+    """The length of the leading bold run from style runs (a space between two bold runs stays in it)."""
+    lead = 0
+    for start, end, bold, _italic in runs:
+        if not bold or start > lead + 1:
+            break
+        lead = end
+    return lead
+
+
 def tail(line: Line, start: int) -> Line:
-    """A copy of ``line`` from character ``start`` on (same index: positions still map back)."""
+    """A copy of ``line`` from character ``start`` on (same index: positions still map back); its leading
+    bold run is its own (a caption label that starts the part: "Fig. 3" after a gap)."""
     text = line.text[start:]
     stripped = len(text) - len(text.lstrip())
     start += stripped
     text = line.text[start:]
     x0 = line.cx0[start] if start < len(line.cx0) else line.x1
+    runs = tuple((max(0, a - start), b - start, bo, it) for a, b, bo, it in line.runs if b > start)
     return Line(
         page=line.page,
         x0=x0,
@@ -371,12 +383,13 @@ def tail(line: Line, start: int) -> Line:
         font=line.font,
         block=line.block,
         first_in_block=line.first_in_block,
-        first_bold_chars=max(0, line.first_bold_chars - start),
+        first_bold_chars=(line.first_bold_chars - start if start < line.first_bold_chars
+                          else _bold_lead(runs)),
         first_font_chars=max(0, line.first_font_chars - start),
         gaps=tuple(g - start for g in line.gaps if g > start),
         italic=line.italic,
         math=line.math,
-        runs=tuple((max(0, a - start), b - start, bo, it) for a, b, bo, it in line.runs if b > start),
+        runs=runs,
         index=line.index,
         tags=set(line.tags),
     )
