@@ -285,25 +285,26 @@ def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[st
     if keys is not None:
         if keys.shape != (len(probs),):
             raise DatasetError(f"{soft}: {len(keys)} text keys for {len(probs)} rows (a damaged file)")
-        by_key: dict[int, np.ndarray] = {}
-        for key, row in zip(keys.tolist(), probs, strict=True):  # a text the teacher read twice: the mean
-            by_key[key] = np.vstack([by_key[key], row]) if key in by_key else row[None]
-        wanted = dict(zip(train, text_keys(train).tolist(), strict=True))
-        pairs = [(text, by_key[key].mean(0)) for text, key in wanted.items() if key in by_key]
-    else:
-        if fingerprint is not None and fingerprint != train_fingerprint(data):
-            raise DatasetError(f"{soft}: written for other teacher data (the annotated corpus or the parser "
-                               "changed since): write the data again and run the teacher on it")
-        if len(probs) != len(train):
-            raise DatasetError(f"{soft}: {len(probs)} soft labels for {len(train)} sentences (written from "
-                               "other teacher data?)")
-        pairs = list(zip(train, probs, strict=True))
-    sums: dict[str, np.ndarray] = {}
-    counts: dict[str, int] = {}
-    for text, row in pairs:
-        sums[text] = sums[text] + row if text in sums else row.copy()
-        counts[text] = counts.get(text, 0) + 1
-    return {text: total / counts[text] for text, total in sums.items()}
+        rows_of_text = _mean_rows(keys.tolist(), probs)
+        return {text: rows_of_text[key] for text, key in zip(train, text_keys(train).tolist(), strict=True)
+                if key in rows_of_text}
+    if fingerprint is not None and fingerprint != train_fingerprint(data):
+        raise DatasetError(f"{soft}: written for other teacher data (the annotated corpus or the parser "
+                           "changed since): write the data again and run the teacher on it")
+    if len(probs) != len(train):
+        raise DatasetError(f"{soft}: {len(probs)} soft labels for {len(train)} sentences (written from "
+                           "other teacher data?)")
+    return _mean_rows(train, probs)
+
+
+def _mean_rows(owners: Sequence[Any], rows: np.ndarray) -> dict[Any, np.ndarray]:
+    """Each owner's row (a text or its key); an owner met twice: the mean of its rows."""
+    sums: dict[Any, np.ndarray] = {}
+    counts: dict[Any, int] = {}
+    for owner, row in zip(owners, rows, strict=True):
+        sums[owner] = sums[owner] + row if owner in sums else row.copy()
+        counts[owner] = counts.get(owner, 0) + 1
+    return {owner: total / counts[owner] for owner, total in sums.items()}
 
 
 # ---------------------------------------------------------------- the base weights' journey
