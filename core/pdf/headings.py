@@ -300,14 +300,18 @@ def _bold_then_plain(line: Line) -> bool:
 
 def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Line | None,
                             next_line: Line | None) -> bool:
-    """A short stand-alone line in a font other than the body font, followed by body text
-    (BMC-style subheadings whose bold face is only visible in the font file)."""
-    if line.font == body_font or line.italic >= 0.5 or next_line is None or len(line.runs) != 1:
+    """A short stand-alone line in a font other than the body font, followed by body text or by a
+    lower heading of the same kind (BMC-style subheadings whose bold or italic face is only visible in
+    the font file: "Outcome measures" / "Primary outcome" / "The primary outcome measure is…")."""
+    if line.font == body_font or 0.5 <= line.italic < 0.9 or next_line is None or len(line.runs) != 1:
         return False
-    words = title.split()
-    if not 1 <= len(words) <= 9 or title[-1:] in ".,;:" or not title[:1].isupper():
+    if not _short_title(title):
         return False
-    if next_line.font != body_font or next_line.page != line.page or next_line.y0 < line.y1 - 1:
+    if next_line.page != line.page or next_line.y0 < line.y1 - 1:
+        return False
+    if not next_line.text.lstrip()[:1].isupper() and not next_line.text.lstrip()[:1].isdigit():
+        return False  # the sentence goes on: "… runs PDF2TextParser" / "(using pdfplumber) to extract …"
+    if next_line.font != body_font and not is_distinct_title_line(next_line, body_font):
         return False
     centered = (abs((line.x0 + line.x1) / 2 - (next_line.x0 + next_line.x1) / 2) < 15
                 and line.width < 0.6 * next_line.width)
@@ -316,7 +320,27 @@ def _distinct_font_heading(line: Line, title: str, body_font: str, prev_line: Li
     # no gap above: part of a paragraph (unless the line above is itself a heading)
     return not (prev_line is not None and prev_line.page == line.page
                 and 0 <= line.y0 - prev_line.y1 < 0.3 * line.size and abs(prev_line.x0 - line.x0) < 40
-                and prev_line.bold < 0.7 and prev_line.size <= line.size * 1.1)
+                and prev_line.bold < 0.7 and prev_line.size <= line.size * 1.1
+                and not is_distinct_title_line(prev_line, body_font))
+
+
+def is_distinct_title_line(line: Line, body_font: str) -> bool:
+    """A line that could be a distinct-font heading by its own words and face (one style run, short)."""
+    return line.font != body_font and len(line.runs) == 1 and _short_title(line.text.strip())
+
+
+_INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*,?")
+_TITLE_CHARS = re.compile(r"[^\W_]|[\s\-–’'/&,().]")
+
+
+def _short_title(title: str) -> bool:
+    """One to nine words, a capital first, no closing punctuation, and only the characters of words
+    (no code: "R> unusual <- subset(devi, resid > 1.5)")."""
+    words = title.split()
+    return (1 <= len(words) <= 9 and title[-1:] not in ".,;:" and title[:1].isupper()
+            and all(_TITLE_CHARS.match(c) for c in title)
+            and sum(1 for w in words if _INITIAL.fullmatch(w)) < 2  # not a list of names: "A. Blondel, G. Bonneaud"
+            and title.count(",") < 2)  # nor an address: "Niels Bohr Institute, DK-2100 Copenhagen, Denmark"
 
 
 def plausible_next(number: str, last: str | None, *, strict: bool = False) -> bool:

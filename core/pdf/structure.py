@@ -18,6 +18,7 @@ from core.pdf.headings import (
     HeadingMatch,
     is_abstract_heading,
     is_appendix,
+    is_distinct_title_line,
     is_italic_lettered,
     is_other_heading,
     is_references,
@@ -92,7 +93,8 @@ def _heading_matches(lines: list[Line], body_size: float, body_font: str
                     or is_references(hm.title) or is_abstract_heading(hm.title) or is_appendix(hm.title, ""):
                 continue
             del out[i]
-            if ln.bold >= 0.7 and not ln.text.rstrip().endswith((".", ",", ";")):
+            if (ln.bold >= 0.7 or is_distinct_title_line(ln, body_font)) \
+                    and not ln.text.rstrip().endswith((".", ",", ";")):
                 paragraph_titles.add(i)
     return out, paragraph_titles
 
