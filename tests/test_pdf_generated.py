@@ -405,7 +405,8 @@ def test_a_lines_tail_has_its_own_leading_bold_run():
     assert tail(line, 10).first_bold_chars == 0  # plain words
 
 
-def test_subheadings_seen_only_in_their_font_file_open_sections_and_leave_the_sentences(tmp_path: Path) -> None:
+def test_subheadings_seen_only_in_their_font_file_open_sections_and_leave_the_sentences(
+        tmp_path: Path) -> None:
     """Parser pdf-13: BMC and F1000 set subheadings at body size in a font that differs from the body's only
     by its name (bold or italic is not flagged), one above another ("Outcome measures" / "Primary outcome")
     or in italics; they were read into the first sentence ("Outcome measures Primary outcome The primary
@@ -414,15 +415,16 @@ def test_subheadings_seen_only_in_their_font_file_open_sections_and_leave_the_se
     page = doc.new_page(width=340, height=900)
     page.insert_text((40, 50), "A Generated Trial Protocol", fontsize=14, fontname="tibo")
     page.insert_text((40, 80), "Abstract", fontsize=12, fontname="tibo")
-    page.insert_textbox(pymupdf.Rect(40, 88, 300, 160), "We describe a trial of walking practice in hospital. "
-                        "Patients will be assigned to usual care or to more walking.", fontsize=10, fontname="tiro")
+    page.insert_textbox(pymupdf.Rect(40, 88, 300, 160), "We describe a trial of walking practice in "
+                        "hospital. Patients will be assigned to usual care or to more walking.", fontsize=10,
+                        fontname="tiro")
     page.insert_text((40, 180), "Methods", fontsize=12, fontname="tibo")
     body = "Gait speed is timed over ten metres by a blinded assessor at each visit. "
     y = 200.0
     for stack in (["Outcome measures", "Primary outcome"], ["Baseline"]):
         for heading in stack:
-            page.insert_text((40, y), heading, fontsize=9.5, fontname="helv" if len(stack) > 1 and heading == stack[0]
-                             else "tiit")
+            upper = len(stack) > 1 and heading == stack[0]
+            page.insert_text((40, y), heading, fontsize=9.5, fontname="helv" if upper else "tiit")
             y += 12
         page.insert_textbox(pymupdf.Rect(40, y - 9, 300, y + 60), f"The {heading.lower()} assessment is "
                             "planned in detail here. " + body * 2, fontsize=10, fontname="tiro")
@@ -439,4 +441,5 @@ def test_subheadings_seen_only_in_their_font_file_open_sections_and_leave_the_se
     texts = [s.text for s in paper.sentences]
     assert "The primary outcome assessment is planned in detail here." in texts, texts
     assert "The baseline assessment is planned in detail here." in texts, texts
-    assert any(t.startswith("In this example, the tool runs TextParser (using a library)") for t in texts), texts
+    code_then_text = "In this example, the tool runs TextParser (using a library)"
+    assert any(t.startswith(code_then_text) for t in texts), texts

@@ -200,3 +200,36 @@ def test_wiley_front_and_back_matter_lines() -> None:
     assert looks_like_heading(affiliation, 9.0, next_line=body) is None
     numbered = make_line("2 Materials and Methods", size=9.0, bold=1.0)
     assert looks_like_heading(numbered, 9.0, next_line=body) is not None
+
+
+@pytest.mark.parametrize(("font", "style"), [
+    ("LinLibertineT", (False, False)), ("LinLibertineTB", (True, False)), ("LinLibertineTI", (False, True)),
+    ("ABCDEF+LinLibertineTBI", (True, True)), ("LinLibertineTZ", (True, False)),
+    ("LinBiolinumTB", (True, False)),
+    ("LinBiolinumT", (False, False)), ("Times-Italic", (False, True)), ("NimbusRomNo9L-Medi", (True, False)),
+])
+def test_font_styles_from_names_including_acms_libertine_letters(font: str, style: tuple[bool, bool]) -> None:
+    from core.pdf.lines import _font_style
+
+    assert _font_style(font) == style
+
+
+@pytest.mark.parametrize(("text", "title_chars", "italic", "cut"), [
+    ("Completeness The more recoverable a history is, the", 12, True, "The more"),  # ACM italic run-in title
+    ("Data partitioning. We split the data by year and", 18, True, "We split"),
+    ("Objective: Brain atrophy in multiple sclerosis affects", 10, True, "Brain atrophy"),
+    ("Document Representation Our goal is to embed papers", 23, False, "Our goal"),  # bold, as before
+    ("E. coli K-12 was grown overnight in rich medium", 7, True, None),  # a species, not a title
+    ("In vitro experiments showed that the compound", 8, True, None),  # the sentence runs on
+    ("P H . In this case the prediction is better", 5, True, None),  # letters of a formula
+    ("Theorem 1: The data will determine a surface", 10, True, None),  # says what the sentence is
+])
+def test_run_in_titles_bold_or_italic(text: str, title_chars: int, italic: bool, cut: str | None) -> None:
+    from dataclasses import replace
+
+    from core.pdf.headings import run_in_title_end
+
+    runs = ((0, title_chars, not italic, italic), (title_chars, len(text), False, False))
+    line = replace(make_line(text), runs=runs)
+    end = run_in_title_end(line)
+    assert (None if end is None else text[end:end + len(cut or "")]) == cut

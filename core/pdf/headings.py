@@ -339,8 +339,9 @@ def _short_title(title: str) -> bool:
     words = title.split()
     return (1 <= len(words) <= 9 and title[-1:] not in ".,;:" and title[:1].isupper()
             and all(_TITLE_CHARS.match(c) for c in title)
-            and sum(1 for w in words if _INITIAL.fullmatch(w)) < 2  # not a list of names: "A. Blondel, G. Bonneaud"
-            and title.count(",") < 2)  # nor an address: "Niels Bohr Institute, DK-2100 Copenhagen, Denmark"
+            # not a list of names ("A. Blondel, G. Bonneaud"), nor an address ("Niels Bohr Institute, DK-2100
+            # Copenhagen, Denmark")
+            and sum(1 for w in words if _INITIAL.fullmatch(w)) < 2 and title.count(",") < 2)
 
 
 def plausible_next(number: str, last: str | None, *, strict: bool = False) -> bool:
@@ -422,10 +423,12 @@ def run_in_heading(
 
 
 def run_in_title_end(line: Line) -> int | None:
-    """Offset of the running text after an unnumbered bold run-in title at the start of a line
-    ("Document Representation Our goal is ...", "Papers. We obtain ..."), or None."""
+    """Offset of the running text after an unnumbered bold or italic run-in title at the start of a line
+    ("Document Representation Our goal is ...", "Papers. We obtain ...", ACM's italic "Completeness The more
+    recoverable ..."), or None. Italic words open sentences too ("E. coli K-12 was grown", "In vitro, …"), so
+    an italic title must be closed by a full stop or colon, or be in title case."""
     runs = line.runs
-    if len(runs) < 2 or not runs[0][2] or runs[0][0] > 1:
+    if len(runs) < 2 or not (runs[0][2] or runs[0][3]) or runs[0][0] > 1:
         return None
     end = runs[0][1]
     title = line.text[:end].strip()
@@ -438,4 +441,18 @@ def run_in_title_end(line: Line) -> int | None:
     ends = title.endswith((".", ":")) or line.text[end:end + 1] in ".:"
     if not ends and not rest[:1].isupper():
         return None  # bold words inside a sentence
+    if not runs[0][2] and ((not ends and not _title_case(words)) or _STATEMENT_LABEL.match(title)
+                           or not any(sum(c.isalpha() for c in w) >= 3 for w in words)):
+        return None  # (italic letters of a formula: "P H ."; "Theorem 1:" says what the sentence is)
     return len(line.text) - len(rest)
+
+
+_STATEMENT_LABEL = re.compile(r"(?:Theorem|Lemma|Definition|Proposition|Corollary|Proof|Remark|Example|Claim"
+                              r"|Conjecture|Assumption|Hypothesis|Problem|Observation|Note)\b")
+_MINOR_WORDS = frozenset(["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or",
+                          "the", "to", "vs", "via", "with"])
+
+
+def _title_case(words: list[str]) -> bool:
+    """Every word capitalised but the short joining ones, and no abbreviation ("E. coli")."""
+    return all((w[:1].isupper() or w in _MINOR_WORDS) and not w.endswith(".") for w in words)

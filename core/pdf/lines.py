@@ -23,9 +23,12 @@ TEXT_FLAGS = (
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 )
 
-_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B|CMBX|CMB\d|CMSSBX|\bBX",
-                        re.IGNORECASE)
-_ITALIC_FONT = re.compile(r"italic|oblique|-It\b|\.I$|-I$|Ital|CMTI|CMSL|CMBXTI|CMMI", re.IGNORECASE)
+# Linux Libertine and Biolinum (ACM's acmart) name their faces by letters: LinLibertineT (regular),
+# …TB (bold), …TZ (semibold), …TI (italic), …TBI / …TZI.
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|\.B$|-B$|-Bd|,B|CMBX|CMB\d|CMSSBX|\bBX"
+                        r"|Lin(?:Libertine|Biolinum)[OT]?[BZ]", re.IGNORECASE)
+_ITALIC_FONT = re.compile(r"italic|oblique|-It\b|\.I$|-I$|Ital|CMTI|CMSL|CMBXTI|CMMI"
+                          r"|Lin(?:Libertine|Biolinum)[OT]?[BZ]?I$", re.IGNORECASE)
 MATH_FONT = re.compile(
     r"CMMI|CMSY|CMEX|MSAM|MSBM|Math|Symbol|STIX(?!-?Two-?Text)|rsfs|eufm|LMMath|MT2M|MTMI|MTSY|MTEX|Euclid"
     r"|Lucida.*Math|Cambria.*Math|CMBSY|CMMIB|esint|wasy|txsy|pxsy|txmi|pxmi",
