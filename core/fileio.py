@@ -78,6 +78,8 @@ def atomic_write_with(path: str | Path, write: Callable[[Path], object], what: s
     per kill); default: a unique name, safe for concurrent writers."""
     path = Path(path)
     what = what or path.name
+    if path.is_dir():  # os.replace would fail naming the temporary file
+        raise StorageError(f"cannot write {path}: it is a folder")
     with saving(what, path.parent):
         path.parent.mkdir(parents=True, exist_ok=True)
         if tmp_name is None:

@@ -36,6 +36,14 @@ def test_atomic_write_bytes_with_a_fixed_temp_name_reuses_a_stale_temp_file(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt"]
 
 
+def test_writing_over_a_folder_names_the_folder_not_a_temporary_file(tmp_path: Path) -> None:
+    (tmp_path / "fig1.png").mkdir()
+    with pytest.raises(StorageError, match=r"fig1\.png: it is a folder") as caught:
+        atomic_write_bytes(tmp_path / "fig1.png", b"png")
+    assert ".tmp" not in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig1.png"]
+
+
 def test_a_full_disk_raises_a_clear_error_and_keeps_the_old_file(tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "f.txt"
     atomic_write_text(target, "old")

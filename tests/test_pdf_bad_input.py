@@ -115,6 +115,19 @@ def test_missing_file_is_a_not_a_pdf_error():
     assert issubclass(MissingFileError, NotAPdfError) and issubclass(NotAPdfError, RhetoricaError)
 
 
+def test_bytes_appended_after_a_complete_pdf_do_not_make_it_truncated(tmp_path):
+    """A complete file with 3 KB of junk after its last %%EOF (a mail footer, padding) opens (MuPDF repairs
+    it); a file cut short is still refused as truncated."""
+    good = hyphen_pdf(tmp_path / "good.pdf").read_bytes()
+    appended = tmp_path / "appended.pdf"
+    appended.write_bytes(good + bytes(range(256)) * 12 + b"\n-- sent from my phone\n")
+    assert parse_pdf(appended).sentences
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(good[: len(good) - 300] + bytes(range(256)) * 12)  # cut short, then junk: no %%EOF at all
+    with pytest.raises(CorruptPdfError, match="truncated"):
+        parse_pdf(cut)
+
+
 def test_page_limit(tmp_path):
     path = many_pages_pdf(tmp_path / "long.pdf", 500)
     with pytest.raises(TooLargeError, match="500 pages, more than the limit of 100"):

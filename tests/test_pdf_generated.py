@@ -142,6 +142,20 @@ def test_figure_png_rendering(figures):
     assert grey > 0.6 * (len(samples) // (pix.n * 97))
 
 
+def test_a_poster_sized_figure_renders_scaled_down_not_past_mupdfs_limit(tmp_path):
+    """At 300 dpi a 14,400 pt page would be a 60,000 px image, past MuPDF's limit ("Overly large image")."""
+    from core.document import Figure
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=14400, height=14400)
+    page.draw_rect(pymupdf.Rect(100, 100, 14000, 14000), color=(1, 0, 0), width=20)
+    path = tmp_path / "poster.pdf"
+    doc.save(path)
+    figure = Figure("fig1", "figure", "1", "A poster-sized drawing.", 0, (100.0, 100.0, 14000.0, 14000.0))
+    pix = pymupdf.Pixmap(render_figure_png(path, figure, zoom=300 / 72))
+    assert max(pix.width, pix.height) <= 6000 and min(pix.width, pix.height) > 5000
+
+
 def test_json_round_trip(figures, tmp_path):
     _path, paper = figures
     again = Paper.from_json(paper.to_json())

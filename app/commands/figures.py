@@ -68,10 +68,11 @@ def run_rank(args: argparse.Namespace) -> int:
         kinds = ("figures or tables" if args.include_tables
                  else "figures (tables are not candidates: --include-tables)")
         print(f"{args.pdf.name}: no {kinds} found", file=sys.stderr)
+    pngs = _render_pngs(args.pdf, paper, ranking) if args.png is not None else {}  # before any write
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(ranking.to_dict(), ensure_ascii=False, indent=2) + "\n")
     if args.png is not None:
-        _write_pngs(args.pdf, paper, ranking, args.png)
+        _write_pngs(pngs, args.png)
     print(f"{ranking.paper or args.pdf.name}  (scorer: {ranking.scorer}; weights: {ranking.weights_source})")
     for figure in ranking.figures:
         label = "Table" if figure.kind == "table" else "Figure"
@@ -80,12 +81,18 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_pngs(pdf: Path, paper: Paper, ranking: FigureRanking, folder: Path) -> None:
-    from core.fileio import atomic_write_bytes
+def _render_pngs(pdf: Path, paper: Paper, ranking: FigureRanking) -> dict[str, bytes]:
+    """Each ranked figure's crop at 300 dpi, by file name (all rendered before any is written)."""
     from core.pdf.render import render_figure_png
 
-    folder.mkdir(parents=True, exist_ok=True)
     figures = {f.id: f for f in paper.figures}
-    for ranked in ranking.figures:
-        png = render_figure_png(pdf, figures[ranked.figure_id], zoom=300 / 72)
-        atomic_write_bytes(folder / f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png", png)
+    return {f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png":
+            render_figure_png(pdf, figures[ranked.figure_id], zoom=300 / 72) for ranked in ranking.figures}
+
+
+def _write_pngs(pngs: dict[str, bytes], folder: Path) -> None:
+    from core.fileio import atomic_write_bytes
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, png in pngs.items():
+        atomic_write_bytes(folder / name, png)

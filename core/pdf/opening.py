@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pymupdf
@@ -59,11 +60,27 @@ def _check_header(path: Path) -> None:
         raise NotAPdfError(name, "is not a PDF (no %PDF header)")
 
 
+_PDF_SYNTAX = re.compile(rb"\bendobj\b|\bxref\b|\btrailer\b|\bstartxref\b|\d+\s+\d+\s+obj\b")
+_TAIL_CHUNK = 1 << 20
+
+
 def _tail_has_eof(path: Path) -> bool:
+    """Whether the file's last ``%%EOF`` is followed by no more PDF: a download cut short ends without one
+    (or inside an update written after it), while bytes appended after a complete file (an e-mail
+    footer, padding) are not PDF syntax."""
     size = path.stat().st_size
     with path.open("rb") as handle:
-        handle.seek(max(0, size - 2048))
-        return b"%%EOF" in handle.read()
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            handle.seek(start)
+            chunk = handle.read(end - start + 5)  # overlap, so a marker across the boundary is found
+            at = chunk.rfind(b"%%EOF")
+            if at >= 0:
+                handle.seek(start + at + 5)
+                return _PDF_SYNTAX.search(handle.read()) is None
+            end = start
+    return False
 
 
 def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None,
