@@ -127,6 +127,38 @@ def test_a_pack_from_another_model_and_a_damaged_pack_are_refused(built, tmp_pat
         PackCorpus(tmp_path)
 
 
+@pytest.mark.parametrize("bad_row", ["[0]", "null",
+                                     '[0, "x", "text", "Abstract", "abstract", "method", "none"]',
+                                     '[1000000000000, 0, "text", "Abstract", "abstract", "method", "none"]',
+                                     '[0, 0, 7, "Abstract", "abstract", "method", "none"]'])
+def test_a_damaged_sentence_row_is_one_line_not_a_crash(built, tmp_path: Path, bad_row: str) -> None:
+    _, folder, _ = built
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for name in ("manifest.json", "function.npy", "function-scale.npy", "papers.jsonl.gz"):
+        (damaged / name).write_bytes((folder / name).read_bytes())
+    with gzip.open(folder / "sentences.jsonl.gz", "rt", encoding="utf-8") as handle:
+        rows = handle.read().splitlines()
+    with gzip.open(damaged / "sentences.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("\n".join([bad_row, *rows[1:]]) + "\n")
+    corpus = PackCorpus(damaged)
+    assert corpus.sentences([1])[0].text == json.loads(rows[1])[2]
+    with pytest.raises(LibraryError, match="sentence 0 is not a valid row"):
+        corpus.sentences([0])
+
+
+def test_numpys_advice_to_unpickle_never_reaches_the_user(built, tmp_path: Path) -> None:
+    _, folder, _ = built
+    damaged = tmp_path / "pickled"
+    damaged.mkdir()
+    for name in ("manifest.json", "function-scale.npy", "papers.jsonl.gz", "sentences.jsonl.gz"):
+        (damaged / name).write_bytes((folder / name).read_bytes())
+    np.save(damaged / "function.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(LibraryError, match="not a plain numeric array") as caught:
+        PackCorpus(damaged)
+    assert "allow_pickle" not in str(caught.value)
+
+
 def test_the_filter_keeps_ordinary_sentences_only() -> None:
     keep = PackFilter(min_words=3, max_words=6)
     assert keep.keeps("We propose a method.")

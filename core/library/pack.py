@@ -57,6 +57,25 @@ __all__ = ["MANIFEST", "PACK_FORMAT", "PACK_VERSION", "PAPERS", "SCALES", "SENTE
            "file_sha256", "is_pack", "quantise_rows", "write_pack"]
 
 
+def _plain_reason(error: BaseException) -> str:
+    """Why a pack file cannot be read, in words (numpy's hint to load pickled data is not for users)."""
+    if isinstance(error, RecursionError):
+        return "JSON nested too deeply"
+    if "pickle" in str(error) or "Python objects" in str(error):
+        return "a file is not a plain numeric array"
+    return str(error)
+
+
+def _valid_row(row: object, papers: int) -> bool:
+    """``[paper, position, text, section, section_kind, role, function(, confidence)]`` with a paper index in
+    range."""
+    if not isinstance(row, list) or not 7 <= len(row) <= 8:
+        return False
+    paper, position, *words = row[:7]  # text, section heading, section kind, role, function
+    return (type(paper) is int and type(position) is int and 0 <= paper < papers
+            and all(isinstance(v, str) for v in words))
+
+
 def is_pack(folder: str | Path) -> bool:
     return (Path(folder) / MANIFEST).is_file() and (Path(folder) / VECTORS).is_file()
 
@@ -82,11 +101,12 @@ class PackCorpus:
                 self._rows = [json.loads(line) for line in handle if line.strip()]
             self._vectors = np.load(self.folder / VECTORS, mmap_mode="r")
             self._scales = np.load(self.folder / SCALES)
-        except (OSError, ValueError, TypeError, EOFError) as error:
-            raise LibraryError(f"{self.folder}: damaged phrase-corpus pack ({error})") from None
+        except (OSError, ValueError, TypeError, EOFError, RecursionError) as error:
+            reason = _plain_reason(error)
+            raise LibraryError(f"{self.folder}: damaged phrase-corpus pack ({reason})") from None
         if not len(self._rows) == len(self._vectors) == len(self._scales):
-            raise LibraryError(f"{self.folder}: damaged phrase-corpus pack "
-                               f"({len(self._rows)} sentences, {len(self._vectors)} vectors)")
+            raise LibraryError(f"{self.folder}: damaged phrase-corpus pack ({len(self._rows)} sentences, "
+                               f"{len(self._vectors)} vectors, {len(self._scales)} scales)")
         self._by_paper_id = {p.paper_id: i for i, p in enumerate(self.papers)}
         self._search: PackSearch | None = None  # opened on the first search (core.library.pack_index)
         self.load_seconds = time.monotonic() - started
@@ -120,14 +140,17 @@ class PackCorpus:
         return self._search.search(queries, k)
 
     def sentences(self, ids: Sequence[int]) -> list[SentenceRecord]:
-        out = []
-        for i in ids:
-            if 0 <= i < len(self._rows):
-                paper, position, text, section, kind, role, function, *rest = self._rows[i]
-                out.append(SentenceRecord(int(i), self.papers[paper].paper_id, position, text, section, kind,
-                                          role, function,
-                                          function_confidence=known_confidence(rest[0] if rest else None)))
-        return out
+        return [self._record(int(i)) for i in ids if 0 <= i < len(self._rows)]
+
+    def _record(self, i: int) -> SentenceRecord:
+        """Sentence ``i`` from its row, checked (a damaged row is one line, not a crash)."""
+        row = self._rows[i]
+        if not _valid_row(row, len(self.papers)):
+            raise LibraryError(f"{self.folder}: damaged phrase-corpus pack (sentence {i} is not a valid "
+                               "row): rebuild it with 'rhetorica corpus build'")
+        paper, position, text, section, kind, role, function, *rest = row
+        return SentenceRecord(i, self.papers[paper].paper_id, position, text, section, kind, role, function,
+                              function_confidence=known_confidence(rest[0] if rest else None))
 
     def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray:
         if view != "function":
