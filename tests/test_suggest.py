@@ -97,6 +97,16 @@ def test_suggest_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert all(len(o["suggestions"]) <= 2 for o in out)
     assert main(["suggest", "x", "--source", "corpus", "--corpus", str(empty), *model]) == 2
     assert "nothing to suggest from" in capsys.readouterr().err
+    # an unknown function id or section kind is named, not silently matched by nothing
+    bundle_f = make_tiny_bundle(tmp_path / "bundle-f", functions=True)
+    with_functions = ["--model", str(bundle_f), "--threads", "1"]
+    query = ["suggest", "We propose a new method.", *lib, "--corpus", str(empty)]
+    assert main([*query, "--function", "main-findings", *with_functions]) == 2
+    assert "--function main-findings: not a function id of this model (did you mean main-finding" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*query, "--section", "results", *model])
+    assert exit_.value.code == 2 and "invalid choice: 'results'" in capsys.readouterr().err
 
 
 # -- the order shown and the titles, on a source whose vectors are set by hand -----------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from app.commands._options import (
     sentence_arg,
     text_arg,
 )
+from core.document import SectionKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.phrasing.suggest import SuggestionResult
@@ -34,8 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"suggestions per sentence, 1 to {MAX_K} (default 10)")
     parser.add_argument("--function", default=None, metavar="F", type=text_arg,
                         help="only sentences with this function id")
-    parser.add_argument("--section", default=None, metavar="KIND", type=text_arg,
-                        help="only sentences from this section kind")
+    kinds = [kind.value for kind in SectionKind]
+    parser.add_argument("--section", default=None, metavar="KIND", choices=kinds,
+                        help="only sentences from this section kind: " + ", ".join(kinds))
     parser.add_argument("--source", choices=("corpus", "library", "all"), default="all")
     parser.add_argument("--library", type=path_arg, default=None, metavar="DIR")
     parser.add_argument("--corpus", type=path_arg, default=None, metavar="DIR",
@@ -79,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise RhetoricaError(f"nothing to suggest from{where}: {ADD_SOURCES}")
     templater = available_templater()
     model = load_model(args.model, device=args.device, threads=args.threads)
+    _check_function(args.function, model.function_ids)
     with opened_sources(folders, model) as opened:
         for line in lines or [args.sentence]:
             result = search(opened, SuggestionRequest(line, args.k, args.function, args.section), model,
@@ -116,3 +120,13 @@ def _print_result(result: SuggestionResult) -> None:
         title = source["title"]
         title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
         print(f"      {doing} · {source['kind']}: {title} · {source['section'] or 'no section'}")
+
+
+def _check_function(function: str | None, known: tuple[str, ...]) -> None:
+    """An unknown --function id is a mistake to name (it would filter every suggestion out)."""
+    from core.errors import RhetoricaError
+
+    if function is not None and known and function not in known and function != "none":
+        close = difflib.get_close_matches(function, known, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise RhetoricaError(f"--function {function}: not a function id of this model{hint}")
