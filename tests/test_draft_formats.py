@@ -167,6 +167,20 @@ def test_input_outside_the_project_folder_is_refused(tmp_path: Path) -> None:
         read_draft(main)
 
 
+def test_files_including_one_another_over_and_over_are_refused_quickly(tmp_path: Path) -> None:
+    """Nine small files, each including the next ten times, would be read 10^8 times (a hang)."""
+    import time
+
+    for level in range(8):
+        (tmp_path / f"l{level}.tex").write_text(f"\\section{{L{level}}}\nWe study level {level}.\n"
+                                                 + f"\\input{{l{level + 1}}}\n" * 10, encoding="utf-8")
+    (tmp_path / "l8.tex").write_text("We show the final result here.\n", encoding="utf-8")
+    started = time.monotonic()
+    with pytest.raises(DraftError, match="included more than 2000 times in all"):
+        read_draft(tmp_path / "l0.tex")
+    assert time.monotonic() - started < 60  # (seconds, not the hours it took before)
+
+
 def test_include_cycles_are_refused_and_missing_files_skipped(tmp_path: Path) -> None:
     project = _project(tmp_path)
     methods = project / "sections" / "methods.tex"

@@ -460,6 +460,19 @@ def test_a_folder_is_named_a_folder(world: Path, tmp_path: Path, capsys: pytest.
         assert code == 2 and one_line(err) == f"rhetorica: error: {message}", argv
 
 
+def test_align_refuses_a_data_file_instead_of_reading_its_markup_as_prose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paper = tmp_path / "paper.json"
+    paper.write_text('{"schema_version": 1, "sentences": [{"text": "We propose a method."}]}',
+                     encoding="utf-8")
+    draft = tmp_path / "draft.txt"
+    draft.write_text("We propose a method. It works.\n", encoding="utf-8")
+    code, _, err = run(["align", str(draft), str(paper), "--quiet"], capsys)
+    assert code == 2 and one_line(err) == (f"rhetorica: error: {paper}: is a .json file, not a PDF, a draft "
+                                           "(.tex .md .docx .txt) or a library paper id")
+
+
 def test_a_library_path_that_is_a_file_is_named_a_file(
     world: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,9 +57,15 @@ def _kind(spec: str) -> str:
         return "pdf"
     if suffix in DRAFT_SUFFIXES:
         return "draft"
+    if suffix in _NOT_PROSE:
+        return "data"
     if Path(spec).exists():
         return "draft" if Path(spec).is_file() else "other"
     return "id"
+
+
+# files that are text but not prose: read as a draft, their markup would be "sentences"
+_NOT_PROSE = {".json", ".jsonl", ".xml", ".html", ".htm", ".csv", ".tsv", ".bib", ".ris"}
 
 
 def _draft_paper(path: Path) -> Any:
@@ -88,6 +94,9 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
     path = Path(spec)
     if kind == "other":
         raise NotAPdfError(spec, "is a folder, not a PDF, a draft text file or a library paper id")
+    if kind == "data":
+        raise NotAPdfError(spec, f"is a {path.suffix.lower()} file, not a PDF, a draft (.tex .md .docx .txt) "
+                                 "or a library paper id")
     if kind == "id":
         from core.library.store import LibraryError
 

@@ -29,6 +29,9 @@ from core.errors import DraftError
 
 MAX_INCLUDE_DEPTH = 16
 MAX_INCLUDED_FILES = 500
+# inclusions read in all (a file may be included again, each time read through): far above a thesis's
+# chapters, far below the blow-up of files that include one another ten times over (10 + 100 + 1000 + …)
+MAX_INCLUSIONS = 2000
 
 SECTION_LEVELS = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4,
                   "paragraph": 5, "subparagraph": 6}
@@ -242,6 +245,7 @@ class LatexReader:
     overrides: dict[str, str] = field(default_factory=dict)  # included file → its text (not read from disk)
     user_macros: dict[str, str] = field(default_factory=dict)  # \newcommand{\name}{body} → the body as text
     macro_bodies: dict[str, str] = field(default_factory=dict)  # … → the body as LaTeX (expanded in math)
+    inclusions: int = 0  # include() calls that read a file, over every pass
 
     # -- includes ---------------------------------------------------------------------------------
     def include(self, node: Any, source: _Source, chain: tuple[str | None, ...]) -> _Source | None:
@@ -280,6 +284,10 @@ class LatexReader:
                              "refused")
         if len(chain) > MAX_INCLUDE_DEPTH:
             raise DraftError(f"{where}: {command}: includes nested more than {MAX_INCLUDE_DEPTH} deep")
+        self.inclusions += 1
+        if self.inclusions > MAX_INCLUSIONS:
+            raise DraftError(f"{where}: {command}: files are included more than {MAX_INCLUSIONS} times in "
+                             "all (the same files over and over?); refused")
         if key_or_main not in self.sources:
             if len(self.sources) >= MAX_INCLUDED_FILES:
                 raise DraftError(f"{where}: more than {MAX_INCLUDED_FILES} included files")
