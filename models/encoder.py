@@ -43,6 +43,8 @@ from models.roles import RolePrediction
 if TYPE_CHECKING:  # tokenizers loads with the model, not at import
     from tokenizers import Tokenizer
 
+MAX_TOKENIZED_CHARS = 20_000  # far past where any bundle's max_length of tokens ends in real text
+
 T = TypeVar("T")
 B = TypeVar("B")
 
@@ -353,8 +355,10 @@ class EncoderModel:
 
     # -- 1. pre-processing -------------------------------------------------------------
     def tokenize(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Token ids per sentence, special tokens added, truncated to ``max_length``."""
-        encodings = self.tokenizer.encode_batch(list(sentences))
+        """Token ids per sentence, special tokens added, truncated to ``max_length``. A "sentence" longer than
+        ``MAX_TOKENIZED_CHARS`` is cut first: the model reads only its first ``max_length`` tokens, and the
+        tokenizer would need memory in proportion to the whole (a 200 MB run-on text aborted the process)."""
+        encodings = self.tokenizer.encode_batch([s[:MAX_TOKENIZED_CHARS] for s in sentences])
         return [e.ids for e in encodings]
 
     def section_kind_ids(self, section_kinds: Sequence[str] | str | None, n: int) -> np.ndarray:

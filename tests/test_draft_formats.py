@@ -181,6 +181,26 @@ def test_files_including_one_another_over_and_over_are_refused_quickly(tmp_path:
     assert time.monotonic() - started < 60  # (seconds, not the hours it took before)
 
 
+def test_a_huge_macro_used_over_and_over_is_refused_not_expanded_into_memory(tmp_path: Path) -> None:
+    """A 1 MB macro used 200 times made one 200 MB "sentence"; the tokenizer then aborted the process."""
+    body = ("word " * 100 + "\n") * 100  # 50 kB, used 120 times: 6 MB
+    path = tmp_path / "macro.tex"
+    path.write_text(f"\\newcommand{{\\x}}{{{body}}}\n\\section{{Intro}}\nWe use it. " + "\\x " * 120 + "\n",
+                    encoding="utf-8")
+    with pytest.raises(DraftError, match=r"macros \(last \\x\) expand to more than 5,000,000 characters"):
+        read_draft(path)
+    path.write_text("\\newcommand{\\method}{CapProbe}\n\\section{Intro}\nWe propose \\method{} here.\n",
+                    encoding="utf-8")
+    assert "We propose CapProbe here." in read_draft(path).plain
+
+
+def test_a_line_too_long_to_parse_in_time_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "oneline.tex"
+    path.write_text("\\section{Intro}\n" + "We study words. " * 20_000 + "\n", encoding="utf-8")
+    with pytest.raises(DraftError, match=r"oneline.tex, line 2: 320,000 characters on one line"):
+        read_draft(path)
+
+
 def test_include_cycles_are_refused_and_missing_files_skipped(tmp_path: Path) -> None:
     project = _project(tmp_path)
     methods = project / "sections" / "methods.tex"

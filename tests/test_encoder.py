@@ -55,6 +55,24 @@ def test_tokenizer_truncates_and_ignores_saved_fixed_padding(model: EncoderModel
     assert ids[6] == [2, 3]  # empty sentence: [CLS] [SEP]
 
 
+def test_a_run_on_text_of_megabytes_is_cut_before_it_is_tokenized(model: EncoderModel, monkeypatch) -> None:
+    from models.encoder import MAX_TOKENIZED_CHARS
+
+    seen: list[int] = []
+    encode_batch = model.tokenizer.encode_batch
+
+    class Spy:
+        def encode_batch(self, texts: list[str]) -> list:
+            seen.extend(len(t) for t in texts)
+            return encode_batch(texts)
+
+    monkeypatch.setattr(model, "tokenizer", Spy())
+    huge = "word " * 2_000_000  # 10 MB: the tokenizer's memory grows with the whole text
+    ids = model.tokenize([huge, "A short one."])
+    assert seen == [MAX_TOKENIZED_CHARS, len("A short one.")]
+    assert len(ids[0]) == model.manifest.max_length
+
+
 def test_embed_matches_reference_and_restores_order(model: EncoderModel) -> None:
     emb = model.embed(SENTENCES, batch_size=2)  # several length-sorted batches
     assert emb.shape == (len(SENTENCES), 8) and emb.dtype == np.float32

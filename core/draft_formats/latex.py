@@ -32,6 +32,10 @@ MAX_INCLUDED_FILES = 500
 # inclusions read in all (a file may be included again, each time read through): far above a thesis's
 # chapters, far below the blow-up of files that include one another ten times over (10 + 100 + 1000 + …)
 MAX_INCLUSIONS = 2000
+MAX_LINE_CHARS = 200_000  # a line of a LaTeX draft (a paragraph on one line is a few thousand)
+# characters the author's macros may add in all: a macro of a whole page used a hundred times is far below;
+# a 1 MB macro used 200 times (a 200 MB "sentence" that exhausted memory in the tokenizer) is not
+MAX_MACRO_TEXT = 5_000_000
 
 SECTION_LEVELS = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4,
                   "paragraph": 5, "subparagraph": 6}
@@ -222,8 +226,20 @@ class _Source:
 
     @classmethod
     def read(cls, text: str, name: str, key: str | None, path: Path | None) -> _Source:
+        _check_line_lengths(text, name)
         prepared = prepare_latex(text)
         return cls(text, parse_nodes(prepared.text, name), name, key, path, prepared)
+
+
+def _check_line_lengths(text: str, name: str) -> None:
+    """The LaTeX parser takes time in the square of a line's length (4 MB on one line: minutes, 20 MB: hours);
+    no author writes a line of ``MAX_LINE_CHARS``."""
+    if len(text) <= MAX_LINE_CHARS:
+        return
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise DraftError(f"{name}, line {number}: {len(line):,} characters on one line, more than "
+                             f"{MAX_LINE_CHARS:,}: not read (break the line)")
 
 
 @dataclass
@@ -246,6 +262,7 @@ class LatexReader:
     user_macros: dict[str, str] = field(default_factory=dict)  # \newcommand{\name}{body} → the body as text
     macro_bodies: dict[str, str] = field(default_factory=dict)  # … → the body as LaTeX (expanded in math)
     inclusions: int = 0  # include() calls that read a file, over every pass
+    macro_text: int = 0  # characters the author's macros have added so far
 
     # -- includes ---------------------------------------------------------------------------------
     def include(self, node: Any, source: _Source, chain: tuple[str | None, ...]) -> _Source | None:
@@ -301,7 +318,16 @@ class LatexReader:
         if not self.macro_bodies:
             return latex
         pattern = re.compile(r"\\(" + "|".join(map(re.escape, self.macro_bodies)) + r")(?![A-Za-z])")
-        return pattern.sub(lambda m: "{" + self.macro_bodies[m.group(1)] + "}", latex)
+        return pattern.sub(lambda m: "{" + self.macro_text_of(self.macro_bodies, m.group(1)) + "}", latex)
+
+    def macro_text_of(self, table: dict[str, str], name: str) -> str:
+        """The text macro ``name`` stands for, counted against ``MAX_MACRO_TEXT``."""
+        text = table[name]
+        self.macro_text += len(text)
+        if self.macro_text > MAX_MACRO_TEXT:
+            raise DraftError(f"{self.name}: the author's macros (last \\{name}) expand to more than "
+                             f"{MAX_MACRO_TEXT:,} characters in all; refused")
+        return text
 
     def learn_macros(self, source: _Source) -> None:
         """The author's argument-less macros (``\\newcommand{\\method}{CapProbe}``) as their text."""
@@ -493,7 +519,7 @@ class LatexReader:
         elif name in ("verb", "lstinline"):  # inline code reads as itself
             b.replaced(getattr(node.nodeargd, "verbatim_text", "") or "", start, end, src.key)
         elif name in self.user_macros:
-            b.replaced(self.user_macros[name], start, end, src.key)
+            b.replaced(self.macro_text_of(self.user_macros, name), start, end, src.key)
         else:  # accents, symbols, \% and the rest: pylatexenc's own text for them
             b.replaced(_node_text(node), start, end, src.key)
 
