@@ -473,6 +473,22 @@ def test_align_refuses_a_data_file_instead_of_reading_its_markup_as_prose(
                                            "(.tex .md .docx .txt) or a library paper id")
 
 
+def test_an_output_never_replaces_a_file_the_draft_includes(
+    world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main_tex = tmp_path / "main.tex"
+    main_tex.write_text("\\section{Intro}\nWe propose a method.\n\\input{part}\n", encoding="utf-8")
+    part = tmp_path / "part.tex"
+    part.write_text("\\section{Results}\nIt works well on two datasets.\n", encoding="utf-8")
+    other = tmp_path / "other.txt"
+    other.write_text("We propose a method. It works.\n", encoding="utf-8")
+    argv = ["align", str(main_tex), str(other), "--json", str(part), "--quiet", *model(world)]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and one_line(err) == (f"rhetorica: error: {part}: is a file the draft includes; write "
+                                           "--json to another file")
+    assert part.read_text(encoding="utf-8").startswith("\\section{Results}")
+
+
 def test_a_library_path_that_is_a_file_is_named_a_file(
     world: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -208,6 +208,17 @@ def check_output_file(path: str | Path | None, option: str = "the output", *, in
     return path
 
 
+def refuse_outputs_over_read_files(outputs: Sequence[tuple[str, Path | None]], read: Sequence[Path]) -> None:
+    """After a draft was read: no output may replace a file it includes (``\\input{part}`` and ``--json
+    part.tex``); the check before reading knew only the main file."""
+    for option, out in outputs:
+        if out is None or not out.is_file():
+            continue
+        for included in read:
+            if included.is_file() and os.path.samefile(out, included):
+                raise _error(f"{out}: is a file the draft includes; write {option} to another file")
+
+
 def check_output_folder(path: str | Path | None, option: str = "the output") -> Path | None:
     """``path`` checked as a folder to write into (created when missing), before the work starts:
     not an existing file, and in a writable place. None passes through."""

@@ -18,6 +18,7 @@ from app.commands._options import (
     nonblank,
     path_arg,
     progress_line,
+    refuse_outputs_over_read_files,
 )
 
 DRAFT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".tex", ".ltx", ".docx")
@@ -68,9 +69,10 @@ def _kind(spec: str) -> str:
 _NOT_PROSE = {".json", ".jsonl", ".xml", ".html", ".htm", ".csv", ".tsv", ".bib", ".ris"}
 
 
-def _draft_paper(path: Path) -> Any:
+def _draft_paper(path: Path, read: list[Path]) -> Any:
     """A draft file as a paper: a .tex/.md/.docx through ``core.draft_formats`` (headings as sections,
-    citations as "[1]", no markup); any other text file read as plain text."""
+    citations as "[1]", no markup); any other text file read as plain text. The files it includes are
+    added to ``read``."""
     from core.draft_formats import draft_format, parse_draft_text, read_draft
     from core.draft_formats.files import read_text_draft
     from core.draft_formats.paper import paper_from_draft
@@ -81,10 +83,11 @@ def _draft_paper(path: Path) -> Any:
         draft = parse_draft_text(read_text_draft(path, "a draft text file"), "txt", name=str(path))
     for warning in draft.warnings:
         print(f"rhetorica: note: {warning}", file=sys.stderr)
+    read.extend(path.parent / name for name in draft.files)
     return paper_from_draft(draft, title=path.stem, source=str(path))
 
 
-def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> Any:
+def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any, read: list[Path]) -> Any:
     from core.alignment.align import side_from_library
     from core.alignment.align_sides import analysed_side, pdf_side, require_text
     from core.errors import NotAPdfError
@@ -114,7 +117,7 @@ def _side(spec: str, args: argparse.Namespace, get_model: Any, library: Any) -> 
         if found.note:
             print(f"rhetorica: note: {found.note}", file=sys.stderr)
         return found.side
-    return analysed_side(_draft_paper(path), get_model(), ctx, kind="draft", name=spec)
+    return analysed_side(_draft_paper(path, read), get_model(), ctx, kind="draft", name=spec)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -168,10 +171,12 @@ def run(args: argparse.Namespace) -> int:
         return opened["library"]
 
     try:
-        sides = [_side(spec, args, get_model, library) for spec in (args.a, args.b)]
+        read: list[Path] = []
+        sides = [_side(spec, args, get_model, library, read) for spec in (args.a, args.b)]
     finally:
         if "library" in opened:
             opened["library"].close()
+    refuse_outputs_over_read_files((("--json", args.json), ("--md", args.md), ("--html", args.html)), read)
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     a, b = sides
