@@ -386,6 +386,10 @@ def test_docx_zip_bomb_is_refused_before_unpacking(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(docx_format, "MAX_UNPACKED", 1000)
     with pytest.raises(DraftError, match=r"unpacks to .* refused"):
         read_draft(good)
+    monkeypatch.setattr(docx_format, "MAX_UNPACKED", 10**9)  # the whole is fine, its text part is not
+    monkeypatch.setattr(docx_format, "MAX_DOCUMENT_XML", 100)
+    with pytest.raises(DraftError, match=r"its text part unpacks to 0 MB, more than a draft can be"):
+        read_draft(good)
 
 
 def test_draft_sentence_is_the_published_shape() -> None:

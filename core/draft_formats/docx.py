@@ -16,6 +16,9 @@ from core.draft_formats.types import ParsedDraft
 from core.errors import DraftError
 
 MAX_UNPACKED = 500_000_000  # bytes: a .docx whose parts unpack to more is refused (a zip bomb)
+# bytes of word/document.xml (the text and its markup; images are other parts): a 500-page book is about
+# 30 MB; 150 MB took minutes and gigabytes to read
+MAX_DOCUMENT_XML = 60_000_000
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
 _SKIPPED_STYLES = re.compile(r"^(caption|table of figures|toc .*|header|footer|footnote text|bibliography)$",
                              re.IGNORECASE)
@@ -60,6 +63,8 @@ def _check_package(path: Path) -> None:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
             unpacked = sum(info.file_size for info in archive.infolist())
+            text_part = "word/document.xml"
+            document_xml = archive.getinfo(text_part).file_size if text_part in names else 0
     except OSError as error:
         raise DraftError(f"{path}: cannot be read ({error.strerror or error})") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError):
@@ -70,6 +75,9 @@ def _check_package(path: Path) -> None:
     if unpacked > MAX_UNPACKED:
         raise DraftError(f"{path}: unpacks to {unpacked // 1_000_000} MB, more than a draft can be "
                          f"({MAX_UNPACKED // 1_000_000} MB); refused")
+    if document_xml > MAX_DOCUMENT_XML:
+        raise DraftError(f"{path}: its text part unpacks to {document_xml // 1_000_000} MB, more than a "
+                         f"draft can be ({MAX_DOCUMENT_XML // 1_000_000} MB); refused")
 
 
 def docx_paragraphs(path: Path) -> tuple[str | None, list[tuple[int | None, str]]]:
