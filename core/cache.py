@@ -13,6 +13,11 @@ float32 arrays (``content``, ``function``, ``figures``) read with ``allow_pickle
 entry's header records the ``.npz``'s sha256 and shapes, so a changed, cut or mismatched file is
 refused (:meth:`AnalysisCache.read_analysis` says why in one line) and the analysis is computed
 again.  Nothing read from the cache can run code.
+
+Every entry is checked whole before it is used: well-formed JSON of the wrong shape (a null where a
+sentence should be, a ``section_index`` outside the paper, a role Rhetorica does not have, a function
+label that is no id, nesting too deep to read) is a damaged entry like a cut file: removed, said in one
+line, and computed again.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.document import Paper, Sentence
+from core.document import Paper
 from core.fileio import atomic_write_bytes, atomic_write_text, file_sha256
+from core.json_shapes import ShapeError, as_list, as_object, entry, loads
 from core.paths import user_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +51,15 @@ VECTOR_ARRAYS = ("content", "function", "figures")  # the .npz of an embedded an
 
 def _safe(part: str) -> str:
     return _SAFE.sub("_", part)[:80] or "none"
+
+
+@dataclass(frozen=True)
+class CachedPaper:
+    """What :meth:`AnalysisCache.read_paper` found: the paper (None: a miss) and, when an entry was
+    there but damaged (and was removed), one line saying so."""
+
+    paper: Paper | None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,22 +95,34 @@ class AnalysisCache:
 
     # -- papers -------------------------------------------------------------------------
     def load_paper(self, sha256: str, parser_version: str) -> Paper | None:
+        """The cached paper, or None (see :meth:`read_paper`)."""
+        return self.read_paper(sha256, parser_version).paper
+
+    def read_paper(self, sha256: str, parser_version: str, name: str = "") -> CachedPaper:
+        """The cached parse of the PDF ``sha256`` (``name``: its file name, for the note) by
+        ``parser_version``. A damaged entry is removed and reported in ``note``."""
         path = self.paper_path(sha256, parser_version)
-        lines = self._read(path, "paper")
+        try:
+            return CachedPaper(self._read_paper(path, sha256))
+        except DamagedEntry as error:
+            self._drop(path)
+            return CachedPaper(None, f"The cached parse of {name or sha256[:12]} was damaged ({error}); "
+                                     "it is computed again.")
+
+    def _read_paper(self, path: Path, sha256: str) -> Paper | None:
+        lines = self._read_lines(path, "paper")
         if lines is None:
             return None
         header, chunks = lines
         try:
-            data = dict(header["paper"])
-            data["sentences"] = []
+            data = dict(as_object(entry(header, "paper", "the entry"), "the entry's paper"))
+            data["sentences"] = _chunk_items(chunks, "sentences")
             paper = Paper.from_dict(data)
-            paper.sentences = [Sentence.from_dict(s) for chunk in chunks for s in chunk["sentences"]]
-        except (KeyError, TypeError, ValueError):
-            self._drop(path)
-            return None
+            paper.check_links()
+        except ShapeError as error:
+            raise DamagedEntry(str(error)) from None
         if paper.sha256 and paper.sha256 != sha256:
-            self._drop(path)
-            return None
+            raise DamagedEntry("it is the entry of another PDF")
         return paper
 
     def save_paper(self, paper: Paper, sha256: str | None = None) -> Path:
@@ -140,22 +167,21 @@ class AnalysisCache:
 
     def _read_analysis(self, path: Path, paper: Paper, model_id: str) -> PaperAnalysis | None:
         from core.labelling.analysis import PaperAnalysis
-        from core.taxonomy.labels import RolePrediction
 
         lines = self._read_lines(path, "analysis")
         if lines is None:
             return None
         header, chunks = lines
         try:
-            data = dict(header["analysis"])
-            data["roles"] = []
+            data = dict(as_object(entry(header, "analysis", "the entry"), "the entry's analysis"))
+            data["roles"] = _chunk_items(chunks, "roles")
             analysis = PaperAnalysis.from_dict(data)
-            analysis.roles = [RolePrediction.from_dict(r) for chunk in chunks for r in chunk["roles"]]
-            vectors = header.get("vectors")
-        except (KeyError, TypeError, ValueError) as error:
-            raise DamagedEntry(f"unreadable entry: {type(error).__name__}") from None
+        except ValueError as error:  # a ShapeError names the field; others say what is unsupported
+            raise DamagedEntry(str(error)) from None
         if analysis.model_id != model_id or len(analysis.roles) != len(paper.sentences):
             raise DamagedEntry("it does not match the paper")
+        _check_labels(analysis)
+        vectors = header.get("vectors")
         if vectors is not None:
             self._attach_vectors(analysis, path.with_suffix(".npz"), vectors)
         return analysis
@@ -245,25 +271,20 @@ class AnalysisCache:
                   for i in range(0, len(items), CHUNK)]
         atomic_write_text(path, "\n".join(lines) + "\n")
 
-    def _read(self, path: Path, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        try:
-            return self._read_lines(path, kind)
-        except DamagedEntry:
-            self._drop(path)
-            return None
-
     @staticmethod
     def _read_lines(path: Path, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """The entry's header and chunks; None when there is none; :class:`DamagedEntry` when unreadable."""
         try:
             with open(path, encoding="utf-8") as handle:
-                header = json.loads(handle.readline())
+                header = loads(handle.readline())
                 if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT \
                         or header.get("kind") != kind:
                     raise ValueError("not a cache entry of this format")
-                chunks = [json.loads(line) for line in handle if line.strip()]
+                chunks = [loads(line) for line in handle if line.strip()]
         except FileNotFoundError:
             return None
+        except ShapeError as error:
+            raise DamagedEntry(str(error)) from None
         except (OSError, ValueError) as error:
             raise DamagedEntry(f"unreadable entry: {type(error).__name__}") from None
         if not all(isinstance(chunk, dict) for chunk in chunks):
@@ -274,6 +295,36 @@ class AnalysisCache:
     def _drop(path: Path) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _chunk_items(chunks: list[dict[str, Any]], key: str) -> list[Any]:
+    """The entry's items (sentences, roles) from its chunk lines, in order."""
+    return [item for i, chunk in enumerate(chunks)
+            for item in as_list(entry(chunk, key, f"chunk {i + 1}"), f"chunk {i + 1}'s '{key}'")]
+
+
+_FUNCTION_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # "main-finding", "none"
+
+def _check_labels(analysis: PaperAnalysis) -> None:
+    """Refuse (:class:`DamagedEntry`) a role or function label that Rhetorica does not have: a role not
+    in :data:`~core.taxonomy.labels.ROLES`, a function "id" that is no id at all. (Any well-formed id is
+    kept: a model trained on another version of the taxonomy has ids the bundled one lacks, and its
+    analyses must not be recomputed on every run.)"""
+    from core.taxonomy.labels import ROLES
+
+    for i, role in enumerate(analysis.roles):
+        unknown = sorted(set(role.probabilities) - set(ROLES))
+        if unknown:
+            raise DamagedEntry(f"role {i}: unknown role {unknown[0]!r}")
+    if analysis.functions is None:
+        return
+    if len(analysis.functions) != len(analysis.roles):
+        raise DamagedEntry("its functions do not match its sentences")
+    for i, function in enumerate(analysis.functions):
+        labels = {function.label, *(f for f, _ in function.top)}
+        bad = sorted(f for f in labels if not _FUNCTION_ID.fullmatch(f))
+        if bad:
+            raise DamagedEntry(f"function {i}: {bad[0][:40]!r} is not a function id")
 
 
 def _npz_bytes(content: np.ndarray, function: np.ndarray, figures: np.ndarray) -> bytes:

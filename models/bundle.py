@@ -17,6 +17,7 @@ from typing import Any
 
 from core.errors import ModelError
 from core.fileio import file_sha256
+from core.json_shapes import as_int, as_number, as_object, as_string, as_strings
 from core.paths import resources_dir
 
 FORMAT_VERSION = 1
@@ -67,6 +68,7 @@ class Manifest:
         absent = [key for key in required if key not in data]
         if absent:
             raise ValueError(f"missing field(s) {', '.join(absent)}")
+        check_shape(data, MANIFEST_SHAPE)
         values = {k: v for k, v in data.items() if k in known}
         manifest = cls(**values)
         if not manifest.labels or not all(isinstance(x, str) for x in manifest.labels):
@@ -76,6 +78,49 @@ class Manifest:
         if int(manifest.max_length) <= 2 or int(manifest.embedding_dim) <= 0:
             raise ValueError("'max_length' and 'embedding_dim' must be positive")
         return manifest
+
+
+# The shape of each manifest field the code reads, checked when the manifest is read (a ShapeError naming
+# the field): "string", "number", "count" (a whole number >= 1), "strings" (a list of strings), "object",
+# or a dict: an object whose listed keys are checked in turn ("*": every key). Only what the runtime
+# reads is listed (the records of how the bundle was made are not checked).
+CONTEXT_SHAPE: dict[str, Any] = {
+    "window": "count",
+    "adapter_input": "string",
+    "graphs": {"*": "string"},
+    "body_head": {"section_kinds": "strings"},
+    "role_calibration": {"role_head": {"temperature": "number"}, "body_head": {"temperature": "number"}},
+    "functions": {
+        "ids": "strings", "threshold": "number", "embedding_dim": "count",
+        "none_detector": {"file": "string", "bias": "number", "best_weight": "number", "threshold": "number"},
+        "role_prior": {"roles": "strings", "alpha": "number", "threshold": "number", "temperature": "number",
+                       "context_weight": "number", "kind_prior": {"beta": "number", "log_ratio": "object"}},
+    },
+    "adapters": {"*": {"labels": "strings", "file": "string", "embedding_scale": "number"}},
+    "figures": {"lexical_weight": "number", "ranker": "object"},
+}
+MANIFEST_SHAPE: dict[str, Any] = {
+    "name": "string", "version": "string", "base_model": "string", "labels": "strings",
+    "section_kinds": "strings", "max_length": "count", "embedding_dim": "count", "pooling": "string",
+    "context": CONTEXT_SHAPE, "quantization": "string", "files": {"*": "string"},
+    "metrics": {"*": "object"}, "training": "object", "created": "string",
+}
+_SHAPE_CHECKS: dict[str, Any] = {
+    "string": as_string, "number": as_number, "strings": as_strings, "object": as_object,
+    "count": lambda value, where: as_int(value, where, minimum=1),
+}
+
+
+def check_shape(value: object, shape: str | dict[str, Any], path: str = "") -> None:
+    """Refuse (:class:`~core.json_shapes.ShapeError`, a ``ValueError``) a ``value`` not of ``shape``
+    (see :data:`MANIFEST_SHAPE`); ``path``: its dotted name ("": the whole manifest)."""
+    if isinstance(shape, str):
+        _SHAPE_CHECKS[shape](value, f"'{path}'")
+        return
+    data = as_object(value, f"'{path}'" if path else "the manifest")
+    for key, inner in shape.items():
+        for name in (data if key == "*" else [key] if key in data else []):
+            check_shape(data[name], inner, f"{path}.{name}" if path else name)
 
 
 def check_format(version: object, path: Path) -> None:

@@ -71,22 +71,37 @@ def _load_draft(path: Path) -> Paper:
     return paper_from_draft(draft, title=path.stem, source=str(path))
 
 
-def _load_paper(path: Path, ctx: JobContext | None) -> Paper:
+def _load_paper_json(path: Path) -> Paper:
+    """A paper JSON (``parse --json``'s paper or ``analyze --json``'s {paper, analysis}), checked whole
+    before anything is printed: one line naming the first field that is wrong."""
     from core.document import Paper
-    from core.draft_formats import draft_format
     from core.errors import NotAPdfError
     from core.fileio import read_text_input
+    from core.json_shapes import loads
+
+    text = read_text_input(path, "a paper JSON", max_bytes=PAPER_JSON_LIMIT)
+    try:
+        data = loads(text)
+    except json.JSONDecodeError as error:
+        raise NotAPdfError(str(path), f"not valid JSON ({error.msg} at line {error.lineno}, column "
+                                      f"{error.colno})") from None
+    except ValueError as error:  # nested too deeply
+        raise NotAPdfError(str(path), f"not a paper JSON: {error}") from None
+    try:
+        paper = Paper.from_dict(data["paper"] if isinstance(data, dict) and "paper" in data else data)
+        paper.check_links()
+    except ValueError as error:
+        raise NotAPdfError(str(path), f"not a paper JSON: {' '.join(str(error).split())[:300]}") from None
+    return paper
+
+
+def _load_paper(path: Path, ctx: JobContext | None) -> Paper:
+    from core.draft_formats import draft_format
 
     if draft_format(path) is not None:
         return _load_draft(path)
     if path.suffix.lower() == ".json":
-        text = read_text_input(path, "a paper JSON", max_bytes=PAPER_JSON_LIMIT)
-        try:
-            data = json.loads(text)
-            return Paper.from_dict(data.get("paper", data))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            reason = " ".join(str(error).split())[:120]
-            raise NotAPdfError(str(path), f"not a paper JSON ({type(error).__name__}: {reason})") from None
+        return _load_paper_json(path)
     from core.pdf import parse_pdf
 
     return parse_pdf(path, ctx)
@@ -101,7 +116,11 @@ def _cached_paper(path: Path, cache: AnalysisCache | None, ctx: JobContext) -> t
     if cache is None or path.suffix.lower() != ".pdf":
         paper: Paper = _load_paper(path, ctx)
         return paper, ""
-    return cached_pdf_paper(path, cache, ctx, parse=_load_paper, save=False)
+    return cached_pdf_paper(path, cache, ctx, parse=_load_paper, save=False, on_note=_print_note)
+
+
+def _print_note(note: str) -> None:
+    print(f"rhetorica: note: {note}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     # The labels of the PDF's analysis by this model (the app's embedded analysis when it made it first).
     analysis, note = cached_analysis(paper, model.model_id, cache, sha, need_vectors=False)
     if note:
-        print(f"rhetorica: note: {note}", file=sys.stderr)
+        _print_note(note)
     cached = analysis is not None
     if analysis is None:
         analysis = analyze_paper(paper, model, ctx)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import Paper, Section
 from core.jobs import JobContext, ensure_context
+from core.json_shapes import as_list, as_number, as_object, as_string, entry, loads
 from core.model_api import RoleModel, StagedEncodingLike
 from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction
 
@@ -71,18 +72,26 @@ class PaperAnalysis:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PaperAnalysis:
+    def from_dict(cls, data: object) -> PaperAnalysis:
+        """An analysis from its JSON, every field checked (a ``ValueError``, a
+        :class:`~core.json_shapes.ShapeError` naming a bad field)."""
+        where = "the analysis"
+        data = as_object(data, where)
         version = data.get("schema_version", ANALYSIS_SCHEMA_VERSION)
-        if version != ANALYSIS_SCHEMA_VERSION:
-            raise ValueError(f"unsupported analysis schema version {version} "
+        if version != ANALYSIS_SCHEMA_VERSION or isinstance(version, bool):
+            raise ValueError(f"unsupported analysis schema version {version!r} "
                              f"(expected {ANALYSIS_SCHEMA_VERSION})")
+        roles = as_list(entry(data, "roles", where), f"{where}: 'roles'")
+        functions = entry(data, "functions", where, None)
+        timings = as_object(entry(data, "timings", where, {}), f"{where}: 'timings'")
         return cls(
-            paper_sha256=str(data["paper_sha256"]),
-            model_id=str(data["model_id"]),
-            roles=[RolePrediction.from_dict(r) for r in data["roles"]],
-            timings={str(k): float(v) for k, v in dict(data.get("timings", {})).items()},
-            functions=([FunctionPrediction.from_dict(f) for f in data["functions"]]
-                       if data.get("functions") is not None else None),
+            paper_sha256=as_string(entry(data, "paper_sha256", where), f"{where}: 'paper_sha256'"),
+            model_id=as_string(entry(data, "model_id", where), f"{where}: 'model_id'"),
+            roles=[RolePrediction.from_dict(r, f"role {i}") for i, r in enumerate(roles)],
+            timings={k: as_number(v, f"{where}: timing {k!r}") for k, v in timings.items()},
+            functions=(None if functions is None else
+                       [FunctionPrediction.from_dict(f, f"function {i}")
+                        for i, f in enumerate(as_list(functions, f"{where}: 'functions'"))]),
         )
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -90,7 +99,7 @@ class PaperAnalysis:
 
     @classmethod
     def from_json(cls, text: str) -> PaperAnalysis:
-        return cls.from_dict(json.loads(text))
+        return cls.from_dict(loads(text))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(), encoding="utf-8")

@@ -65,20 +65,23 @@ def start_embedded_analysis(paper: Paper, model: RoleModel, ctx: JobContext | No
 
 def cached_pdf_paper(path: str | Path, cache: AnalysisCache | None, ctx: JobContext | None = None, *,
                      parse: Callable[[Path, JobContext | None], Paper] | None = None,
-                     save: bool = True) -> tuple[Paper, str]:
+                     save: bool = True, on_note: Callable[[str], None] | None = None) -> tuple[Paper, str]:
     """A PDF's parsed paper and its sha256: from ``cache`` (keyed by the sha256 and the parser version)
     when it holds it, else parsed (``parse``, default :func:`core.pdf.parse_pdf` in this process) and
-    cached (``save``; a cache that cannot be written is skipped)."""
+    cached (``save``; a cache that cannot be written is skipped). ``on_note`` gets the one line saying
+    that the cached entry was damaged (it is parsed again)."""
     from core.fileio import file_sha256
     from core.pdf import PARSER_VERSION
 
     path = Path(path)
     sha = file_sha256(path)
     if cache is not None:
-        found = cache.load_paper(sha, PARSER_VERSION)
-        if found is not None:
-            found.source_path = str(path)
-            return found, sha
+        found = cache.read_paper(sha, PARSER_VERSION, path.name)
+        if found.note and on_note is not None:
+            on_note(found.note)
+        if found.paper is not None:
+            found.paper.source_path = str(path)
+            return found.paper, sha
     if parse is None:
         from core.pdf import parse_pdf
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.json_shapes import ShapeError, as_list, as_number, as_object, as_string, entry
+
 ROLES: tuple[str, ...] = ("background", "objective", "method", "result", "conclusion", "other")
 
 
@@ -30,12 +32,15 @@ class RolePrediction:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> RolePrediction:
-        raw = data["probabilities"]
-        if not isinstance(raw, dict):
-            raise ValueError("role prediction: 'probabilities' must be a mapping")
-        probs = {str(k): float(v) for k, v in raw.items()}
-        return cls(label=str(data["label"]), probabilities=probs)
+    def from_dict(cls, data: object, where: str = "role prediction") -> RolePrediction:
+        """A prediction from its JSON (:class:`~core.json_shapes.ShapeError` naming a bad field)."""
+        data = as_object(data, where)
+        raw = as_object(entry(data, "probabilities", where), f"{where}: 'probabilities'")
+        probs = {k: as_number(v, f"{where}: probability of {k!r}") for k, v in raw.items()}
+        label = as_string(entry(data, "label", where), f"{where}: 'label'")
+        if label not in probs:
+            raise ShapeError(f"{where}: its label {label!r} has no probability")
+        return cls(label=label, probabilities=probs)
 
 
 # A role label whose probability is below this is shown as uncertain (hatched/greyed, with the
@@ -96,11 +101,20 @@ class FunctionPrediction:
         return {"label": self.label, "top": [[f, round(p, 4)] for f, p in self.top]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> FunctionPrediction:
-        raw = data.get("top", [])
-        if not isinstance(raw, list):
-            raise ValueError("function prediction: 'top' must be a list of [id, probability]")
-        return cls(label=str(data["label"]), top=tuple((str(f), float(p)) for f, p in raw))
+    def from_dict(cls, data: object, where: str = "function prediction") -> FunctionPrediction:
+        """A prediction from its JSON (:class:`~core.json_shapes.ShapeError` naming a bad field)."""
+        data = as_object(data, where)
+        top = as_list(entry(data, "top", where, []), f"{where}: 'top'")
+        return cls(label=as_string(entry(data, "label", where), f"{where}: 'label'"),
+                   top=tuple(_candidate(c, f"{where}: candidate {i}") for i, c in enumerate(top)))
+
+
+def _candidate(value: object, where: str) -> tuple[str, float]:
+    """One ``[function id, probability]`` of a prediction's ``top``."""
+    pair = as_list(value, where)
+    if len(pair) != 2:
+        raise ShapeError(f"{where} must be [function id, probability]")
+    return as_string(pair[0], f"{where}'s id"), as_number(pair[1], f"{where}'s probability")
 
 
 def function_is_clear(prediction: FunctionPrediction | None) -> bool:
