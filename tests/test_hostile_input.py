@@ -487,6 +487,10 @@ def test_an_output_never_replaces_a_file_the_draft_includes(
     assert code == 2 and one_line(err) == (f"rhetorica: error: {part}: is a file the draft includes; write "
                                            "--json to another file")
     assert part.read_text(encoding="utf-8").startswith("\\section{Results}")
+    code, _, err = run(["analyze", str(main_tex), "--json", str(part), "--quiet", *model(world)], capsys)
+    assert code == 2 and one_line(err) == (f"rhetorica: error: {part}: is a file the draft includes; write "
+                                           "--json to another file")
+    assert part.read_text(encoding="utf-8").startswith("\\section{Results}")
 
 
 def test_a_library_path_that_is_a_file_is_named_a_file(

@@ -15,6 +15,7 @@ from app.commands._options import (
     check_output_file,
     path_arg,
     progress_line,
+    refuse_outputs_over_read_files,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,8 +58,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 PAPER_JSON_LIMIT = 500_000_000  # bytes: a paper JSON is a few MB
 
 
-def _load_draft(path: Path) -> Paper:
-    """A draft (.tex .md .docx .txt) as a paper; what its parser skipped goes to stderr, one line each."""
+def _load_draft(path: Path, read: list[Path]) -> Paper:
+    """A draft (.tex .md .docx .txt) as a paper; what its parser skipped goes to stderr, one line each; the
+    files it includes are added to ``read``."""
     from core.draft_formats import read_draft
     from core.draft_formats.paper import paper_from_draft
     from core.errors import DraftError
@@ -68,6 +70,7 @@ def _load_draft(path: Path) -> Paper:
         print(f"rhetorica: note: {warning}", file=sys.stderr)
     if not draft.sentences:
         raise DraftError(f"{path}: the draft has no sentences")
+    read.extend(path.parent / name for name in draft.files)
     return paper_from_draft(draft, title=path.stem, source=str(path))
 
 
@@ -95,11 +98,11 @@ def _load_paper_json(path: Path) -> Paper:
     return paper
 
 
-def _load_paper(path: Path, ctx: JobContext | None) -> Paper:
+def _load_paper(path: Path, ctx: JobContext | None, read: list[Path] | None = None) -> Paper:
     from core.draft_formats import draft_format
 
     if draft_format(path) is not None:
-        return _load_draft(path)
+        return _load_draft(path, [] if read is None else read)
     if path.suffix.lower() == ".json":
         return _load_paper_json(path)
     from core.pdf import parse_pdf
@@ -107,14 +110,15 @@ def _load_paper(path: Path, ctx: JobContext | None) -> Paper:
     return parse_pdf(path, ctx)
 
 
-def _cached_paper(path: Path, cache: AnalysisCache | None, ctx: JobContext) -> tuple[Paper, str]:
+def _cached_paper(path: Path, cache: AnalysisCache | None, ctx: JobContext,
+                  read: list[Path]) -> tuple[Paper, str]:
     """A PDF's paper and sha256 from ``cache`` when it holds it, else parsed (cached by ``run`` once the
     model is there: a refusal leaves no file behind); any other input (a paper JSON, a draft) is read
     as it is, with no key ("")."""
     from core.labelling.embedded_analysis import cached_pdf_paper
 
     if cache is None or path.suffix.lower() != ".pdf":
-        paper: Paper = _load_paper(path, ctx)
+        paper: Paper = _load_paper(path, ctx, read)
         return paper, ""
     return cached_pdf_paper(path, cache, ctx, parse=_load_paper, save=False, on_note=_print_note)
 
@@ -144,9 +148,12 @@ def run(args: argparse.Namespace) -> int:
     # The model loads (onnxruntime import, sha256 of the bundle, sessions) while the PDF parses.
     with ThreadPoolExecutor(max_workers=1) as pool:
         loading = pool.submit(load_model, args.model, device=args.device, threads=args.threads)
-        paper, sha = _cached_paper(args.pdf, cache, ctx)
+        read: list[Path] = []
+        paper, sha = _cached_paper(args.pdf, cache, ctx, read)
         parse_seconds = time.perf_counter() - started
         model = loading.result()
+    refuse_outputs_over_read_files((("--json", args.json), ("--export", args.export),
+                                    ("--annotated-pdf", args.annotated_pdf)), read)
     cache = cache if sha else None
     if cache is not None and not cache.paper_path(sha, paper.parser_version).is_file():
         with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next run slower
