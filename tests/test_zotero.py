@@ -266,6 +266,56 @@ def test_absent_damaged_and_foreign_databases_are_one_line(tmp_path: Path) -> No
     assert "damaged" in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_view_that_never_ends_is_stopped_with_one_line(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database is the user's file, but a view in it is a query: a recursive one hung the import."""
+    import time
+
+    import core.library.zotero as zotero_module
+
+    zotero = ZoteroFolder(tmp_path / "view")
+    with zotero.connect() as db:
+        db.executescript("DROP TABLE items; CREATE VIEW items AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+                         "SELECT x + 1 FROM r) SELECT x AS itemID, 1 AS itemTypeID, 1 AS libraryID, "
+                         "'AAAAAAAA' AS key, '' AS dateModified FROM r WHERE x < 0")
+    monkeypatch.setattr(zotero_module, "QUERY_SECONDS", 1.0)
+    started = time.monotonic()
+    with pytest.raises(ZoteroError, match=r"took longer than 1 s: damaged, or not Zotero's own database\?"):
+        read_zotero(zotero.folder)
+    assert time.monotonic() - started < 30
+
+
+def test_a_pipe_named_like_the_database_and_a_title_kept_as_bytes(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "pipe").mkdir()
+    os.mkfifo(tmp_path / "pipe" / "zotero.sqlite")
+    with pytest.raises(ZoteroError, match=r"zotero.sqlite is not a regular file \(a folder, a pipe or a "):
+        read_zotero(tmp_path / "pipe")
+    zotero = ZoteroFolder(tmp_path / "blob")
+    item = zotero.add_item("BLOB0001", "placeholder")
+    with zotero.connect() as db:
+        db.execute("UPDATE itemDataValues SET value = ? WHERE value = 'placeholder'", (b"A title as bytes",))
+    assert [e.item.title for e in read_zotero(zotero.folder).without_pdf] == ["A title as bytes"], item
+
+
+def test_copies_left_by_a_killed_run_are_removed_when_old(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import tempfile
+
+    import core.library.zotero as zotero_module
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old, new = tmp_path / "rhetorica-zotero-old", tmp_path / "rhetorica-zotero-new"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / "zotero.sqlite").write_bytes(b"copy")
+    os.utime(old, (1, 1))
+    zotero_module._remove_stale_copies()
+    assert not old.exists() and new.exists()
+
+
 def test_the_command_adds_reports_each_item_once_and_adds_nothing_the_second_time(
         fixture: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from app.cli import main

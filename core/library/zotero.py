@@ -23,11 +23,13 @@ A missing, damaged or non-Zotero database is one :class:`ZoteroError` line. No Q
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import sqlite3
 import tempfile
+import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from core.errors import RhetoricaError
+from core.errors import Cancelled, RhetoricaError
 from core.jobs import JobContext, ensure_context
 
 DATABASE_NAME = "zotero.sqlite"
@@ -47,6 +49,8 @@ TITLE_FIELDS = ("title", "caseName", "nameOfAct", "subject")  # the title and th
 # linkMode values (Zotero.Attachments.LINK_MODE_*)
 IMPORTED_FILE, IMPORTED_URL, LINKED_FILE, LINKED_URL = 0, 1, 2, 3
 COPY_TRIES = 3
+QUERY_SECONDS = 120.0  # reading a real Zotero database of 50,000 items takes seconds; past this it is not one
+STALE_COPY_SECONDS = 3600.0  # a copy left by a killed run is removed by the next run after this
 WHERE_DATA = ("give Zotero's data folder (Zotero › Settings › Advanced › Files and Folders › Data Directory "
               "Location)")
 REPAIR = ("Zotero itself can check and repair it (Settings › Advanced › Files and Folders › Database "
@@ -134,6 +138,8 @@ def zotero_database(folder: Path) -> tuple[Path, Path]:
     if not folder.exists():
         raise ZoteroError(f"no Zotero data folder at {folder}: {WHERE_DATA}")
     database = folder / DATABASE_NAME
+    if database.exists() and not database.is_file():
+        raise ZoteroError(f"{database} is not a regular file (a folder, a pipe or a device): {WHERE_DATA}")
     if not database.is_file():
         raise ZoteroError(f"no Zotero database in {folder} (no {DATABASE_NAME} there): {WHERE_DATA}")
     return folder, database
@@ -155,7 +161,8 @@ def database_copy(database: Path) -> Iterator[Path]:
     """A private copy of ``database`` (with its ``-wal``/``-journal``), removed afterwards; copied
     again (up to three times) when Zotero changes the files during the copy."""
     companions = [Path(f"{database}{suffix}") for suffix in ("-wal", "-journal")]
-    with tempfile.TemporaryDirectory(prefix="rhetorica-zotero-") as work:
+    _remove_stale_copies()
+    with tempfile.TemporaryDirectory(prefix=COPY_PREFIX) as work:
         copy = Path(work) / DATABASE_NAME
         for _ in range(COPY_TRIES):
             before = _state([database, *companions])
@@ -173,6 +180,19 @@ def database_copy(database: Path) -> Iterator[Path]:
                 break
         _settle(copy)
         yield copy
+
+
+COPY_PREFIX = "rhetorica-zotero-"
+
+
+def _remove_stale_copies() -> None:
+    """Copies that a killed run (SIGKILL: no clean-up) left in the temporary folder, once they are old."""
+    now = time.time()
+    for old in Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if old.is_dir() and not old.is_symlink() and now - old.stat().st_mtime > STALE_COPY_SECONDS \
+                    and old.stat().st_uid == os.getuid():
+                shutil.rmtree(old)
 
 
 def _settle(copy: Path) -> None:
@@ -209,12 +229,35 @@ def _connect(copy: Path, database: Path) -> sqlite3.Connection:
     return connection
 
 
+class _Deadline:
+    """SQLite's progress handler: stops a query past ``QUERY_SECONDS``, on Ctrl-C or when the job is
+    cancelled (the database is the user's file, but a view in it is a query of its own, which could run
+    for ever: a recursive view hung the import, deaf to Ctrl-C)."""
+
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        self.ends = time.monotonic() + QUERY_SECONDS
+        self.why = ""
+
+    def __call__(self) -> int:
+        try:
+            if self.ctx.cancelled:
+                self.why = "cancelled"
+            elif time.monotonic() > self.ends:
+                self.why = f"took longer than {QUERY_SECONDS:.0f} s"
+        except KeyboardInterrupt:
+            self.why = "interrupted"
+        return 1 if self.why else 0
+
+
 # -- reading the items ---------------------------------------------------------------------------
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str(value: Any) -> str:
+    if isinstance(value, bytes):  # a value stored as a blob
+        return value.decode("utf-8", "replace")
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
@@ -251,10 +294,18 @@ def _table(tables: set[str], combined: str, base: str) -> str:
     return combined if combined in tables else base
 
 
-def _read_rows(connection: sqlite3.Connection, database: Path, sql: str) -> list[tuple[Any, ...]]:
+def _read_rows(connection: sqlite3.Connection, database: Path, sql: str,
+               deadline: _Deadline | None = None) -> list[tuple[Any, ...]]:
     try:
         return connection.execute(sql).fetchall()
     except sqlite3.DatabaseError as error:
+        if deadline is not None and deadline.why == "interrupted":
+            raise KeyboardInterrupt from None
+        if deadline is not None and deadline.why == "cancelled":
+            raise Cancelled() from None
+        if deadline is not None and deadline.why:
+            raise ZoteroError(f"reading {database} {deadline.why}: damaged, or not Zotero's own database? "
+                              f"{REPAIR}") from None
         raise ZoteroError(f"{database} is damaged ({error}): {REPAIR}") from None
 
 
@@ -271,44 +322,48 @@ class _Raw:
 
 
 def _query(connection: sqlite3.Connection, database: Path, ctx: JobContext) -> _Raw:
-    tables = {str(r[0]) for r in _read_rows(connection, database,
-                                            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    deadline = _Deadline(ctx)
+    connection.set_progress_handler(deadline, 20_000)
+
+    def read(sql: str) -> list[tuple[Any, ...]]:
+        return _read_rows(connection, database, sql, deadline)
+
+    tables = {str(r[0]) for r in read("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     item_types = _table(tables, "itemTypesCombined", "itemTypes")
     fields = _table(tables, "fieldsCombined", "fields")
     raw = _Raw()
     feeds = ("AND i.libraryID NOT IN (SELECT libraryID FROM libraries WHERE type = 'feed')"
              if "libraries" in tables else "")
     ctx.progress(0, 4, "reading Zotero items")
-    for item_id, library_id, key, type_name, modified in _read_rows(
-            connection, database, "SELECT i.itemID, i.libraryID, i.key, t.typeName, i.dateModified "
+    for item_id, library_id, key, type_name, modified in read(
+            "SELECT i.itemID, i.libraryID, i.key, t.typeName, i.dateModified "
             f"FROM items i LEFT JOIN {item_types} t ON t.itemTypeID = i.itemTypeID WHERE 1 {feeds}"):
         if _int(item_id) is not None and isinstance(key, str) and KEY_PATTERN.fullmatch(key):
             raw.items[item_id] = (_int(library_id) or 1, key, _str(type_name), _str(modified))
     ctx.progress(1, 4, "reading Zotero metadata")
     wanted = ", ".join(f"'{name}'" for name in (*TITLE_FIELDS, "date", "DOI", "extra"))
-    for item_id, name, value in _read_rows(
-            connection, database, "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
+    for item_id, name, value in read(
+            "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
             f"JOIN {fields} f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID "
             f"WHERE f.fieldName IN ({wanted})"):
         raw.fields.setdefault(item_id, {})[_str(name)] = _str(value)
     ctx.progress(2, 4, "reading Zotero creators")
     creator_types = ("LEFT JOIN creatorTypes ct ON ct.creatorTypeID = ic.creatorTypeID"
                      if "creatorTypes" in tables else "LEFT JOIN (SELECT NULL AS creatorType) ct")
-    for item_id, first, last, mode, kind in _read_rows(
-            connection, database, "SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode, ct.creatorType "
+    for item_id, first, last, mode, kind in read(
+            "SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode, ct.creatorType "
             f"FROM itemCreators ic JOIN creators c ON c.creatorID = ic.creatorID {creator_types} "
             "ORDER BY ic.itemID, ic.orderIndex"):
         name = _name(_str(first), _str(last), _int(mode))
         if name:
             raw.creators.setdefault(item_id, []).append((name, _str(kind)))
     ctx.progress(3, 4, "reading Zotero attachments")
-    for item_id, parent, link_mode, content_type, path in _read_rows(
-            connection, database,
+    for item_id, parent, link_mode, content_type, path in read(
             "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments"):
         if _int(item_id) is not None:
             raw.attachments.append((item_id, _int(parent), _int(link_mode), _str(content_type), _str(path)))
     if "deletedItems" in tables:
-        raw.trashed = {r[0] for r in _read_rows(connection, database, "SELECT itemID FROM deletedItems")}
+        raw.trashed = {r[0] for r in read("SELECT itemID FROM deletedItems")}
     ctx.progress(4, 4, "read the Zotero database")
     return raw
 
