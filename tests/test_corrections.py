@@ -69,6 +69,24 @@ def test_jsonl_export_is_the_training_format_and_imports_back(tmp_path) -> None:
         Corrections(store).import_jsonl(tmp_path / "bad.jsonl")
 
 
+@pytest.mark.parametrize(("row", "reason"), [
+    ('{"text": "x y", "label": "method", "position": Infinity}', "'position' must be a whole number"),
+    ('{"text": "x y", "label": "method", "position": 1e300}', "'position' is out of range"),
+    ('{"text": "x y", "label": "method", "created": Infinity}', "'created' must be a time"),
+    ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+    ('["text", "label"]', "a row must be a JSON object"),
+])
+def test_a_bad_row_stops_the_import_before_anything_is_added(tmp_path, row: str, reason: str) -> None:
+    path = tmp_path / "in.jsonl"
+    good = json.dumps({"text": "We measured accuracy.", "label": "method"})
+    path.write_text(f"{good}\n{row}\n", encoding="utf-8")
+    with open_store(tmp_path / "lib") as store:
+        corrections = Corrections(store)
+        with pytest.raises(CorrectionError, match=r"in\.jsonl:2: not a correction \(.*" + reason):
+            corrections.import_jsonl(path)
+        assert corrections.all() == []  # not the good first row either
+
+
 def test_the_command_line_adds_lists_exports_and_imports(tmp_path, capsys) -> None:
     from app.cli import main
 

@@ -15,6 +15,7 @@ version in ``meta``); corrections are exported and imported as JSONL in the gene
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -105,6 +106,43 @@ def _check(correction: Correction, known_functions: frozenset[str] | None = None
         raise CorrectionError(f"{correction.corrected!r} is not a function of the taxonomy")
 
 
+def _correction_of(row: object, default_doc: str) -> Correction:
+    """A correction from one JSON row (this module's export, or a training row with a ``label``)."""
+    if not isinstance(row, dict):
+        raise CorrectionError("a row must be a JSON object")
+    if "label" in row:
+        field_name, corrected = "role", str(row["label"])
+    elif "function" in row:
+        field_name, corrected = "function", str(row["function"])
+    else:
+        raise CorrectionError("it has neither 'label' nor 'function'")
+    return Correction(
+        doc_id=str(row.get("doc_id", default_doc)), text=str(row["text"]), field=field_name,
+        corrected=corrected, predicted=str(row.get("predicted", "")),
+        section_kind=str(row.get("section_kind") or ""), context_before=str(row.get("context_before", "")),
+        context_after=str(row.get("context_after", "")), title=str(row.get("title", "")),
+        position=_bounded_int(row.get("position", -1), "position"),
+        model_id=str(row.get("model_id", "")), created=_time_stamp(row.get("created", 0.0)))
+
+
+def _bounded_int(value: object, name: str) -> int:
+    """A whole number SQLite can store (``int(1e300)`` overflows it; ``int(inf)`` raises OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CorrectionError(f"'{name}' must be a whole number")
+    number = int(value)
+    if not -(2**63) <= number < 2**63:
+        raise CorrectionError(f"'{name}' is out of range")
+    return number
+
+
+def _time_stamp(value: object) -> float:
+    """Seconds since 1970, finite (an ``Infinity`` was stored, then exported as invalid JSON)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value < 1e11:
+        raise CorrectionError("'created' must be a time (seconds since 1970)")
+    return float(value)
+
+
 class Corrections:
     """The corrections table of one library database."""
 
@@ -165,41 +203,33 @@ class Corrections:
 
     def export_jsonl(self, path: Path) -> int:
         """Write every correction as JSONL (written to a temporary file, then renamed); returns the count."""
-        rows = [json.dumps(c.to_training_row(), ensure_ascii=False) for c in self.all()]
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(r + "\n" for r in rows), encoding="utf-8")
-        tmp.replace(path)
+        from core.fileio import atomic_write_text
+
+        rows = [json.dumps(c.to_training_row(), ensure_ascii=False, allow_nan=False) for c in self.all()]
+        atomic_write_text(path, "".join(r + "\n" for r in rows))
         return len(rows)
 
     def import_jsonl(self, path: Path, known_functions: frozenset[str] | None = None) -> int:
         """Add the corrections of a JSONL file (this module's export, or plain training rows with a
-        ``label``); returns how many were added or updated. A bad line stops with its line number."""
-        added = 0
+        ``label``); returns how many were added or updated. Every line is read and checked first: a bad
+        one stops with its line number and nothing is added."""
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as error:
             raise CorrectionError(f"cannot read {path}: {error}") from None
+        corrections = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-                if "label" in row:
-                    field_name, corrected = "role", str(row["label"])
-                elif "function" in row:
-                    field_name, corrected = "function", str(row["function"])
-                else:
-                    raise CorrectionError("it has neither 'label' nor 'function'")
-                correction = Correction(
-                    doc_id=str(row.get("doc_id", path.name)), text=str(row["text"]), field=field_name,
-                    corrected=corrected, predicted=str(row.get("predicted", "")),
-                    section_kind=str(row.get("section_kind") or ""),
-                    context_before=str(row.get("context_before", "")),
-                    context_after=str(row.get("context_after", "")),
-                    title=str(row.get("title", "")), position=int(row.get("position", -1)),
-                    model_id=str(row.get("model_id", "")), created=float(row.get("created", 0.0)))
-                self.add(correction, known_functions)
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError, CorrectionError) as error:
+                correction = _correction_of(json.loads(line), path.name)
+                _check(correction, known_functions)
+            except RecursionError:
+                raise CorrectionError(f"{path}:{number}: not a correction (JSON nested too deeply)") from None
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError,
+                    CorrectionError) as error:
                 raise CorrectionError(f"{path}:{number}: not a correction ({error})") from None
-            added += 1
-        return added
+            corrections.append(correction)
+        for correction in corrections:
+            self.add(correction, known_functions)
+        return len(corrections)
