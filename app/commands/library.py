@@ -34,9 +34,18 @@ def note(message: str) -> None:
 
 
 def _open(args: argparse.Namespace) -> Any:
+    """The library, created where there is none yet (the commands that add papers)."""
     from core.library.library import Library
 
     return Library(_library_dir(args), on_notice=note)
+
+
+def _open_existing(args: argparse.Namespace) -> Any:
+    """The library; a folder without one is an error ("no library at …"), never a new empty library."""
+    from core.library.store import require_library
+
+    require_library(_library_dir(args))
+    return _open(args)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -199,14 +208,14 @@ def _import_jsonl(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    with _open(args) as library:
+    with _open_existing(args) as library:
         count = library.remove(args.paper_id)
     print(f"removed {args.paper_id} ({count} sentences)")
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    with _open(args) as library:
+    with _open_existing(args) as library:
         papers = library.store.papers()
         metadata = library.store.metadata()
     if args.json:
@@ -232,7 +241,7 @@ def _metadata(metadata: dict[str, Any], paper_id: str) -> dict[str, Any]:
 
 def _stats(args: argparse.Namespace) -> int:
     folder = _library_dir(args)
-    with _open(args) as library:
+    with _open_existing(args) as library:
         stats = library.stats()
     print(json.dumps({"library": str(folder), "papers": stats.papers, "sentences": stats.sentences,
                       "models": stats.models, "database_mb": round(stats.database_bytes / 1e6, 2)}, indent=2))
@@ -242,7 +251,7 @@ def _stats(args: argparse.Namespace) -> int:
 def _rebuild(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
 
-    with _open(args) as library:
+    with _open_existing(args) as library:
         library.rebuild(JobContext(progress_line(args.quiet)))
         count = library.stats().sentences
     if not args.quiet and sys.stderr.isatty():

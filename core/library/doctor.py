@@ -1,8 +1,9 @@
 """The library doctor (``rhetorica library doctor``, the GUI's "Repair library…"): check a library
 folder and put right what can be put right.
 
-:func:`diagnose` reads, changes nothing: the database (``PRAGMA integrity_check``, then each paper's
-sentence count against its sentences), or that it is missing or empty where a library existed; and
+:func:`diagnose` reads, changes nothing: the database (``PRAGMA integrity_check``, then the tables,
+columns and row values the readers rely on, :mod:`core.library.row_check`, then each paper's sentence
+count against its sentences), or that it is missing or empty where a library existed; and
 each index file against its integrity record (:func:`core.library.index.check_index_file`), under
 today's name (``content.ann``, ``function.ann``) or, where only that is there, the earlier one
 (``content.hnsw``, ``function.hnsw``), which the report names (opening the library moves it).
@@ -11,7 +12,8 @@ today's name (``content.ann``, ``function.ann``) or, where only that is there, t
 
 * a healthy database: the index files that fail their check are rebuilt from it (and any still under
   an earlier name are moved to today's, :mod:`core.library.index_names`);
-* a damaged database: every paper whose rows SQLite can still read is copied into a NEW database
+* a damaged database (damaged pages, or rows and schema the readers cannot use): every paper whose
+  rows SQLite can still read is copied into a NEW database
   (:func:`salvage`), the damaged file is kept beside it as ``library.sqlite3.damaged-<time>`` (never
   deleted), and the indexes are rebuilt from the new one;
 * a missing or empty database: restored by the same salvage from the newest damaged copy an
@@ -20,17 +22,23 @@ today's name (``content.ann``, ``function.ann``) or, where only that is there, t
 
 Salvage rule: SQLite is asked for the rows themselves, by rowid ranges (a range that fails is read
 again row by row, so one damaged page costs only its rows): first the papers, then the sentences in
-id order. A paper is recovered only when ALL of its ``sentence_count`` sentences are readable and
-well-formed (text, labels, finite vectors of the library's width, each position once); a paper with
-a missing sentence is lost whole, never stored short. A paper whose own row cannot be read is still
-recovered when the database's indexes name it (its id and sha256 from the two unique indexes, its
-sentence count from the sentences index) and all its sentences are readable; its title, source and
-date are lost then (kind "recovered"; the model id is the one every readable paper has, else empty),
-and the report says how many. Recovered papers keep their ids, sentence ids (so ids are never
-reused), dates and labels; corrections whose rows are readable are kept too; the meta keys are
-copied except the index records (the indexes are rebuilt). A file whose header SQLite no longer
-accepts is read through a copy with a rebuilt header. This reads the database through its b-trees,
-like SQLite's ``.recover`` without its page scan: rows under a damaged interior page are lost with it.
+id order. Every sentence that is readable and usable (its text, its position once, a content vector
+and any function vector of the library's widths, the sizes most vectors have, with sound values) is
+kept with its paper; a damaged label or number is put right
+(:func:`core.library.row_check.clean_sentence`: an unknown role becomes "other" with confidence 0, an
+unknown section kind its heading's). A paper keeps the sentences that could be kept: its sentence
+count is then theirs, and the report names it as kept short (removing it and adding it again makes it
+whole). A paper none of whose sentences can be kept is lost, and so are sentences whose paper row is
+gone; the report names or counts them. Columns a damaged schema lacks are read as their defaults (a
+missing title is ''). A paper whose own row cannot be read is still recovered when the database's
+indexes name it (its id and sha256 from the two unique indexes, its sentence count from the
+sentences index); its title, source and date are lost then (kind "recovered"; the model id is the one
+every readable paper has, else empty), and the report says how many. Recovered papers keep their
+ids, sentence ids (so ids are never reused), dates and labels; corrections whose rows are readable
+are kept too; the meta keys are copied except the index records (the indexes are rebuilt). A file
+whose header SQLite no longer accepts is read through a copy with a rebuilt header. This reads the
+database through its b-trees, like SQLite's ``.recover`` without its page scan: rows under a damaged
+interior page are lost with it.
 
 No Qt, no torch, no model: nothing is re-labelled or re-embedded.
 """
@@ -39,21 +47,28 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from core.jobs import JobContext, ensure_context
 from core.library.index import IndexRecord, check_index_file
 from core.library.index_names import index_file, index_file_in_use
+from core.library.row_check import (
+    Widths,
+    bad_vector_values,
+    blob_size,
+    check_library,
+    clean_sentence,
+    is_number,
+    widths_of,
+)
 from core.library.store import (
     DAMAGED_SUFFIX,
     DATABASE_NAME,
@@ -79,6 +94,7 @@ SENTENCE_COLUMNS = ("id", "paper", "position", "text", "section", "section_kind"
 METADATA_COLUMNS = ("id", "authors", "year", "doi", "source_key")
 CORRECTION_COLUMNS = ("id", "created", "doc_id", "title", "position", "text", "context_before",
                       "context_after", "section_kind", "field", "predicted", "corrected", "model_id")
+Row = tuple[Any, ...]
 
 
 # -- what the doctor finds --------------------------------------------------------------------------
@@ -148,9 +164,15 @@ class Salvage:
     sentences_recovered: int = 0
     papers_total: int | None = None  # as counted by SQLite (None: the count itself failed)
     sentences_total: int | None = None
-    lost: list[tuple[str, str, int]] = field(default_factory=list)  # (id, title, sentences): read, incomplete
+    lost: list[tuple[str, str, int]] = field(default_factory=list)  # (id, title, sentences): none kept
     lost_unread: list[str] = field(default_factory=list)  # ids of papers whose row could not be read
     untitled: int = 0  # papers recovered from their sentences and the indexes: title, source, date lost
+    short: list[tuple[str, str, int, int]] = field(default_factory=list)  # (id, title, kept, had): kept short
+    orphans: int = 0  # usable sentences left out: their paper row is gone (and no index names it)
+    fixed: Counter[str] = field(default_factory=Counter)  # damaged values put right in the sentences kept
+    lost_columns: list[str] = field(default_factory=list)  # "papers.title": a column the schema lost
+    partial_papers: int = 0  # papers kept whose rows were read value by value (some values left blank)
+    partial_sentences: int = 0  # the same for the sentences kept
     corrections_recovered: int = 0
     corrections_total: int | None = None
     notes: list[str] = field(default_factory=list)  # how it was read, when that was unusual
@@ -174,7 +196,8 @@ class Salvage:
         if self.papers_total is None or self.sentences_total is None:
             return False
         corrections = self.corrections_total is None or self.corrections_recovered >= self.corrections_total
-        return self.papers_lost == 0 and not self.sentences_lost and corrections
+        blanks = self.lost_columns or self.partial_papers or self.partial_sentences
+        return self.papers_lost == 0 and not self.sentences_lost and corrections and not blanks
 
     def lines(self) -> list[str]:
         papers, sentences = f"{self.papers_recovered}", f"{self.sentences_recovered:,}"
@@ -189,17 +212,41 @@ class Salvage:
         if self.untitled:
             out.append(f"{self.untitled} of them from their sentences and the database's indexes alone "
                        "(their own rows are unreadable): their titles, sources and dates are lost")
+        out.extend(self._short_lines())
         if self.papers_lost:
-            lost_sentences = "" if self.sentences_lost is None else f", {self.sentences_lost:,} sentences"
             named = [f"{pid[:16]} “{title[:50]}” ({n} sentences)" for pid, title, n in self.lost]
             named += [f"{pid[:16]} (its row is unreadable)" for pid in self.lost_unread]
             unnamed = self.papers_lost - len(named)
             more = f"; {unnamed} more not named" if unnamed > 0 else ""
-            shown = "; ".join(named[:10]) + (f"; … {len(named) - 10} more" if len(named) > 10 else "")
-            out.append(f"lost {_count_of(self.papers_lost, 'paper')}{lost_sentences}: {shown}{more}")
+            out.append(f"lost {_count_of(self.papers_lost, 'paper')} (none of their sentences could be read "
+                       f"or used): {_first_ten(named)}{more}")
         if self.corrections_total or self.corrections_recovered:
             total = "?" if self.corrections_total is None else str(self.corrections_total)
             out.append(f"recovered {self.corrections_recovered} of {total} label corrections")
+        return out
+
+    def _short_lines(self) -> list[str]:
+        """The papers kept without some of their sentences, the sentences left out because their
+        paper is gone, and the damaged values put right."""
+        out = []
+        if self.short:
+            missing = sum(had - kept for _, _, kept, had in self.short)
+            named = [f"{pid[:16]} “{title[:50]}” ({kept} of {had} sentences)"
+                     for pid, title, kept, had in self.short]
+            out.append(f"kept {_count_of(len(self.short), 'paper')} without {_count_of(missing, 'sentence')} "
+                       f"that could not be read or used: {_first_ten(named)}; to make one whole again, "
+                       "remove it ('rhetorica library remove ID') and add it again")
+        if self.orphans:
+            out.append(f"left out {_count_of(self.orphans, 'sentence')} whose paper is gone from the "
+                       "database (its row is missing and no index names it)")
+        partial = [_count_of(n, word) for n, word in ((self.partial_papers, "paper"),
+                                                      (self.partial_sentences, "sentence")) if n]
+        if partial:
+            out.append(f"read {' and '.join(partial)} value by value (their rows are partly unreadable): the "
+                       "values that could not be read (a title, a source, a label) are left blank")
+        if self.fixed:
+            fixed = "; ".join(f"{what}: {n}" for what, n in sorted(self.fixed.items()))
+            out.append(f"put right damaged values: {fixed}")
         return out
 
 
@@ -229,6 +276,10 @@ class RepairReport:
 
 def _count_of(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _first_ten(named: list[str]) -> str:
+    return "; ".join(named[:10]) + (f"; … {len(named) - 10} more" if len(named) > 10 else "")
 
 
 # -- diagnosis --------------------------------------------------------------------------------------
@@ -299,38 +350,54 @@ def _one(connection: sqlite3.Connection, sql: str, args: Sequence[Any] = ()) -> 
 
 def check_database(path: Path, *, quick: bool = False) -> DatabaseHealth:
     """``PRAGMA integrity_check`` (``quick``: ``quick_check``, which skips comparing the indexes
-    with the tables), then each paper's sentence count against its sentences."""
+    with the tables), then the schema and rows the readers rely on (:func:`check_library`; not
+    ``quick``: every vector's values too), then each paper's sentence count against its sentences."""
     try:
         connection = _read_only(path)
     except sqlite3.Error as error:
         return DatabaseHealth("damaged", (str(error),))
     try:
         try:
-            pragma = "quick_check" if quick else "integrity_check"
-            rows = [str(r[0]) for r in connection.execute(f"PRAGMA {pragma}(50)").fetchall()]
-        except sqlite3.DatabaseError as error:
-            return DatabaseHealth("damaged", (str(error),))
-        if rows != ["ok"]:
-            lines = [line.strip() for row in rows for line in row.splitlines()]
-            return DatabaseHealth("damaged", tuple(x for x in lines if x and not x.startswith("***")))
-        version = _one(connection, "PRAGMA user_version")
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise LibraryError(f"{path} was written by a newer Rhetorica (library schema {version}): use it "
-                               "to check this library")
-        try:
-            short = connection.execute(
-                "SELECT p.paper_id, p.sentence_count, COUNT(s.id) FROM papers p LEFT JOIN sentences s "
-                "ON s.paper = p.id GROUP BY p.id HAVING COUNT(s.id) != p.sentence_count LIMIT 20").fetchall()
+            problems = _page_problems(connection, quick) or _content_problems(connection, path, quick)
+            if problems:
+                return DatabaseHealth("damaged", problems)
             papers = int(connection.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
             sentences = int(connection.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])
         except sqlite3.DatabaseError as error:
             return DatabaseHealth("damaged", (str(error),))
-        if short:
-            return DatabaseHealth("damaged", tuple(f"paper {pid[:16]} should have {n} sentences, has {m}"
-                                                   for pid, n, m in short))
         return DatabaseHealth("ok", (), papers, sentences)
     finally:
         connection.close()
+
+
+def _page_problems(connection: sqlite3.Connection, quick: bool) -> tuple[str, ...]:
+    """What SQLite's own check reports (nothing: the file's pages are sound)."""
+    pragma = "quick_check" if quick else "integrity_check"
+    rows = [str(r[0]) for r in connection.execute(f"PRAGMA {pragma}(50)").fetchall()]
+    if rows == ["ok"]:
+        return ()
+    lines = [line.strip() for row in rows for line in row.splitlines()]
+    return tuple(x for x in lines if x and not x.startswith("***"))
+
+
+def _content_problems(connection: sqlite3.Connection, path: Path, quick: bool) -> tuple[str, ...]:
+    """What the library's readers could not use: a missing table or column, rows with wrong values,
+    vectors with damaged values (not ``quick``), papers whose sentence count is not their sentences'."""
+    version = _one(connection, "PRAGMA user_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise LibraryError(f"{path} was written by a newer Rhetorica (library schema {version}): use it "
+                           "to check this library")
+    rows = check_library(connection)
+    if not rows.ok:
+        return tuple(rows.problems())
+    values = 0 if quick else bad_vector_values(connection, rows.widths)
+    if values:
+        return (f"{_count_of(values, 'sentence')} with a vector holding a damaged value (not finite, or far "
+                "too large)",)
+    short = connection.execute(
+        "SELECT p.paper_id, p.sentence_count, COUNT(s.id) FROM papers p LEFT JOIN sentences s "
+        "ON s.paper = p.id GROUP BY p.id HAVING COUNT(s.id) != p.sentence_count LIMIT 20").fetchall()
+    return tuple(f"paper {pid[:16]} should have {n} sentences, has {m}" for pid, n, m in short)
 
 
 def check_indexes(path: Path) -> tuple[IndexHealth, ...]:
@@ -374,11 +441,62 @@ def _rows(connection: sqlite3.Connection, sql: str, args: Sequence[Any]) -> list
         return None
 
 
+class _Needed:
+    """The stand-in of a column a row cannot do without (:class:`PartialRead`)."""
+
+
+NEEDED = _Needed()
+
+
+@dataclass
+class PartialRead:
+    """How :func:`scan_rows` reads a row that cannot be read whole (a value SQLite cannot decode, an
+    overflow page that is damaged): value by value, each value that fails read as its column's
+    stand-in (NEEDED: the row is lost without it). ``rowids``: the rows read so."""
+
+    stand_ins: tuple[Any, ...]
+    rowids: set[int] = field(default_factory=set)
+
+
+def _row_by_values(connection: sqlite3.Connection, table: str, columns: Sequence[str], rowid: int,
+                   partial: PartialRead) -> Row | None:
+    where = f"FROM {table} WHERE {columns[0]} = ?"
+    if _rows(connection, f"SELECT {columns[0]} {where}", (rowid,)) != [(rowid,)]:
+        return None
+    values = []
+    for column, stand_in in zip(columns, partial.stand_ins, strict=True):
+        read = _rows(connection, f"SELECT {column} {where}", (rowid,))
+        if read:
+            values.append(read[0][0])
+        elif stand_in is NEEDED:
+            return None
+        else:
+            values.append(stand_in)
+    partial.rowids.add(rowid)
+    return tuple(values)
+
+
+def _one_by_one(connection: sqlite3.Connection, table: str, columns: Sequence[str], rowids: range,
+                partial: PartialRead | None) -> list[Row]:
+    """The rows of these rowids, each read alone (a row that cannot be read whole: value by value,
+    with ``partial``)."""
+    select = f"SELECT {', '.join(columns)} FROM {table} WHERE {columns[0]} = ?"
+    found: list[Row] = []
+    for rowid in rowids:
+        rows = _rows(connection, select, (rowid,))
+        if rows is None and partial is not None:
+            row = _row_by_values(connection, table, columns, rowid, partial)
+            rows = [] if row is None else [row]
+        found.extend(rows or ())
+    return found
+
+
 def scan_rows(connection: sqlite3.Connection, table: str, columns: Sequence[str], highest: int,
-              ctx: JobContext | None = None) -> Iterator[tuple[Any, ...]]:
+              ctx: JobContext | None = None, partial: PartialRead | None = None) -> Iterator[tuple[Any, ...]]:
     """Every row of ``table`` that can be read, by rowid (``columns[0]`` is the rowid), in order:
-    ``CHUNK`` rowids per query; a chunk that fails is read again one rowid at a time. The scan goes
-    at least to ``highest``, then on until ``GIVE_UP`` chunks in a row give nothing."""
+    ``CHUNK`` rowids per query; a chunk that fails is read again one rowid at a time (and a row that
+    fails, value by value with ``partial``). The scan goes at least to ``highest``, then on until
+    ``GIVE_UP`` chunks in a row give nothing."""
     ctx = ensure_context(ctx)
     select = f"SELECT {', '.join(columns)} FROM {table} WHERE {columns[0]} "
     start, empty, last = 1, 0, 0
@@ -387,8 +505,7 @@ def scan_rows(connection: sqlite3.Connection, table: str, columns: Sequence[str]
         stop = start + CHUNK - 1
         rows = _rows(connection, select + "BETWEEN ? AND ?", (start, stop))
         if rows is None:
-            rows = [row for rowid in range(start, stop + 1)
-                    for row in _rows(connection, select + "= ?", (rowid,)) or ()]
+            rows = _one_by_one(connection, table, columns, range(start, stop + 1), partial)
         if rows:
             empty, last = 0, int(rows[-1][0])
             highest = max(highest, last)
@@ -418,17 +535,32 @@ def _texts(row: Sequence[Any], positions: Sequence[int]) -> bool:
     return all(isinstance(row[i], str) for i in positions)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+# What a column a damaged schema lacks is read as (a column missing from here cannot be done without).
+PAPER_DEFAULTS = {"title": "''", "source": "''", "note": "''", "kind": "'recovered'", "model_id": "''",
+                  "added": "0", "sentence_count": "0"}
+SENTENCE_DEFAULTS = {"position": "id", "section": "''", "section_kind": "''", "role": "''",
+                     "role_confidence": "0", "function": "''", "function_confidence": "0",
+                     "function_vector": "NULL"}
+BATCH = 2000  # sentences written per transaction
+# What a value that cannot be read is taken as, in a row read value by value (PartialRead).
+PAPER_STAND_INS = (NEEDED, NEEDED, NEEDED, "", "", "", "recovered", "", 0.0, 0)
+SENTENCE_STAND_INS = (NEEDED, NEEDED, NEEDED, NEEDED, "", "", "", 0.0, "", 0.0, NEEDED, NEEDED)
 
 
-def _vector(blob: Any, width: int | None) -> bool:
-    """A well-formed float32 vector blob (of ``width`` values, when known)."""
-    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
-        return False
-    if width is not None and len(blob) != 4 * width:
-        return False
-    return bool(np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())
+def _selected(src: sqlite3.Connection, table: str, columns: Sequence[str], defaults: dict[str, str],
+              report: Salvage) -> list[str] | None:
+    """The expressions that read ``columns`` of ``table``: the column where the table has it, else its
+    default (the report says so); None when a column without a default is missing (or the schema
+    cannot be read)."""
+    have = {row[1] for row in _rows(src, f"PRAGMA table_info({table})", ()) or ()}
+    if not have or any(column not in have and column not in defaults for column in columns):
+        return None
+    lacking = [column for column in columns if column not in have]
+    if lacking:
+        report.lost_columns += [f"{table}.{column}" for column in lacking]
+        report.notes.append(f"the {table} table has lost its column(s) {', '.join(lacking)}: read as "
+                            f"{', '.join(defaults[column] for column in lacking)}")
+    return [column if column in have else f"{defaults[column]} AS {column}" for column in columns]
 
 
 class _Target:
@@ -438,28 +570,27 @@ class _Target:
         self.store = open_store(folder, allow_new=True)
         self.db = self.store.connection
         self.db.execute("PRAGMA synchronous = OFF")  # the file is flushed once, before it is moved in
-        self.widths: dict[int, int | None] = {10: None, 11: None}  # column -> vector width
 
-    def paper_ok(self, sentences: Sequence[tuple[Any, ...]]) -> bool:
-        """All of a paper's sentences well-formed, with vectors of the width the library has."""
-        for column in (10, 11):
-            blobs = [row[column] for row in sentences]
-            if column == 11 and all(blob is None for blob in blobs):
-                continue
-            width = self.widths[column]
-            if not all(_vector(blob, width) for blob in blobs):
-                return False
-            if width is None and blobs and len({len(blob) for blob in blobs}) != 1:
-                return False
-        return all(_texts(row, (3, 4, 5, 6, 8)) and _number(row[7]) and _number(row[9]) for row in sentences)
-
-    def add(self, paper: tuple[Any, ...], sentences: Sequence[tuple[Any, ...]]) -> None:
-        for column in (10, 11):
-            if sentences and self.widths[column] is None and sentences[0][column] is not None:
-                self.widths[column] = len(sentences[0][column]) // 4
+    def add_papers(self, papers: Sequence[Row]) -> None:
         with self.store.transaction() as db:
-            db.execute(_insert("papers", PAPER_COLUMNS), paper)
+            db.executemany(_insert("papers", PAPER_COLUMNS), papers)
+
+    def add_sentences(self, sentences: Sequence[Row]) -> None:
+        with self.store.transaction() as db:
             db.executemany(_insert("sentences", SENTENCE_COLUMNS), sentences)
+
+    def settle(self, papers: dict[int, Row]) -> dict[int, int]:
+        """Each paper's sentence count made the number of its sentences kept; the papers that had
+        sentences and kept none removed. Returns the sentences kept per paper."""
+        kept = {int(pid): int(n) for pid, n in
+                self.db.execute("SELECT paper, COUNT(*) FROM sentences GROUP BY paper").fetchall()}
+        with self.store.transaction() as db:
+            db.executemany("UPDATE papers SET sentence_count = ? WHERE id = ?",
+                           [(kept.get(pid, 0), pid) for pid, row in papers.items()
+                            if kept.get(pid, 0) != row[9]])
+            db.executemany("DELETE FROM papers WHERE id = ?",
+                           [(pid,) for pid, row in papers.items() if row[9] and not kept.get(pid)])
+        return kept
 
     def finish(self, highest_sentence: int, meta: dict[str, str]) -> None:
         """Keep sentence ids from being reused, copy the meta, write everything to disk, close."""
@@ -481,50 +612,102 @@ def _insert(table: str, columns: Sequence[str], verb: str = "") -> str:
     return f"INSERT {verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-def _paper_ok(row: tuple[Any, ...]) -> bool:
-    counts = isinstance(row[9], int) and not isinstance(row[9], bool) and row[9] >= 0
-    texts = _texts(row, (1, 2, 3, 4, 5, 6, 7)) and bool(row[1])
-    return isinstance(row[0], int) and texts and _number(row[8]) and counts
+FIXED_PAPER = "paper titles, sources, notes, kinds, models, dates or counts that were damaged (now blank)"
+
+
+def _clean_paper(row: Row, report: Salvage) -> Row | None:
+    """A paper row fit to keep (None: without its id, paper id or sha256 it cannot be); a damaged
+    title, source, note, kind, model, date or sentence count becomes its stand-in (PAPER_STAND_INS)."""
+    if not (isinstance(row[0], int) and isinstance(row[1], str) and row[1] and isinstance(row[2], str)):
+        return None
+    values = list(row)
+    count = row[9]
+    whole_count = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+    sound = [*(isinstance(value, str) for value in row[3:8]), is_number(row[8]), whole_count]
+    for column, ok in enumerate(sound, 3):
+        if not ok:
+            values[column] = PAPER_STAND_INS[column]
+    if not all(sound):
+        report.fixed[FIXED_PAPER] += 1
+    return tuple(values)
+
+
+def _read_papers(src: sqlite3.Connection, report: Salvage,
+                 ctx: JobContext) -> tuple[dict[int, Row], dict[int, Row]]:
+    """The papers whose rows can be read and are well-formed, and those rebuilt from the indexes."""
+    columns = _selected(src, "papers", PAPER_COLUMNS, PAPER_DEFAULTS, report)
+    partial = PartialRead(PAPER_STAND_INS)
+    rows = scan_rows(src, "papers", columns, _highest(src, "papers"), ctx, partial) if columns else ()
+    cleaned = (_clean_paper(row, report) for row in rows)
+    papers = {row[0]: row for row in cleaned if row is not None}
+    report.partial_papers = sum(1 for rowid in partial.rowids if rowid in papers)
+    return papers, _papers_from_indexes(src, papers)
+
+
+def _vector_widths(src: sqlite3.Connection, columns: Sequence[str], highest: int, ctx: JobContext) -> Widths:
+    """The library's vector widths: the sizes most readable sentences' vectors have."""
+    function = blob_size("function_vector") if columns[11] == "function_vector" else "-1"
+    sizes = scan_rows(src, "sentences", ("id", blob_size("content"), function), highest, ctx)
+    return widths_of([(row[1], row[2]) for row in sizes])
+
+
+def _copy_sentences(src: sqlite3.Connection, target: _Target, papers: dict[int, Row], report: Salvage,
+                    ctx: JobContext) -> int:
+    """Copy every readable, usable sentence of a known paper (each position once), put right where a
+    label or number is damaged; returns the highest sentence id seen or recorded."""
+    highest = _highest(src, "sentences")
+    columns = _selected(src, "sentences", SENTENCE_COLUMNS, SENTENCE_DEFAULTS, report)
+    if columns is None:
+        report.notes.append("the sentences table cannot be read: no sentence could be recovered")
+        return highest
+    widths = _vector_widths(src, columns, highest, ctx)
+    seen: set[tuple[int, int]] = set()
+    batch: list[Row] = []
+    highest_seen = 0
+    partial = PartialRead(SENTENCE_STAND_INS)
+    for number, row in enumerate(scan_rows(src, "sentences", columns, highest, ctx, partial)):
+        highest_seen = max(highest_seen, int(row[0]))
+        if number % CHUNK == 0:
+            ctx.progress(min(highest_seen, highest), max(highest, highest_seen, 1), "reading the sentences")
+        clean = clean_sentence(row, widths)
+        if clean.row is None or (clean.row[1], clean.row[2]) in seen:
+            continue  # unusable (no text or content vector), or a position seen already
+        if clean.row[1] not in papers:
+            report.orphans += 1
+            continue
+        seen.add((clean.row[1], clean.row[2]))
+        report.fixed.update(clean.fixed)
+        report.partial_sentences += clean.row[0] in partial.rowids
+        batch.append(clean.row)
+        if len(batch) >= BATCH:
+            target.add_sentences(batch)
+            batch = []
+    target.add_sentences(batch)
+    return max(highest_seen, highest)
 
 
 def _salvage_papers(src: sqlite3.Connection, target: _Target, report: Salvage,
                     ctx: JobContext) -> int:
-    """Copy the complete papers; returns the highest sentence id seen or recorded."""
-    papers = {row[0]: row for row in scan_rows(src, "papers", PAPER_COLUMNS, _highest(src, "papers"), ctx)
-              if _paper_ok(row)}
-    from_indexes = _papers_from_indexes(src, papers)
+    """Copy the papers with the sentences that can be kept; returns the highest sentence id seen or
+    recorded."""
+    papers, from_indexes = _read_papers(src, report, ctx)
     papers.update(from_indexes)
-    pending: dict[int, dict[int, tuple[Any, ...]]] = {pid: {} for pid, row in papers.items() if row[9]}
-    recovered: set[int] = set()
-    for pid, row in papers.items():
-        if not row[9]:  # a paper without sentences (older libraries could hold one)
-            target.add(row, [])
-            recovered.add(pid)
-    highest_seen, highest = 0, _highest(src, "sentences")
-    for number, row in enumerate(scan_rows(src, "sentences", SENTENCE_COLUMNS, highest, ctx)):
-        highest_seen = max(highest_seen, int(row[0]))
-        if number % CHUNK == 0:
-            ctx.progress(min(highest_seen, highest), max(highest, highest_seen, 1), "reading the sentences")
-        paper, position = row[1], row[2]
-        have = pending.get(paper) if isinstance(paper, int) else None
-        if have is None or not isinstance(position, int) or not 0 <= position < papers[paper][9]:
-            continue  # a sentence of an unreadable or complete paper, or a damaged row
-        have[position] = row
-        if len(have) == papers[paper][9]:
-            sentences = [have[i] for i in range(len(have))]
-            if target.paper_ok(sentences):
-                target.add(papers[paper], sentences)
-                recovered.add(paper)
-                report.sentences_recovered += len(sentences)
-            del pending[paper]
+    target.add_papers(list(papers.values()))
+    highest = _copy_sentences(src, target, papers, report, ctx)
+    kept = target.settle(papers)
+    recovered = {pid for pid, row in papers.items() if kept.get(pid) or not row[9]}
     report.papers_recovered = len(recovered)
+    report.sentences_recovered = sum(kept.values())
     report.untitled = len(recovered & set(from_indexes))
+    report.short = [(row[1], row[3], kept[pid], row[9]) for pid, row in papers.items()
+                    if pid in recovered and kept.get(pid, 0) < row[9]]
     report.lost = [(row[1], row[3], row[9]) for pid, row in papers.items()
                    if pid not in recovered and pid not in from_indexes]
     report.lost_unread = [row[1] for pid, row in from_indexes.items() if pid not in recovered]
+    known = {row[1] for row in papers.values()}
     report.lost_unread += [str(pid) for rowid, pid in _indexed(src, "sqlite_autoindex_papers_1", "paper_id")
-                           if rowid not in papers]
-    return max(highest_seen, highest)
+                           if rowid not in papers and pid not in known]
+    return highest
 
 
 def _indexed(src: sqlite3.Connection, index: str, column: str) -> list[tuple[int, Any]]:
@@ -532,8 +715,6 @@ def _indexed(src: sqlite3.Connection, index: str, column: str) -> list[tuple[int
     alone, so a paper whose own row is damaged is still named); [] when the index is unreadable."""
     return _rows(src, f"SELECT id, {column} FROM papers INDEXED BY {index}", ()) or []
 
-
-Row = tuple[Any, ...]
 
 
 def _papers_from_indexes(src: sqlite3.Connection, read: dict[int, Row]) -> dict[int, Row]:
@@ -582,7 +763,7 @@ def _salvage_corrections(src: sqlite3.Connection, target: _Target, report: Salva
     target.db.execute(TABLE)
     rows = scan_rows(src, "corrections", CORRECTION_COLUMNS, _highest(src, "corrections"), ctx)
     good = [row for row in rows
-            if isinstance(row[0], int) and _number(row[1]) and isinstance(row[4], int)
+            if isinstance(row[0], int) and is_number(row[1]) and isinstance(row[4], int)
             and _texts(row, (2, 3, 5, 6, 7, 8, 9, 10, 11, 12))]
     with target.store.transaction() as db:
         for row in good:
@@ -684,17 +865,30 @@ def _replace_database(folder: Path, source: Path, ctx: JobContext) -> tuple[Salv
     return report, kept
 
 
-def _rebuild(folder: Path, views: Sequence[str], ctx: JobContext) -> tuple[int, list[str]]:
+def _rebuild(folder: Path, views: Sequence[str], ctx: JobContext) -> tuple[dict[str, int], list[str]]:
     """Rebuild these views' indexes from the database (opening the library moves index files that
-    have their earlier names); returns how many sentences it holds and a line per file moved."""
+    have their earlier names); returns the sentences each rebuilt index holds (the database's
+    sentences with a vector of its view) and a line per file moved."""
     from core.library.library import Library
 
     with Library(folder) as library:
+        counts = {}
         for view in views:
-            library.rebuild_index(view, ctx)
+            index = library.rebuild_index(view, ctx)
+            counts[view] = 0 if index is None else len(index)
         moved = [f"renamed {move.earlier.name} to {move.path.name}" for move in library.renamed
                  if move.moved and move.view not in views]
-        return library.store.sentence_count(), moved
+        return counts, moved
+
+
+def _rebuilt_line(counts: dict[str, int]) -> str:
+    """"rebuilt content.ann from the database (651 sentences)", each index with its own count when
+    they differ."""
+    if len(set(counts.values())) == 1:
+        names = ", ".join(INDEX_FILES[view] for view in counts)
+        return f"rebuilt {names} from the database ({next(iter(counts.values())):,} sentences)"
+    each = ", ".join(f"{INDEX_FILES[view]} ({n:,} sentences)" for view, n in counts.items())
+    return f"rebuilt {each} from the database"
 
 
 def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
@@ -709,10 +903,9 @@ def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
         raise LibraryError(f"no library in {folder}: nothing to repair (check the folder)")
     if state == "ok":
         stale = [index.view for index in diagnosis.indexes if index.problem is not None]
-        count, moved = _rebuild(folder, stale, ctx)  # opening it also writes a missing library marker
-        names = ", ".join(INDEX_FILES[view] for view in stale)
+        counts, moved = _rebuild(folder, stale, ctx)  # opening it also writes a missing library marker
         report.done.extend(moved)
-        report.done.append(f"rebuilt {names} from the database ({count:,} sentences)" if stale
+        report.done.append(_rebuilt_line(counts) if stale
                            else "nothing to repair" if not moved else "nothing else to repair")
         return report
     if state == "damaged":
@@ -733,6 +926,6 @@ def repair(folder: str | Path, ctx: JobContext | None = None) -> RepairReport:
     report.salvage, report.kept = _replace_database(folder, source, ctx)  # an empty file is kept too
     report.done.extend(report.salvage.lines())
     _drop_indexes(folder)
-    count, _ = _rebuild(folder, VIEWS, ctx)
-    report.done.append(f"wrote a new {DATABASE_NAME} and rebuilt its indexes ({count:,} sentences)")
+    counts, _ = _rebuild(folder, VIEWS, ctx)
+    report.done.append(f"wrote a new {DATABASE_NAME} and {_rebuilt_line(counts)}")
     return report

@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from core.jobs import JobContext, ensure_context
 from core.library.ann_index import IndexFormatError, load_index, new_index
 from core.library.index import ExactIndex, IndexError_, IndexRecord, VectorIndex, check_index_file
 from core.library.index_names import NameMove, index_file, move_to_current_names, not_moved_notice
+from core.library.row_check import section_kind_of
 from core.library.store import (
     INDEX_FILES,  # noqa: F401  (re-exported: the index files' names)
     VIEWS,
@@ -277,15 +279,6 @@ NO_PDFS = "no PDF files in this folder"
 NO_SUCH_PATH = "no such file or folder"
 
 
-def _section_kind(heading: str) -> str:
-    """The section kind a heading names ("" for no heading)."""
-    from core.pdf.headings import is_abstract_heading, section_kind
-
-    if not heading:
-        return ""
-    return "abstract" if is_abstract_heading(heading) else str(section_kind(heading).value)
-
-
 class Library:
     """One library folder (database + indexes). Close it when done (or use ``with``)."""
 
@@ -485,15 +478,29 @@ class Library:
                                    kind=kind, model_id=model.model_id, sentences=sentences,
                                    content=content, function=function)
         if ids:
-            for view, vectors in (("content", content), ("function", function)):
-                if vectors is None:
-                    continue
+            self._index_new(paper_id, ids, content, function)
+        return ids
+
+    def _index_new(self, paper_id: str, ids: list[int], content: np.ndarray,
+                   function: np.ndarray | None) -> None:
+        """Add a stored paper's vectors to the indexes and save them. The paper is in the database
+        already: an index that cannot be saved (a full disk) is rebuilt from it on the library's next
+        use, and a notice says so instead of an error that would say the add failed."""
+        from core.fileio import StorageError
+
+        for view, vectors in (("content", content), ("function", function)):
+            if vectors is None:
+                continue
+            try:
                 if view in self._indexes:  # open: append the new vectors
                     self._indexes[view].add(np.asarray(ids, dtype=np.int64), vectors)
                     self._save(view, self._indexes[view])
                 else:  # the library had no vectors of this view: build it from the database
                     self.index(view)
-        return ids
+            except StorageError as error:
+                self._indexes.pop(view, None)  # reopened (and rebuilt) from the database when next needed
+                self.notice(f"added {paper_id[:16]} to the library, but its {view} index could not be saved "
+                            f"({error}); it is rebuilt from the database the next time the library is used")
 
     def add_paper(self, paper: Paper, model: RoleModel, *, note: str = "",
                   ctx: JobContext | None = None, analysis: PaperAnalysis | None = None) -> list[int] | None:
@@ -562,7 +569,8 @@ class Library:
                 report.skipped.append((str(path), parsed))
                 continue
             share = ctx.child((done - 1) / len(todo), done / len(todo))  # labelling a long paper can stop
-            report.record(str(path), parsed.sha256, self.add_paper(parsed, model, ctx=share))
+            with _telling_what_was_added(report):
+                report.record(str(path), parsed.sha256, self.add_paper(parsed, model, ctx=share))
         ctx.progress(len(todo), max(1, len(todo)), f"added {len(report.added)} of {len(paths)}")
         return report
 
@@ -587,7 +595,7 @@ class Library:
                 report.record(paper.paper_id, "", None)
                 continue
             texts = [text for text, _ in paper.sentences]
-            kinds = [_section_kind(section) or None for _, section in paper.sentences]
+            kinds = [section_kind_of(section) or None for _, section in paper.sentences]
             section_kinds = [k or "other" for k in kinds] if any(kinds) else None
             (encoding,) = model.encode_documents([(texts, section_kinds)], with_function_vectors=True)
             functions = encoding.functions or []
@@ -596,10 +604,11 @@ class Library:
                                      functions[i].top[0][1] if functions and functions[i].top else 0.0)
                          for i, ((text, section), kind, role) in enumerate(zip(paper.sentences, kinds,
                                                                                encoding.roles))]
-            ids = self._store_sentences(paper_id=paper.paper_id, sha256=paper.sha256, title=paper.title,
-                                        source=str(path), note=note, kind="jsonl", model=model,
-                                        sentences=sentences, content=encoding.embeddings,
-                                        function=encoding.function_vectors)
+            with _telling_what_was_added(report):
+                ids = self._store_sentences(paper_id=paper.paper_id, sha256=paper.sha256, title=paper.title,
+                                            source=str(path), note=note, kind="jsonl", model=model,
+                                            sentences=sentences, content=encoding.embeddings,
+                                            function=encoding.function_vectors)
             report.record(paper.paper_id, paper.paper_id, ids)
         ctx.progress(len(papers), len(papers), f"added {len(report.added)} of {len(papers)}")
         return report
@@ -620,6 +629,21 @@ class Library:
 
     def stats(self) -> LibraryStats:
         return self.store.stats()
+
+
+@contextmanager
+def _telling_what_was_added(report: AddReport) -> Iterator[None]:
+    """A full (or read-only) disk while adding a paper stops the add: the error then also says how many
+    papers this add had put in the library before it (they stay there)."""
+    from core.fileio import StorageError
+
+    try:
+        yield
+    except StorageError as error:
+        if not report.added:
+            raise
+        raise type(error)(f"{error}; the {len(report.added)} paper(s) added before it are in the "
+                          "library") from None
 
 
 def exact_reference(library: Library, view: str) -> ExactIndex | None:

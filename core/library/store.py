@@ -25,6 +25,7 @@ No Qt, no torch, no model code: callers hand in texts, labels and vectors.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import RhetoricaError
+from core.library.row_check import Widths, check_library
 
 DATABASE_NAME = "library.sqlite3"
 MARKER_NAME = "library.json"  # written when a library is created: its database must not vanish silently
@@ -144,17 +146,24 @@ def _guarded(error: sqlite3.DatabaseError, connection: sqlite3.Connection) -> sq
     return DamagedLibraryError(path, str(error))
 
 
+def _refuse_damaged(connection: sqlite3.Connection, sql: str) -> None:
+    if isinstance(connection, GuardedConnection) and connection.refused:
+        connection.refuse_damaged(sql)
+
+
 class _GuardedCursor(sqlite3.Cursor):
     """A cursor whose damage errors (also those met while stepping through rows) become one-line
     :class:`DamagedLibraryError` errors that name the file and the way out."""
 
     def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
+        _refuse_damaged(self.connection, sql)
         try:
             return super().execute(sql, parameters)
         except sqlite3.DatabaseError as error:
             raise _guarded(error, self.connection) from None
 
     def executemany(self, sql: str, parameters: Any, /) -> _GuardedCursor:
+        _refuse_damaged(self.connection, sql)
         try:
             return super().executemany(sql, parameters)
         except sqlite3.DatabaseError as error:
@@ -187,9 +196,17 @@ class _GuardedCursor(sqlite3.Cursor):
 
 class GuardedConnection(sqlite3.Connection):
     """The library's connection: every statement runs on a :class:`_GuardedCursor` (``path`` names
-    the database file in the errors)."""
+    the database file in the errors). A statement naming a table in ``refused`` (a table whose rows or
+    columns the readers cannot use, found when the library was opened: :func:`_checked`) raises
+    :class:`DamagedLibraryError` with what is wrong instead of running."""
 
     path: Path | None = None
+    refused: dict[str, str] | None = None  # table -> what is wrong with it
+
+    def refuse_damaged(self, sql: str) -> None:
+        for table, problem in (self.refused or {}).items():
+            if self.path is not None and re.search(rf"\b{table}\b", sql, re.IGNORECASE):
+                raise DamagedLibraryError(self.path, problem)
 
     def cursor(self, factory: Any = _GuardedCursor) -> Any:
         return super().cursor(factory)
@@ -285,6 +302,7 @@ class LibraryStore:
         self.connection = connection
         self.path = path
         self.read_only = False  # opened for reading only: its folder cannot be written
+        self.widths = Widths()  # each view's vector width, as checked when opened (None: any)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -427,7 +445,7 @@ class LibraryStore:
             if not rows:
                 return
             ids = np.array([r[0] for r in rows], dtype=np.int64)
-            yield ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            yield ids, self._stacked([self._vector(r[0], r[1], view) for r in rows])
             last = int(ids[-1])
 
     def vectors_of(self, ids: Sequence[int], view: str) -> np.ndarray:
@@ -442,8 +460,26 @@ class LibraryStore:
             for sentence_id, blob in self.connection.execute(
                     f"SELECT id, {column} FROM sentences WHERE id IN ({marks}) AND {column} IS NOT NULL",
                     chunk):
-                found[int(sentence_id)] = np.frombuffer(blob, dtype=np.float32)
-        return np.stack([found[int(i)] for i in ids]) if len(ids) else np.zeros((0, 0), np.float32)
+                found[int(sentence_id)] = self._vector(sentence_id, blob, view)
+        return self._stacked([found[int(i)] for i in ids]) if len(ids) else np.zeros((0, 0), np.float32)
+
+    def _vector(self, sentence_id: object, blob: object, view: str) -> np.ndarray:
+        """A stored vector blob as float32 values; :class:`DamagedLibraryError` when it is not one of
+        the library's width (a damaged row must not crash the reader)."""
+        width = self.widths.content if view == "content" else self.widths.function
+        if not isinstance(blob, bytes) or not blob or len(blob) % 4 or (width and len(blob) != 4 * width):
+            size = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}"
+            raise DamagedLibraryError(self.path, f"the {view} vector of sentence {sentence_id} is {size}, "
+                                                 f"not {width or 'a whole number of'} float32 values")
+        return np.frombuffer(blob, dtype=np.float32)
+
+    def _stacked(self, vectors: list[np.ndarray]) -> np.ndarray:
+        """One array of same-size vectors; :class:`DamagedLibraryError` when their sizes differ."""
+        sizes = sorted({len(v) for v in vectors})
+        if len(sizes) > 1:
+            raise DamagedLibraryError(self.path, f"its vectors have different sizes ({sizes[0]} and "
+                                                 f"{sizes[-1]} values)")
+        return np.stack(vectors)
 
     def sentence_count(self) -> int:
         return int(self.connection.execute("SELECT COUNT(*) FROM sentences").fetchone()[0])
@@ -569,11 +605,32 @@ def open_store(folder: str | Path, *, allow_new: bool = False) -> LibraryStore:
         if isinstance(error, sqlite3.DatabaseError):
             raise DamagedLibraryError(path, f"not a readable library database: {error}") from None
         raise
+    try:
+        widths = _checked(connection)
+    except BaseException as error:
+        connection.close()
+        if isinstance(error, sqlite3.OperationalError):  # busy, locked: one line
+            raise _clear(error, path) from None
+        raise
     if not read_only:
         write_marker(folder)
     store = LibraryStore(connection, path)
     store.read_only = read_only
+    store.widths = widths
     return store
+
+
+def _checked(connection: GuardedConnection) -> Widths:
+    """Check the schema and rows the readers rely on (:mod:`core.library.row_check`): the tables with
+    a problem are refused from then on (``GuardedConnection.refused``); returns the vector widths. A
+    file too damaged for the check is left to the reads, which say so when they meet the damage (the
+    papers of a file whose sentence pages are damaged can still be listed)."""
+    try:
+        check = check_library(connection)
+    except DamagedLibraryError:
+        return Widths()
+    connection.refused = check.damaged_tables()
+    return check.widths
 
 
 def read_only_uri(path: Path) -> str:
@@ -606,6 +663,16 @@ def database_missing(folder: Path) -> str:
         return "missing"
     except OSError:
         return ""  # unreadable: opening it says why
+
+
+def require_library(folder: Path) -> None:
+    """:class:`LibraryError` (one line) when ``folder`` holds no library and never did: what the
+    commands that only read or change a library check first, so a mistyped path is an error instead of
+    a new empty library there (a library whose database went missing is left to :func:`open_store`,
+    which says so)."""
+    if database_missing(folder) and not library_traces(folder):
+        raise LibraryError(f"no library at {folder}: add papers with 'rhetorica library add PDF…' or "
+                           "'rhetorica library import-jsonl FILE', or give --library DIR")
 
 
 def library_traces(folder: Path) -> list[str]:
