@@ -13,5 +13,7 @@ The parts, one job each (no Qt; pygls only in :mod:`app.lsp.server`):
 - :mod:`app.lsp.positions`: character offsets to LSP positions and back (UTF-16 by default);
 - :mod:`app.lsp.settings`: what the client may configure (``initializationOptions`` / settings);
 - :mod:`app.lsp.engine`: the model, the suggestion sources and the above, without the protocol;
+- :mod:`app.lsp.framing`: JSON-RPC frames read from stdin (a broken frame is refused and the reader
+  resynchronises) and the checks a message passes before pygls sees it;
 - :mod:`app.lsp.server`: the pygls server (stdio) around the engine.
 """

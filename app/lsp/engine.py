@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.phrasing.suggestion_sources import OpenSources
 
 MAX_CHARS = 2_000_000  # a longer text is not labelled (one diagnostic says so)
+# Nor is a text with a longer line: reading LaTeX takes time quadratic in a line's length (a 2 MB
+# line, a minute per edit); 100,000 characters read in a fraction of a second.
+MAX_LINE_CHARS = 100_000
 SUGGESTION_CACHE = 256
 NEIGHBOURS = 2  # a suggestion query's neighbours on each side, within its paragraph
 
@@ -81,6 +84,11 @@ class DraftEngine:
         if len(text) > MAX_CHARS:
             return LabelledDocument(text, fmt, positions, error=f"this document is too large to label "
                                     f"({len(text):,} characters; at most {MAX_CHARS:,})")
+        longest, line = positions.longest_line()
+        if longest > MAX_LINE_CHARS:
+            return LabelledDocument(text, fmt, positions, error=f"line {line + 1} is too long to label "
+                                    f"({longest:,} characters; at most {MAX_LINE_CHARS:,} a line)",
+                                    error_offset=positions.line_bounds(line)[0])
         document = None
         if previous is not None and previous.document is not None and previous.format == fmt:
             document = reread(previous.document, previous.text, text)

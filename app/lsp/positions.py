@@ -8,6 +8,7 @@ text version: line starts are found once, so each conversion is a bisection plus
 
 from __future__ import annotations
 
+import operator
 import re
 from bisect import bisect_right
 
@@ -46,6 +47,14 @@ class PositionMap:
                 end -= 1
             return start, end
         return start, len(self.text)
+
+    def longest_line(self) -> tuple[int, int]:
+        """(characters, line) of the longest line (its line ending left out; the first if several)."""
+        ends = [*self._starts[1:], len(self.text)]
+        lengths = list(map(operator.sub, ends, self._starts))  # line endings included: close enough
+        line = lengths.index(max(lengths))
+        start, end = self.line_bounds(line)
+        return end - start, line
 
     def position(self, offset: int) -> tuple[int, int]:
         """(line, character) of a character offset (clamped to the text)."""

@@ -11,22 +11,48 @@
 - ``textDocument/inlayHint``, ``hover`` and ``codeAction`` answer from the labels of the text the
   client has now (they wait for the running labelling when it is behind); suggestions are searched on
   a second thread, which owns the suggestion sources.
+- Bad input never stops the server nor leaves a request unanswered: stdin is read by
+  :mod:`app.lsp.framing` (a broken frame is refused and the reader resynchronises; frames are at most
+  ``MAX_FRAME_BYTES``), and :class:`RhetoricaProtocol` answers every request it cannot serve with a
+  JSON-RPC error (-32700 for a frame that is no JSON, id null; -32600 for no JSON-RPC message; -32602
+  for parameters of the wrong shape; -32002 before ``initialize``; -32600 after ``shutdown``), never
+  with a traceback; each refusal is one log line. ``exit`` without ``shutdown`` ends with exit code 1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 from app.lsp.drafts import format_of
-from app.lsp.engine import DraftEngine, LabelledDocument
+from app.lsp.engine import MAX_CHARS, DraftEngine, LabelledDocument
+from app.lsp.framing import (
+    INVALID_REQUEST,
+    SERVER_NOT_INITIALIZED,
+    FrameReader,
+    Received,
+    Refused,
+    Skipped,
+    error_response,
+    is_request,
+    message_id,
+    message_problem,
+    one_line,
+    unbuffered,
+)
 from app.lsp.positions import PositionMap
 from app.lsp.presenting import hint_message, inlay_text, template_actions
 from app.lsp.settings import LspSettings, SettingsError
@@ -38,6 +64,123 @@ logger = logging.getLogger("rhetorica.lsp")
 SOURCE = "rhetorica"
 WAIT_SECONDS = 30.0  # how long a request waits for the labels of the current text
 TEMPLATE_KIND = types.CodeActionKind.RefactorRewrite
+# A frame (one JSON-RPC message) at most this long: a document at the size limit with every
+# character escaped (\uXXXX), and room for the rest; a longer one is refused unread.
+MAX_FRAME_BYTES = 6 * MAX_CHARS + (1 << 20)
+Arrival = Received | Refused | Skipped | None  # what the stdin thread hands the loop (None: the end)
+# pygls's loggers that can log a traceback (``logger.exception``): one line each instead.
+PYGLS_LOGGERS = ("pygls.protocol.json_rpc", "pygls.protocol.language_server", "pygls.server",
+                 "pygls.feature_manager", "pygls.workspace.workspace", "pygls.workspace.text_document")
+
+
+class RhetoricaProtocol(LanguageServerProtocol):
+    """pygls's protocol, answering what it would drop: a message that is no JSON-RPC message, a
+    request whose parameters have the wrong shape, a request before ``initialize`` or after
+    ``shutdown``; and without the traceback pygls puts in an internal error's reply."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialize_received = False
+        self.shutdown_received = False
+
+    def receive(self, message: object) -> None:
+        """Handle one decoded message (JSON from a frame)."""
+        problem = message_problem(message)
+        if problem:
+            self.refuse(message_id(message), INVALID_REQUEST, problem)
+            return
+        assert isinstance(message, dict)
+        try:
+            structured = self.structure_message(message)
+        except JsonRpcException as error:
+            if is_request(message):
+                self.refuse(message_id(message), error.code, error.message)
+            else:
+                logger.warning("ignored %s: %s", message.get("method") or "a response", error.message)
+            return
+        self.handle_message(structured)
+
+    def refuse(self, msg_id: int | str | None, code: int, reason: str) -> None:
+        """Answer a request (id null: one whose id is unknown) with an error, and log it in one line."""
+        logger.warning("refused %s: %s", "a message" if msg_id is None else f"request {msg_id!r}", reason)
+        self._send_data(error_response(msg_id, code, reason))
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """A request or notification as its lsprotocol type (JsonRpcInvalidParams, one line, when its
+        parameters do not fit it); a response as pygls pairs it with the request it answers."""
+        method = data.get("method")
+        if not isinstance(method, str):
+            return super().structure_message(data)
+        generic = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+        kind = self.get_message_type(method) or generic
+        try:
+            return self._converter.structure(data, kind)
+        except Exception as error:
+            raise JsonRpcInvalidParams(f"invalid params for {method}: {_structure_problem(error)}") from None
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        early = not self.initialize_received and method not in (types.INITIALIZE, types.EXIT)
+        if method is not None and early:
+            if msg_id is not None:
+                self.refuse(msg_id, SERVER_NOT_INITIALIZED, f"{method} before initialize")
+            else:
+                logger.info("dropped %s: it came before initialize", method)
+            return
+        if method is not None and msg_id is not None and self.shutdown_received:
+            self.refuse(msg_id, INVALID_REQUEST, f"{method} after shutdown")
+            return
+        self.initialize_received |= method == types.INITIALIZE
+        self.shutdown_received |= method == types.SHUTDOWN
+        super().handle_message(message)
+
+    def _send_response(self, msg_id: Any, result: Any = None,
+                       error: types.ResponseError | None = None) -> None:
+        if error is not None:  # pygls's internal errors carry the traceback: one line is enough
+            data = None if isinstance(error.data, dict) and "traceback" in error.data else error.data
+            error = types.ResponseError(error.code, one_line(error.message), data)
+        super()._send_response(msg_id, result, error)
+
+
+def _structure_problem(error: Exception) -> str:
+    """Where a message's parameters do not fit their type, in one line ("expected int @ $.params.…")."""
+    from cattrs.v import transform_error
+
+    try:
+        found = transform_error(error, format_exception=_say_structure_error)
+    except Exception:
+        found = [str(error)]
+    return one_line("; ".join(found[:3]) or type(error).__name__)
+
+
+def _say_structure_error(error: BaseException, kind: type | None) -> str:
+    from cattrs.v import format_exception
+
+    said = format_exception(error, kind)
+    return f"{said} ({error})" if said == "invalid value" else said  # a range check says which
+
+
+class OneLineRecords(logging.Filter):
+    """A warning or error logged with an exception (pygls's ``logger.exception``) as one line: the
+    message and the exception's own line, no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text = f"{text}: {type(error).__name__}: {error}"
+        record.msg, record.args, record.exc_info, record.exc_text = one_line(text), None, None, None
+        return True
+
+
+def _one_line_pygls_logs() -> None:
+    for name in PYGLS_LOGGERS:
+        pygls_logger = logging.getLogger(name)
+        if not any(isinstance(f, OneLineRecords) for f in pygls_logger.filters):
+            pygls_logger.addFilter(OneLineRecords())
 
 
 @dataclass
@@ -52,8 +195,11 @@ class OpenDocument:
 
 
 class RhetoricaServer(LanguageServer):
+    protocol: RhetoricaProtocol
+
     def __init__(self, model: RoleModel, settings: LspSettings | None = None, version: str = "0") -> None:
-        super().__init__("rhetorica", version)
+        super().__init__("rhetorica", version, protocol_cls=RhetoricaProtocol)
+        _one_line_pygls_logs()
         self.engine = DraftEngine(model, settings)
         self.documents: dict[str, OpenDocument] = {}
         self.label_pool = ThreadPoolExecutor(1, thread_name_prefix="rhetorica-labels")
@@ -109,8 +255,9 @@ class RhetoricaServer(LanguageServer):
                 labelled = await loop.run_in_executor(self.label_pool, self.engine.label, text, state.format,
                                                       self.encoding, state.labelled)
             except Exception as error:  # a bug or a model failure: said once, as this version's warning
-                logger.exception("labelling failed")
-                reason = " ".join(str(error).split()) or type(error).__name__
+                reason = one_line(str(error)) or type(error).__name__
+                logger.error("labelling %s failed: %s", state.uri, reason)
+                logger.debug("labelling %s failed", state.uri, exc_info=True)
                 self.show_error(f"rhetorica: labelling failed: {reason}")
                 labelled = LabelledDocument(text, state.format, PositionMap(text, self.encoding),
                                             error=f"labelling failed: {reason}")
@@ -257,10 +404,88 @@ class RhetoricaServer(LanguageServer):
         offset = labelled.positions.offset(position.line, position.character)
         return labelled, labelled.sentence_at(offset)
 
+    # -- stdio ----------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdin/stdout until ``exit`` or the end of stdin (pygls's loop, with
+        :mod:`app.lsp.framing` reading). SystemExit(1) after an ``exit`` that came without
+        ``shutdown``, as the LSP says."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        frames = FrameReader(unbuffered(stdin or sys.stdin.buffer), MAX_FRAME_BYTES)
+        code: object = 0
+        try:
+            asyncio.run(self._serve(frames))
+        except BrokenPipeError:
+            logger.warning("the client closed the connection")
+        except SystemExit as stop:  # pygls's exit handler: 0 after shutdown, else 1
+            code = stop.code
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()
+        if code:
+            raise SystemExit(code)
+
+    async def _serve(self, frames: FrameReader) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_log_loop_error)
+        arrived: asyncio.Queue[Arrival] = asyncio.Queue()
+        taken = threading.Semaphore(0)
+        threading.Thread(target=_read_frames, args=(frames, loop, arrived, taken), name="rhetorica-stdin",
+                         daemon=True).start()
+        assert self._stop_event is not None
+        while not self._stop_event.is_set():
+            event = await arrived.get()
+            taken.release()
+            if event is None:
+                return
+            try:
+                self._take(event)
+            except Exception as error:  # a bug: one line, and the next message is served
+                logger.error("could not handle a message: %s: %s", type(error).__name__, one_line(str(error)))
+
+    def _take(self, event: Received | Refused | Skipped) -> None:
+        if isinstance(event, Received):
+            self.protocol.receive(event.message)
+        elif isinstance(event, Refused):
+            self.protocol.refuse(None, event.code, event.reason)
+            if event.too_large:
+                self.show_error(f"rhetorica: {event.reason}; such a document is not read")
+        else:
+            logger.warning("skipped %s bytes of input that were no message", f"{event.size:,}")
+
     def shut_down_workers(self) -> None:
         self.suggest_pool.submit(self.engine.close).result(timeout=10)
         self.suggest_pool.shutdown(wait=False)
         self.label_pool.shutdown(wait=False)
+
+
+def _read_frames(frames: FrameReader, loop: asyncio.AbstractEventLoop, arrived: asyncio.Queue[Arrival],
+                 taken: threading.Semaphore) -> None:
+    """The stdin thread (a daemon: a read that never returns does not keep the process alive): each
+    frame into ``arrived``, the next read once the loop has taken it; None at the end."""
+    while True:
+        try:
+            event = frames.read()
+        except Exception as error:  # stdin broken (or a bug): the server ends, saying why in one line
+            logger.error("cannot read the client's messages: %s: %s", type(error).__name__,
+                         one_line(str(error)))
+            event = None
+        try:
+            loop.call_soon_threadsafe(arrived.put_nowait, event)
+        except RuntimeError:  # the loop has ended
+            return
+        if event is None:
+            return
+        taken.acquire()
+
+
+def _log_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an exception nobody awaited (a client gone while a reply was sent), in one
+    line."""
+    error = context.get("exception")
+    text = f"{type(error).__name__}: {error}" if error is not None else context.get("message", "")
+    logger.error("%s", one_line(str(text)))
 
 
 def _includes(wanted: object, kind: types.CodeActionKind) -> bool:
