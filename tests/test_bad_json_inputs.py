@@ -121,3 +121,18 @@ def test_a_wrong_shaped_cache_entry_is_computed_again(
     assert "was damaged" in note and note.endswith("it is computed again.\n")
     _, quiet = _analyze(bundle, capsys)  # the entry was written again, whole
     assert quiet == ""
+
+
+def test_align_says_a_damaged_paper_entry_is_computed_again(
+        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    _analyze(bundle, capsys)
+    _damage_entry(AnalysisCache().root / "papers", 1, _section_index_out_of_range)
+    draft = tmp_path / "draft.txt"
+    draft.write_text("We propose a method. It works well.\n", encoding="utf-8")
+    argv = ["align", str(SAMPLE_PDF), str(draft), "--model", str(bundle), "--quiet", "--threads", "1"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "rhetorica: note: The cached " in err and "it is computed again." in err
+

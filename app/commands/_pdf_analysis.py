@@ -16,8 +16,13 @@ def cached_pdf(path: Path, ctx: Any) -> tuple[Any, str, Any]:
     from core.labelling.embedded_analysis import cached_pdf_paper
 
     cache = AnalysisCache()
-    paper, sha256 = cached_pdf_paper(path, cache, ctx, save=False)
+    paper, sha256 = cached_pdf_paper(path, cache, ctx, save=False, on_note=_print_note)
     return paper, sha256, cache
+
+
+def _print_note(note: str) -> None:
+    """A damaged cache entry, said in one line (it is computed again)."""
+    print(f"rhetorica: note: {note}", file=sys.stderr)
 
 
 def embedded_pdf_analysis(paper: Any, sha256: str, cache: Any, model: Any, ctx: Any) -> Any:
