@@ -338,3 +338,22 @@ def test_a_dev5_paper_never_goes_into_a_training_batch() -> None:
     [(_, [(_, _, units)])] = pack_batches([paper], split="gold-dev", prefix="dev5-", target=10,
                                           rng=random.Random(0), first_uid=98000)
     assert units and units[0].split == "gold-dev"
+
+
+def test_a_sentence_repeated_in_the_paper_is_found_under_its_heading() -> None:
+    """A parser change that renumbers sections leaves a row's (section, position) pointing elsewhere; a text
+    the paper has twice (an abstract's sentence repeated in the conclusions) is then told apart by the
+    heading recorded with the row, and never guessed."""
+    from models.datasets.annotated_corpus import locate
+    from models.datasets.annotation_sources import SourcePaper, SourceSection
+
+    repeated = "The possibility of use depends on the final concentration."
+    paper = SourcePaper("pdfs2", "p", "biomedical/life", True, sections=[
+        SourceSection("Abstract", "abstract", ["We study it.", repeated]),
+        SourceSection("Results", "result", ["It rose."]),
+        SourceSection("Conclusions", "conclusion", ["In short:", repeated])])
+    sha1 = text_sha1(repeated)
+    assert locate(paper, 3, 1, sha1) is None  # the old place is gone, and the text is there twice
+    assert locate(paper, 3, 1, sha1, "Conclusions") == (2, 1)
+    assert locate(paper, 3, 1, sha1, "Discussion") is None
+    assert locate(paper, 0, 1, sha1) == (0, 1)  # still at its recorded place

@@ -233,3 +233,21 @@ def test_run_in_titles_bold_or_italic(text: str, title_chars: int, italic: bool,
     line = replace(make_line(text), runs=runs)
     end = run_in_title_end(line)
     assert (None if end is None else text[end:end + len(cut or "")]) == cut
+
+
+@pytest.mark.parametrize(("line", "after", "heading"), [
+    ("2 Related Work", "Earlier studies of parsing focused on news text.", True),
+    ("1. It will lead to significantly greater improvements in", "Mobility at discharge and later.", False),
+    ("3. Questions relating to publication bias", "more broadly, and to the journals chosen.", False),
+])
+def test_a_plain_numbered_line_that_wraps_on_is_a_list_item_not_a_heading(line: str, after: str,
+                                                                           heading: bool) -> None:
+    """Parser pdf-13: a BMC protocol's hypotheses and interview questions ("1. It will lead to …in" /
+    "mobility …") were read as numbered sections, and then made the paper "numbered", so its real
+    subheadings were dropped as paragraph titles."""
+    from core.pdf.headings import looks_like_heading
+
+    first = make_line(line, y0=50.0)
+    second = make_line(after, y0=62.0, index=1, first_in_block=False)
+    assert (looks_like_heading(first, 10.0, next_line=second) is not None) == heading
+

@@ -257,6 +257,10 @@ def looks_like_heading(
                 return None
             if next_line is None or next_line.bold >= 0.7:
                 return None
+            # a numbered list item that wraps ("1. It will lead to significantly greater improvements in" /
+            # "mobility at discharge …"): it ends on a joining word, or the next line goes on in lower case
+            if words[-1].lower() in _JOINING_WORDS or next_line.text.lstrip()[:1].islower():
+                return None
         return HeadingMatch(number, title.rstrip(".:").strip(), level_of(number), styled)
     if not styled:
         return None
@@ -447,6 +451,8 @@ def run_in_title_end(line: Line) -> int | None:
     return len(line.text) - len(rest)
 
 
+_JOINING_WORDS = frozenset(["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or",
+                            "than", "that", "the", "to", "with", "is", "are", "was", "were", "be"])
 _STATEMENT_LABEL = re.compile(r"(?:Theorem|Lemma|Definition|Proposition|Corollary|Proof|Remark|Example|Claim"
                               r"|Conjecture|Assumption|Hypothesis|Problem|Observation|Note)\b")
 _MINOR_WORDS = frozenset(["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or",

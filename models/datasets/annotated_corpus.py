@@ -216,7 +216,8 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
         kind = str(row["section_kind"])
         if text is None:
             paper = papers.get((source, paper_id))
-            place = locate(paper, section, position, str(row["sha1"])) if paper is not None else None
+            place = locate(paper, section, position, str(row["sha1"]),
+                           str(row.get("heading") or "")) if paper is not None else None
             if paper is None or place is None:
                 continue  # the source (or the parser) changed: never train on another sentence
             if place != (section, position):  # a parser change moved it: its section's kind is the new one
@@ -228,15 +229,20 @@ def annotated_sentences(split: str = "train", shared: Path | None = None,
     return out
 
 
-def locate(paper: SourcePaper, section: int, position: int, sha1: str) -> tuple[int, int] | None:
+def locate(paper: SourcePaper, section: int, position: int, sha1: str,
+           heading: str | None = None) -> tuple[int, int] | None:
     """Where an annotated sentence is in ``paper`` as read now: at its recorded (section, position) when
     the text there still has its ``sha1``; else at the one place in the paper with that hash (a parser
-    change found or lost a heading before it); else None (never another sentence)."""
+    change found or lost a heading before it), or, where the text is there twice (an abstract's sentence
+    repeated in the conclusions), the one place under the recorded ``heading``; else None (never another
+    sentence)."""
     if section < len(paper.sections) and position < len(paper.sections[section].sentences) \
             and text_sha1(paper.sections[section].sentences[position]) == sha1:
         return section, position
     places = [(s, p) for s, part in enumerate(paper.sections) for p, text in enumerate(part.sentences)
               if text_sha1(text) == sha1]
+    if len(places) > 1 and heading:
+        places = [(s, p) for s, p in places if paper.sections[s].heading == heading]
     return places[0] if len(places) == 1 else None
 
 

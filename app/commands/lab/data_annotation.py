@@ -542,7 +542,8 @@ def _refresh_kinds(rows: list[dict]) -> list[dict]:
     kept = []
     for row in rows:
         paper = papers.get((str(row["source"]), str(row["paper_id"])))
-        place = locate(paper, int(row["section"]), int(row["position"]), str(row["sha1"])) if paper else None
+        place = locate(paper, int(row["section"]), int(row["position"]), str(row["sha1"]),
+                       str(row.get("heading") or "")) if paper else None
         if paper is not None and place is not None:
             row["section"], row["position"] = place
             row["section_kind"] = paper.sections[place[0]].kind
