@@ -273,6 +273,15 @@ def test_a_mistyped_library_path_is_not_made_a_library(
     assert "no library at" in _one_line(capsys) and list(folder.iterdir()) == []
 
 
+def test_the_users_own_library_may_be_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """No --library: the library in the user data folder, made on first use; a new user is told it is
+    empty, not that it does not exist."""
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    assert main(["library", "list"]) == 0
+    assert "empty" in capsys.readouterr().out
+
+
 def test_a_library_whose_database_went_missing_still_says_so(library: Path) -> None:
     (library / DATABASE_NAME).unlink()
     with pytest.raises(LibraryError, match="is missing, so the papers of the library"):

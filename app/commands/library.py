@@ -41,10 +41,13 @@ def _open(args: argparse.Namespace) -> Any:
 
 
 def _open_existing(args: argparse.Namespace) -> Any:
-    """The library; a folder without one is an error ("no library at …"), never a new empty library."""
+    """The library; a ``--library`` folder without one is an error ("no library at …": a mistyped path),
+    never a new empty library there. The user's own library (no ``--library``) may be empty: it lives in
+    the user data folder and is made there on first use."""
     from core.library.store import require_library
 
-    require_library(_library_dir(args))
+    if args.library is not None:
+        require_library(args.library)
     return _open(args)
 
 
