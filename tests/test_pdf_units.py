@@ -94,6 +94,8 @@ def test_mentions(text, ids):
     ("Table 2 shows the results of the experiments", True, 0, 10.0, None),
     ("Figure 3: inside a paragraph", False, 0, 10.0, None),
     ("The results in Figure 3 are good", True, 0, 10.0, None),
+    ("Figure 1.b shows an Adya-style graph of the history.", True, 0, 10.0, None),  # a panel in a sentence
+    ("Figure 1. a) Overview of the model.", True, 0, 9.0, ("figure", "1")),
 ])
 def test_caption_labels(text, starts_block, bold_chars, size, expected):
     line = make_line(text, size=size, first_bold_chars=bold_chars)

@@ -15,6 +15,7 @@ CAPTION_START = re.compile(
     r"\s*(?P<num>S?\d{1,3}[A-Za-z]?|[IVX]{1,5})\b(?P<rest>.*)$"
 )
 _PUNCT_AFTER = re.compile(r"^\s*(?:[:.|—–]|-\s)")
+_PANEL_MENTION = re.compile(r"\.[a-z]\)?\s+[a-z]")  # "1.b shows": a panel of the figure named in a sentence
 
 
 @dataclass
@@ -58,8 +59,8 @@ def caption_label(line: Line, body_size: float, starts_block: bool) -> tuple[str
     label = m.group("label")
     number = m.group("num")
     rest = m.group("rest")
-    if rest.lstrip().startswith(")"):
-        return None
+    if rest.lstrip().startswith(")") or _PANEL_MENTION.match(rest):
+        return None  # "(Fig. 15) of neurons", "Figure 1.b shows an Adya-style graph …": mentions
     if line.size < 0.6 * body_size:
         return None  # print this small is text inside a figure (a picture of a page), not its caption
     kind = "table" if label.lower().startswith("tab") else "figure"
