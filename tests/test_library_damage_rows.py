@@ -298,3 +298,27 @@ def test_the_rebuilt_count_is_that_of_the_index_rebuilt(library: Path) -> None:
     assert index.problem == f"is out of step with the database ({5 * PAPERS} vectors, the database has " \
                             f"{5 * PAPERS - 5})"
     assert report.done == [f"rebuilt function.ann from the database ({5 * PAPERS - 5} sentences)"]
+
+
+def test_an_unchanged_library_is_not_scanned_again_and_a_changed_one_is(
+        library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app opens the library for each correction and search: the check of its rows (half a second per
+    250,000 sentences) runs again only when the database's files changed."""
+    from core.library import store as store_module
+
+    scans: list[int] = []
+
+    def counted(connection: sqlite3.Connection) -> row_check.LibraryCheck:
+        scans.append(1)
+        return check_library(connection)
+
+    monkeypatch.setattr(store_module, "check_library", counted)
+    for _ in range(3):
+        with Library(library):
+            pass
+    assert len(scans) == 1
+    with sqlite3.connect(library / DATABASE_NAME) as db:
+        db.execute("UPDATE sentences SET role = 'evil' WHERE id = 1")
+    with pytest.raises(DamagedLibraryError, match="unknown role"), Library(library) as opened:
+        opened.store.connection.execute("SELECT role FROM sentences").fetchall()
+    assert len(scans) == 2

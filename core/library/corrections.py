@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import RhetoricaError
+from core.json_shapes import loads
 from core.library.store import LibraryStore
 from core.taxonomy.labels import ROLES
 
@@ -222,10 +223,8 @@ class Corrections:
             if not line.strip():
                 continue
             try:
-                correction = _correction_of(json.loads(line), path.name)
+                correction = _correction_of(loads(line), path.name)
                 _check(correction, known_functions)
-            except RecursionError:
-                raise CorrectionError(f"{path}:{number}: not a correction (JSON nested too deeply)") from None
             except (json.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError,
                     CorrectionError) as error:
                 raise CorrectionError(f"{path}:{number}: not a correction ({error})") from None

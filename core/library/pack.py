@@ -34,6 +34,7 @@ import numpy as np
 
 from core.corpus_pipeline.stages import PackFilter
 from core.jobs import JobContext
+from core.json_shapes import loads
 from core.library.pack_format import (
     MANIFEST,
     PACK_FORMAT,
@@ -59,8 +60,6 @@ __all__ = ["MANIFEST", "PACK_FORMAT", "PACK_VERSION", "PAPERS", "SCALES", "SENTE
 
 def _plain_reason(error: BaseException) -> str:
     """Why a pack file cannot be read, in words (numpy's hint to load pickled data is not for users)."""
-    if isinstance(error, RecursionError):
-        return "JSON nested too deeply"
     if "pickle" in str(error) or "Python objects" in str(error):
         return "a file is not a plain numeric array"
     return str(error)
@@ -96,12 +95,12 @@ class PackCorpus:
             if self.manifest.get("format") != PACK_FORMAT:
                 raise LibraryError(f"{self.folder}: {MANIFEST} is not a phrase-corpus manifest")
             with gzip.open(self.folder / PAPERS, "rt", encoding="utf-8") as handle:
-                self.papers = [PackPaper(**json.loads(line)) for line in handle if line.strip()]
+                self.papers = [PackPaper(**loads(line)) for line in handle if line.strip()]
             with gzip.open(self.folder / SENTENCES, "rt", encoding="utf-8") as handle:
-                self._rows = [json.loads(line) for line in handle if line.strip()]
+                self._rows = [loads(line) for line in handle if line.strip()]
             self._vectors = np.load(self.folder / VECTORS, mmap_mode="r")
             self._scales = np.load(self.folder / SCALES)
-        except (OSError, ValueError, TypeError, EOFError, RecursionError) as error:
+        except (OSError, ValueError, TypeError, EOFError) as error:
             reason = _plain_reason(error)
             raise LibraryError(f"{self.folder}: damaged phrase-corpus pack ({reason})") from None
         if not len(self._rows) == len(self._vectors) == len(self._scales):
