@@ -40,6 +40,15 @@ def mapped(*texts: str) -> MappedText:
     (("the COVID-", "19 pandemic"), "the COVID-19 pandemic"),
     (("soft\u00adhy-", "phen and inter\u00adnal"), "softhyphen and internal"),
     (("no hyphen", "here"), "no hyphen here"),
+    # the next line starts with a ligature glyph: "bene-" + "ﬁts" (parser pdf-14)
+    (("has two bene-", "\ufb01ts. First"), "has two benefits. First"),
+    (("it is not suf-", "\ufb01cient"), "it is not sufficient"),
+    (("the e-", "\ufb03cient one"), "the efficient one"),
+    # a number before the line-end hyphen (parser pdf-14)
+    (("over a 25-", "minute period"), "over a 25-minute period"),
+    (("a 2-", "layer LSTM"), "a 2-layer LSTM"),
+    (("pages 25-", "30 of it"), "pages 25-30 of it"),
+    (("x = 5 -", "y here"), "x = 5 - y here"),
 ])
 def test_line_joining_and_hyphenation(lines, expected):
     assert mapped(*lines).text == expected

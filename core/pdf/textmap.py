@@ -24,6 +24,7 @@ LIGATURES = {
     "\ufb05": "st",
     "\ufb06": "st",
 }
+_LIGATURE_TABLE = str.maketrans(LIGATURES)
 SPACES = set("\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f"
              "\u3000\t\n\r")
 DROP = set("\u200b\u200c\u200d\u2060\ufeff\ufffd\u00ad")
@@ -113,11 +114,12 @@ class MappedText:
         if not self.chars:
             return
         last = self.chars[-1]
-        if last in HYPHENS and len(self.chars) >= 2 and self.chars[-2].isalpha():
+        if last in HYPHENS and len(self.chars) >= 2 and self.chars[-2].isalnum():
             tail = self.text[-60:]
             m = _WORD_BEFORE.search(tail)
             before = m.group(1) if m else ""
-            n = _WORD_AFTER.match(next_text)
+            # the next line as it will read: "ﬁts" is "fits" ("bene-" + "ﬁts" -> "benefits")
+            n = _WORD_AFTER.match(next_text[:60].translate(_LIGATURE_TABLE))
             after = n.group(1) if n else ""
             stem = before.rsplit("-", 1)[-1]
             whole = f"{stem}{after}".lower()
@@ -239,6 +241,7 @@ def inner_compounds(texts: Iterable[str]) -> frozenset[str]:
     written inside lines, used to decide line-end hyphens ("predicate-argument", "SciBERT")."""
     found: set[str] = set()
     for text in texts:
+        text = text.translate(_LIGATURE_TABLE)
         body = text[:-1] if text.endswith("-") else text
         if "-" in body:
             for m in _INNER_COMPOUND.finditer(body):
