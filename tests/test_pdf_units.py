@@ -262,3 +262,32 @@ def test_a_plain_numbered_line_that_wraps_on_is_a_list_item_not_a_heading(line: 
     second = make_line(after, y0=62.0, index=1, first_in_block=False)
     assert (looks_like_heading(first, 10.0, next_line=second) is not None) == heading
 
+
+
+@pytest.mark.parametrize(("text", "italic_chars", "following", "expected"), [
+    # ACM's italic run-in subsubsection (the number is italic too)
+    ("3.1.2 Transactions. A transaction is a sequence of", 19, "operations.",
+     ("3.1.2", "Transactions", 1, 19)),
+    # Hindawi's, with a genus's initial inside the title
+    ("3.1. Recovery Rate of C. neoformans from trees. We found", 47, "more.",
+     ("3.1", "Recovery Rate of C. neoformans from trees", 1, 47)),
+    # the italic title fills the line and is closed on the next one
+    ("3.1. Recovery Rate of C. neoformans from Eucalyptus camaldu-", 61, "lensis. We collected",
+     ("3.1", "Recovery Rate of C. neoformans from Eucalyptus camaldulensis", 2, 7)),
+    ("2.1. Materials", 14, "2.1.1. Chemicals. All reagents were", None),  # the next line is numbered
+    ("1. E. coli K-12 was grown overnight in rich medium", 10, "again.", None),  # one level: a list item
+    ("2.3 Theorem 4. The data will determine a surface", 14, "here.", None),  # a statement label
+])
+def test_numbered_italic_run_in_headings(text: str, italic_chars: int, following: str,
+                                         expected: tuple[str, str, int, int] | None) -> None:
+    """Parser pdf-14: ACM's and Hindawi's italic numbered run-in subheadings were sentences ("3.1.2
+    Transactions.", "Cell Lines.") and their sections were missing."""
+    from dataclasses import replace
+
+    from core.pdf.headings import run_in_heading
+
+    runs = ((0, italic_chars, False, True), (italic_chars, len(text), False, False))
+    line = replace(make_line(text), runs=tuple(r for r in runs if r[0] < r[1]))
+    nxt = replace(make_line(following, index=1, y0=62.0),
+                  runs=((0, 6, False, True), (6, len(following), False, False)))
+    assert run_in_heading(line, nxt) == expected

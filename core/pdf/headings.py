@@ -382,6 +382,10 @@ def run_in_heading(
         return None
     start = m.end()
     k = next((k for k, r in enumerate(line.runs) if r[0] <= start + 1 and r[1] > start and r[2]), None)
+    if k is None and "." in m.group(1):
+        k = next((k for k, r in enumerate(line.runs) if r[0] <= start + 1 and r[1] > start and r[3]), None)
+        if k is not None:
+            return _italic_run_in(line, next_line if wide else None, m.group(1), start, line.runs[k][1])
     if k is None:
         # the bold title may open with a short symbol in another font: "3.2. CN(1,2) of seeds ..."
         k = next((k for k, r in enumerate(line.runs) if r[2] and start < r[0] <= start + 10), None)
@@ -449,6 +453,44 @@ def run_in_title_end(line: Line) -> int | None:
                            or not any(sum(c.isalpha() for c in w) >= 3 for w in words)):
         return None  # (italic letters of a formula: "P H ."; "Theorem 1:" says what the sentence is)
     return len(line.text) - len(rest)
+
+
+def _italic_run_in(line: Line, next_line: Line | None, number: str, start: int,
+                   end: int) -> tuple[str, str, int, int] | None:
+    """ACM's and Hindawi's italic run-in subheading ("3.1.2 Transactions. A transaction is ..."): a two- or
+    three-level number, then an italic title closed by a full stop, on the same line or, when the italic
+    title fills a full line, on the next unnumbered one (never a statement label or the italic letters of a
+    formula)."""
+    text = line.text
+    stop = _title_stop(text, start, end)
+    used, body = 1, stop + 1
+    if stop < 0:
+        if next_line is None or end < len(text.rstrip()) or not next_line.runs or not next_line.runs[0][3] \
+                or next_line.runs[0][0] > 0 or _RUN_IN_NUMBER.match(next_line.text):
+            return None
+        nt = next_line.text
+        stop = _title_stop(nt, 0, next_line.runs[0][1])
+        if stop < 0:
+            return None
+        first, rest = text[start:].rstrip(), nt[:stop].strip()
+        title = f"{first[:-1]}{rest}" if first.endswith("-") and rest[:1].islower() else f"{first} {rest}"
+        used, body = 2, stop + 1
+    else:
+        title = text[start:stop].strip()
+    words = title.split()
+    if not 1 <= len(words) <= 20 or not title[:1].isupper() or _STATEMENT_LABEL.match(title) \
+            or not any(sum(c.isalpha() for c in w) >= 3 for w in words):
+        return None
+    return number, title, used, body
+
+
+def _title_stop(text: str, start: int, end: int) -> int:
+    """The full stop that closes a title set in the run ``start``-``end`` (or just after it); not a genus's
+    initial ("Recovery Rate of C. neoformans."); -1 if none."""
+    stop = text.find(".", start, end + 1)
+    while stop > 0 and text[stop - 1].isupper() and (stop - 1 == start or text[stop - 2] == " "):
+        stop = text.find(".", stop + 1, end + 1)
+    return stop
 
 
 _JOINING_WORDS = frozenset(["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or",

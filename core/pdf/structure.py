@@ -528,8 +528,25 @@ def _heading_section(body: _Body, cur: _Cursor) -> int | None:
     if hm is None:
         return None
     title, j = _wrapped_title(body, cur.i, hm.title)
+    title = _italic_title_tail(body, cur.i, j, title)
     body.builder.open_section(clean_text(title), section_kind(title), hm.level, hm.number, ln.page, ln.size)
     return j - cur.i
+
+
+def _italic_title_tail(body: _Body, i: int, j: int, title: str) -> str:
+    """An italic heading whose title runs on into the next line's italic run-in words ("3.4. Effect of
+    ... Fragments on" / "Enzymatic Activity of Complex II. Finally, we ..."): those words end the title (the
+    rest of that line is body text, where the run-in title is cut again)."""
+    ln = body.lines[i]
+    if j >= len(body.lines) or ln.italic < 0.9 or title.rstrip().endswith((".", ":")):
+        return title
+    nxt = body.lines[j]
+    if nxt.page != ln.page or not 0 <= nxt.y0 - ln.y1 <= 0.8 * ln.size:
+        return title
+    cut = run_in_title_end(nxt)
+    if cut is None:
+        return title
+    return f"{title} {nxt.text[:cut].strip(' .:')}"
 
 
 def _paragraph_title(body: _Body, cur: _Cursor) -> int | None:
