@@ -49,6 +49,10 @@ def mapped(*texts: str) -> MappedText:
     (("a 2-", "layer LSTM"), "a 2-layer LSTM"),
     (("pages 25-", "30 of it"), "pages 25-30 of it"),
     (("x = 5 -", "y here"), "x = 5 - y here"),
+    # a soft hyphen (U+00AD) at the line end: the word goes on (parser pdf-14)
+    (("in the extracellu\u00ad", "lar space"), "in the extracellular space"),
+    (("a broad-\u00ad", "scale survey"), "a broad-scale survey"),
+    (("ends here.\u00ad", "Next one"), "ends here. Next one"),
 ])
 def test_line_joining_and_hyphenation(lines, expected):
     assert mapped(*lines).text == expected

@@ -74,6 +74,8 @@ class MappedText:
     # hyphenated words seen inside lines of the same document ("predicate-argument"): a line-end
     # hyphen between the same two halves is kept
     compounds: frozenset[str] = frozenset()
+    # the last line ended on a soft hyphen (U+00AD), the typesetter's mark of a word broken at the line end
+    soft_break: bool = False
 
     @property
     def text(self) -> str:
@@ -107,12 +109,15 @@ class MappedText:
             self._pop()  # a lone surrogate half at the end of the line
         while self.chars and self.chars[-1] == " ":
             self._pop()
+        self.soft_break = text.rstrip().endswith("\u00ad") and bool(self.chars) and self.chars[-1].isalpha()
 
     def _join(self, next_text: str) -> None:
         while self.chars and self.chars[-1] == " ":
             self._pop()
         if not self.chars:
             return
+        if self.soft_break and next_text.lstrip("\u00ad")[:1].isalnum():
+            return  # "extracellu\u00ad" + "lar": the word goes on
         last = self.chars[-1]
         if last in HYPHENS and len(self.chars) >= 2 and self.chars[-2].isalnum():
             tail = self.text[-60:]
