@@ -15,6 +15,7 @@ sha256 in the manifest); labels and the feature recipe in ``manifest.context["ad
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def load_adapters(bundle_dir: str | Path, described: dict[str, Any]) -> dict[str
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: np.asarray(data[key]) for key in data.files}
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise ModelError(f"cannot read label adapters {path}: {error}") from None
     out: dict[str, LabelAdapter] = {}
     for dataset, info in described.items():

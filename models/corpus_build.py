@@ -113,11 +113,12 @@ def build_corpus(spec: CorpusInput, bundle: str | Path | None, out: Path, manife
                               ctx=ctx, keep_shards=options.keep_shards)
         retried = 0
     else:
-        from models.bundle import files_digest, verify_bundle
+        from models.bundle import model_id as bundle_model_id
+        from models.bundle import verify_bundle
         from models.corpus_ray import RayEngine, connect, ray_parse
 
         bundle_manifest = verify_bundle(bundle_dir)  # checked here before any worker loads it
-        model_id = f"{bundle_manifest.name}@{bundle_manifest.version}#{files_digest(bundle_manifest)[:12]}"
+        model_id = bundle_model_id(bundle_manifest)
         ray, workers = connect(options.address, options.workers)
         try:
             store.create()

@@ -34,7 +34,7 @@ import numpy as np
 from core.errors import ModelError
 from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
-from models.bundle import Manifest, check_graph_inputs, default_bundle_path, files_digest, verify_bundle
+from models.bundle import Manifest, check_graph_inputs, default_bundle_path, model_id, verify_bundle
 from models.function_prior import RolePrior
 from models.none_detector import NONE_DETECTOR_FILE, load_none_detector
 from models.role_calibration import MAX_BIAS, apply_temperatures
@@ -221,7 +221,7 @@ class EncoderModel:
         self.sentence_batch = int(sentence_batch)
         self.workers = max(1, int(workers))
         self.labels: tuple[str, ...] = tuple(manifest.labels)
-        self.model_id = f"{manifest.name}@{manifest.version}#{files_digest(manifest)[:12]}"
+        self.model_id = model_id(manifest)
         self.provider: str = session.get_providers()[0]  # type: ignore[attr-defined]
         self._input_names = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
         self._pad_id = pad_id
@@ -380,7 +380,17 @@ class EncoderModel:
         if "token_type_ids" in self._input_names:
             feed["token_type_ids"] = np.zeros_like(input_ids)
         feed = {k: v for k, v in feed.items() if k in self._input_names}
-        return self.session.run(list(outputs), feed)  # type: ignore[attr-defined]
+        return self._run_graph(self.session, "model.onnx", list(outputs), feed)
+
+    def _run_graph(self, session: object, name: str, outputs: list[str],
+                   feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """``session.run`` with onnxruntime's errors (a graph that cannot read what the bundle feeds it)
+        as a one-line :class:`ModelError`."""
+        try:
+            return session.run(outputs, feed, quiet_run())  # type: ignore[attr-defined]
+        except Exception as error:  # onnxruntime raises its own exception types
+            raise ModelError(f"model bundle {self.bundle_dir}: {name} failed to run "
+                             f"({_first_line(error)}); re-export or reinstall the model") from None
 
     def run_roles(self, pooled: np.ndarray, section_kind: np.ndarray) -> np.ndarray:
         """Role logits [n, C] of one document's pooled vectors (two-graph bundles only)."""
@@ -394,7 +404,8 @@ class EncoderModel:
             raise ModelError(f"model {self.model_id} has one graph: its roles come from run()")
         feed = {"pooled": pooled.astype(np.float32, copy=False), "section_kind": section_kind}
         names = ["role_logits", "function_context_logits"] if self.has_function_context else ["role_logits"]
-        outputs = self.role_session.run(names, feed)  # type: ignore[attr-defined]
+        graph = str(dict(self.manifest.context.get("graphs", {})).get("roles", "roles.onnx"))
+        outputs = self._run_graph(self.role_session, graph, names, feed)
         return outputs[0], (outputs[1] if self.has_function_context else None)
 
     def run_content(self, states: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -402,7 +413,8 @@ class EncoderModel:
         if self.content_session is None:
             raise ModelError(f"model {self.model_id} has no content graph")
         feed = {"fork_states": states, "attention_mask": attention_mask}
-        return self.content_session.run(["sentence_embedding"], feed)[0]  # type: ignore[attr-defined]
+        graph = str(dict(self.manifest.context.get("graphs", {})).get("content", "content.onnx"))
+        return self._run_graph(self.content_session, graph, ["sentence_embedding"], feed)[0]
 
     def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
                       batch_size: int | None = None, *,
@@ -623,6 +635,10 @@ class EncoderModel:
             if self._function_prior.temperature != 1.0 and len(function_probabilities):
                 none = function_probabilities.max(-1) < self.function_threshold  # decided before tempering
                 function_probabilities = self._function_prior.shown(function_probabilities)
+        for what, values in (("role", probabilities), ("function", function_probabilities)):
+            if values is not None and not np.isfinite(values).all():
+                raise ModelError(f"model bundle {self.bundle_dir} gave {what} probabilities that are not "
+                                 "numbers (NaN); re-export or reinstall the model")
         return DocumentEncoding(l2_normalise(embeddings), probabilities, self.labels, function_probabilities,
                                 self.function_ids, self.function_threshold, adapter_features,
                                 uncalibrated_probabilities=uncalibrated,
@@ -760,8 +776,55 @@ def create_session(model_path: Path, device: str = "cpu", threads: int | None = 
     except ModelError:
         raise
     except Exception as error:  # onnxruntime raises its own exception types
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelError(f"cannot load {model_path}: {first}") from None
+        raise ModelError(f"cannot load {model_path}: {_first_line(error)}") from None
+
+
+def quiet_run() -> object:
+    """onnxruntime run options that leave a failed run's error to the exception (no log line of its own
+    on stderr, so the CLI says it in one line)."""
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    options.log_severity_level = 4  # fatal only
+    return options
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def threads_from_environment(text: str) -> int:
+    """``RHETORICA_THREADS`` as a number of threads (a one-line :class:`ModelError` when it is not one)."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ModelError(f"RHETORICA_THREADS must be a whole number of threads, not {text[:40]!r}") from None
+
+
+def check_tokens_fit(bundle: Path, session: object, tokenizer: Tokenizer, max_length: int,
+                     pad_id: int) -> None:
+    """Refuse a sentence graph that cannot read what the tokenizer gives it: token ids past its embedding
+    table (a tokenizer of another model) or ``max_length`` positions past its position table. Two probe
+    runs of one sentence each: onnxruntime does not show a graph's table sizes."""
+    inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
+    names = [o.name for o in session.get_outputs()]  # type: ignore[attr-defined]
+    output = next((n for n in ("pooled", "sentence_embedding") if n in names), names[0])
+    largest = max([*tokenizer.get_vocab(with_added_tokens=True).values(), pad_id, 0])
+    probes = (([largest, largest], f"tokenizer.json has token ids up to {largest}, more than model.onnx's "
+               "embedding table holds (a tokenizer of another model?)"),
+              ([pad_id] * max_length, f"the manifest's max_length {max_length} is more token positions than "
+               "model.onnx reads"))
+    for ids, problem in probes:
+        input_ids = np.array([ids], dtype=np.int64)
+        feed = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids),
+                "section_kind": np.zeros(1, dtype=np.int64), "token_type_ids": np.zeros_like(input_ids)}
+        try:
+            session.run([output], {k: v for k, v in feed.items() if k in inputs},  # type: ignore[attr-defined]
+                        quiet_run())
+        except Exception as error:  # onnxruntime raises its own exception types
+            raise ModelError(f"incompatible model bundle {bundle}: {problem} "
+                             f"({_first_line(error)})") from None
 
 
 def load_model(path: str | Path | None = None, *, device: str = "auto",
@@ -778,7 +841,7 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     bundle = Path(path) if path is not None else default_bundle_path()
     manifest = verify_bundle(bundle)
     if threads is None and os.environ.get("RHETORICA_THREADS"):
-        threads = int(os.environ["RHETORICA_THREADS"])
+        threads = threads_from_environment(os.environ["RHETORICA_THREADS"])
     tokenizer, pad_id = load_tokenizer(bundle / "tokenizer.json", int(manifest.max_length))
     one_at_a_time = runs_one_sentence_at_a_time(manifest)
     workers = (threads or default_workers()) if one_at_a_time else 1
@@ -787,6 +850,7 @@ def load_model(path: str | Path | None = None, *, device: str = "auto",
     check_graph_inputs(bundle, "sentences", "model.onnx",
                        {i.name for i in session.get_inputs()})  # type: ignore[attr-defined]
     outputs = {o.name: o.shape for o in session.get_outputs()}  # type: ignore[attr-defined]
+    check_tokens_fit(bundle, session, tokenizer, int(manifest.max_length), pad_id)
     graphs = dict(manifest.context.get("graphs", {}))
     role_graph = graphs.get("roles")
     role_session = None

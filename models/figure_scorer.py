@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ModelError
-from models.encoder import EncoderModel, create_session, l2_normalise
+from models.encoder import EncoderModel, create_session, l2_normalise, quiet_run
 
 SIDES = ("text", "caption")
 FIGURE_GRAPH_KEY = "figures"
@@ -78,7 +78,13 @@ class FigureScorer:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if self.session is None or len(vectors) == 0:
             return l2_normalise(vectors) if len(vectors) else vectors
-        (out,) = self.session.run([OUTPUTS[side]], {"content": vectors})
+        try:
+            (out,) = self.session.run([OUTPUTS[side]], {"content": vectors}, quiet_run())
+        except Exception as error:  # onnxruntime raises its own exception types
+            text = str(error).strip()
+            raise ModelError(f"model bundle {self.model.bundle_dir}: its figure head failed to run "
+                             f"({text.splitlines()[0] if text else type(error).__name__}); re-export or "
+                             "reinstall the model") from None
         return l2_normalise(np.asarray(out, dtype=np.float32))
 
     def group_vectors(self, groups: Sequence[Sequence[str]], side: str) -> np.ndarray:

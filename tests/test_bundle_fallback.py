@@ -53,8 +53,21 @@ def _wrong_width(bundle: Path) -> None:
 
 def _wrong_labels(bundle: Path) -> None:
     manifest = read_manifest(bundle)
-    manifest.labels = [*manifest.labels, "extra"]  # role_logits has one column fewer
+    manifest.labels = manifest.labels[:-1]  # role_logits has one column more
     write_manifest(bundle, manifest, tuple(manifest.files))
+
+
+def _foreign_tokenizer(bundle: Path) -> None:
+    path = bundle / "tokenizer.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"]["vocab"]["method"] = 10_000_000  # past the graph's embedding table
+    path.write_text(json.dumps(data), encoding="utf-8")
+    write_manifest(bundle, read_manifest(bundle), tuple(read_manifest(bundle).files))
+
+
+def _zero_temperature(bundle: Path) -> None:
+    _edit_manifest(bundle, context={**read_manifest(bundle).context,
+                                    "role_calibration": {"role_head": {"temperature": 0}}})
 
 
 def _unpinned_graph(bundle: Path) -> None:
@@ -79,7 +92,9 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "altered file": (_altered, r"is altered: model\.onnx does not match its sha256"),
     "newer format": (_newer_format, r"format 2 is not supported \(an incompatible bundle.*update Rhetorica"),
     "embedding width": (_wrong_width, r"output 'sentence_embedding' has width 8 but the manifest says 16"),
-    "label count": (_wrong_labels, r"output 'role_logits' has width 6 but the manifest says 7"),
+    "label count": (_wrong_labels, r"output 'role_logits' has width 6 but the manifest says 5"),
+    "foreign tokenizer": (_foreign_tokenizer, r"tokenizer\.json has token ids up to 10000000, more than "),
+    "zero temperature": (_zero_temperature, r"role_head\.temperature' must be between 0\.05 and 20, not 0"),
     "unpinned graph": (_unpinned_graph, r"incompatible model bundle .*roles\.onnx .*does not pin it"),
     "graph input": (_extra_input, r"incompatible model bundle .*model\.onnx needs input\(s\) speaker_id"),
 }

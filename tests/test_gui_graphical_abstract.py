@@ -317,3 +317,51 @@ def test_the_dock_opens_tall_enough_for_the_first_three_cards(qtbot, bundle: Pat
             assert card.text.height() >= card.text.heightForWidth(card.text.width())  # no reason cut off
         assert panel.list.verticalScrollBar().value() == 0
         qtbot.waitUntil(lambda p=panel: not p.busy, timeout=TIMEOUT_MS)
+
+
+def test_export_never_replaces_a_txt_nobody_confirmed(qtbot, tmp_path: Path, paper: Paper) -> None:  # type: ignore[no-untyped-def]
+    """Hostile test C, problem 1: the caption sidecar overwrote an existing ``notes.txt`` unasked, and a
+    PNG named ``caption.txt`` was overwritten by its own caption."""
+    figure = next(f for f in paper.figures if f.id == "fig3")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("MY PRECIOUS NOTES", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"notes\.txt already exists"):
+        export_figure_png(paper.source_path, figure.page, figure.bbox, figure.caption, tmp_path / "notes.png")
+    assert notes.read_text(encoding="utf-8") == "MY PRECIOUS NOTES"
+    assert not (tmp_path / "notes.png").exists()  # nothing written at all
+    with pytest.raises(FileExistsError, match=r"choose a name ending in \.png"):
+        export_figure_png(paper.source_path, figure.page, figure.bbox, figure.caption,
+                          tmp_path / "caption.txt")
+    assert not (tmp_path / "caption.txt").exists()
+    done = export_figure_png(paper.source_path, figure.page, figure.bbox, figure.caption,
+                             tmp_path / "notes.png", replace_sidecar=True)  # confirmed: replaced
+    assert done.text == notes and notes.read_text(encoding="utf-8").strip() == figure.caption.strip()
+
+
+def test_the_panel_asks_before_replacing_the_caption_txt(qtbot, monkeypatch, bundle: Path, paper: Paper,  # type: ignore[no-untyped-def]
+                                                          tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    import app.gui.panels.graphical_abstract_exporter as exporter
+
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.No]
+    monkeypatch.setattr(exporter.QMessageBox, "question",
+                        lambda _parent, _title, text, *_a: asked.append(text) or answer[0])
+    notes = tmp_path / "notes.txt"
+    notes.write_text("MY PRECIOUS NOTES", encoding="utf-8")
+    for panel in make_panel(qtbot, bundle, paper):
+        wait_ranked(qtbot, panel)
+        panel.list.setCurrentRow(0)
+        assert not panel.export(tmp_path / "notes.png")  # the author keeps the notes
+        assert len(asked) == 1 and "notes.txt already exists" in asked[0]
+        assert panel.status.text() == ("Not exported: notes.txt already exists and would be replaced by the "
+                                       "figure's caption.")
+        assert not panel.export(tmp_path / "caption.txt")  # refused without asking
+        assert len(asked) == 1 and "choose a name ending in .png" in panel.status.text()
+        assert notes.read_text(encoding="utf-8") == "MY PRECIOUS NOTES"
+        assert not (tmp_path / "notes.png").exists() and not (tmp_path / "caption.txt").exists()
+        answer[0] = QMessageBox.StandardButton.Yes
+        with qtbot.waitSignal(panel.exported, timeout=TIMEOUT_MS):
+            assert panel.export(tmp_path / "notes.png")
+        assert notes.read_text(encoding="utf-8").startswith("Figure 4:")

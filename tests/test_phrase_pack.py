@@ -319,3 +319,33 @@ def test_a_pack_keeps_each_sentences_function_confidence_and_an_older_pack_reads
     with gzip.open(older / "sentences.jsonl.gz", "wt", encoding="utf-8") as handle:
         handle.write("".join(json.dumps(row[:7]) + "\n" for row in rows))  # as packs before session 18
     assert [r.function_confidence for r in PackCorpus(older).sentences(range(4))] == [1.0] * 4
+
+
+def test_a_pack_is_never_written_over_a_model_bundle(built, tmp_path: Path, capsys) -> None:
+    """Hostile test D, problem 5: the writer removes ``manifest.json`` first, so a model bundle given as
+    ``--out`` lost its manifest; it is refused in one line, and a pack folder is still rewritten."""
+    from app.cli import main
+    from core.errors import RhetoricaError
+    from core.library.pack_format import PackWriter
+    from models.bundle import verify_bundle
+
+    _, pack, _ = built
+    bundle = make_tiny_bundle(tmp_path / "bundle")
+    assert main(["corpus", "build", "--source", "csabstruct", "--max-papers", "1", "--out", str(bundle),
+                 "--work", str(tmp_path / "work"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds a model bundle, not a phrase-corpus pack; choose another --out" in err[0]
+    with pytest.raises(RhetoricaError, match="holds a model bundle"):
+        PackWriter(bundle, 1, 4)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(RhetoricaError, match=r"holds a manifest\.json of something else"):
+        PackWriter(other, 1, 4)
+    verify_bundle(bundle)
+    assert (other / "manifest.json").read_text(encoding="utf-8") == "[1, 2]"
+    import shutil
+
+    again = shutil.copytree(pack, tmp_path / "again")
+    PackWriter(again, 0, 4)  # a pack's own folder may be rewritten
+    assert not (again / "manifest.json").exists()

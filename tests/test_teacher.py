@@ -330,3 +330,40 @@ def test_the_committed_teacher_labels_have_their_shape() -> None:
     assert roles.shape == (43668, len(report["roles"]))
     assert functions.shape == (43668, len(report["functions"]))
     assert roles.dtype == np.uint8 and abs(float(roles.sum(1).mean()) - 255) < 3
+
+
+def test_a_teacher_file_of_the_wrong_kind_gets_one_clear_error(tmp_path) -> None:
+    """Hostile test D, problem 12: a teacher-data list was an AttributeError, a soft.npz that is not a
+    zip a zipfile.BadZipFile (neither an OSError nor a ValueError)."""
+    from core.errors import DatasetError, ModelError
+    from models.adapters import ADAPTERS_FILE, load_adapters
+    from models.training.teacher import (
+        export_train_labels,
+        merge_teachers,
+        read_soft_labels,
+        read_teacher_data,
+    )
+
+    data = _write_data(tmp_path / "data")
+    (tmp_path / "list").mkdir()
+    (tmp_path / "list" / "teacher-data.json.xz").write_bytes(lzma.compress(b"[1, 2]"))
+    with pytest.raises(DatasetError, match=r"not readable teacher data .*not an object"):
+        read_teacher_data(tmp_path / "list")
+    run = tmp_path / "run"
+    run.mkdir()
+    report = {"chosen": [0], "roles": [], "functions": []}
+    (run / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    (run / "soft.npz").write_bytes(b"not a zip file at all")
+    with pytest.raises(DatasetError, match="not a teacher run's output"):
+        merge_teachers(data, [run], tmp_path / "out")
+    with pytest.raises(DatasetError, match="not a teacher run's output"):
+        export_train_labels(data, run, tmp_path / "out2")
+    with pytest.raises(DatasetError, match="not a teacher's soft labels"):
+        read_soft_labels(data, run / "soft.npz", ["gap", "proposal"])
+    (run / "report.json").write_text("[1]", encoding="utf-8")
+    np.savez_compressed(run / "soft.npz", train_roles=np.zeros((2, 2)), train_functions=np.zeros((2, 2)))
+    with pytest.raises(DatasetError, match=r"not a teacher run's output .*not a JSON object"):
+        export_train_labels(data, run, tmp_path / "out3")
+    (tmp_path / ADAPTERS_FILE).write_bytes(b"not a zip file at all")
+    with pytest.raises(ModelError, match="cannot read label adapters"):
+        load_adapters(tmp_path, {"pmc": {"labels": ["a"], "file": ADAPTERS_FILE}})

@@ -187,3 +187,22 @@ def test_unknown_names_raise_typed_errors(shared):
         load_dataset("nope", "train", shared)
     with pytest.raises(DatasetError):
         load_dataset("csabstruct", "validation", shared)
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("latin1.jsonl", b'{"doc_id": "a", "text": "caf\xe9", "label": "method"}\n',
+     r"not UTF-8 text \(byte 0xe9 at offset 28\); save it as UTF-8"),
+    ("list.jsonl", b"[1, 2, 3]\n", r"list.jsonl:1: not a JSON object"),
+    ("number.jsonl", b'{"doc_id": "a", "sentences": 5, "labels": []}\n', r"'sentences' must be a list"),
+    ("deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", r"deep.jsonl:1: JSON nested too deeply"),
+    ("latin1.csv", b"doc_id,text,label\nd,caf\xe9,method\n", r"not UTF-8 text \(byte 0xe9 at offset 23\)"),
+])
+def test_bad_user_data_files_get_one_line(tmp_path, name, content, message):
+    """Hostile test D, problem 11: these were UnicodeDecodeError, AttributeError and RecursionError."""
+    from core.errors import RhetoricaError
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(RhetoricaError, match=message) as error:
+        load_dataset(f"{name.rsplit('.', 1)[1]}:{path}")
+    assert "\n" not in str(error.value)

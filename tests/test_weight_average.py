@@ -115,3 +115,41 @@ def test_the_command_writes_the_average_and_refuses_bad_input_in_one_line(tmp_pa
     assert main(["train", "average", str(a), str(missing), "--out", str(tmp_path / "x.pt")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such checkpoint" in err[0]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("meta", "cannot read checkpoint .*b.pt: its meta_json is not JSON"),
+    ("string", "cannot read checkpoint .*b.pt: weight extra.w is not a tensor"),
+    ("nan", "cannot read checkpoint .*b.pt: weight encoder.w holds NaN or infinite values"),
+    ("inf", "cannot read checkpoint .*b.pt: weight encoder.w holds NaN or infinite values"),
+])
+def test_damaged_or_diverged_checkpoints_are_refused_in_one_line(tmp_path: Path, case: str,
+                                                                  message: str) -> None:
+    """Hostile test D, problem 9: a bad meta_json was a JSONDecodeError, NaN weights were averaged in."""
+    a = _checkpoint(tmp_path / "a.pt", 1.0)
+    b = _checkpoint(tmp_path / "b.pt", 3.0)
+    data = torch.load(b, weights_only=True)
+    if case == "meta":
+        data["meta_json"] = "{not json"
+    elif case == "string":
+        data["state_dict"]["extra.w"] = "hello"
+    else:
+        data["state_dict"]["encoder.w"][0, 0] = float(case)
+    torch.save(data, b)
+    sources = [b, a] if case in ("meta", "string") else [a, b]
+    with pytest.raises(ModelError, match=message):
+        average_weights(parse_sources(sources, None), tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_the_average_is_never_written_over_one_of_its_sources(tmp_path: Path, capsys) -> None:
+    """Hostile test D, problem 10: ``--out src_b.pt`` replaced the source with the average."""
+    from app.cli import main
+    from core.fileio import file_sha256
+
+    a, b = _checkpoint(tmp_path / "a.pt", 1.0), _checkpoint(tmp_path / "b.pt", 3.0)
+    before = file_sha256(b)
+    assert main(["train", "average", str(b), str(a), "--out", str(tmp_path / "." / "b.pt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is also an input; write --out to another file" in err[0]
+    assert file_sha256(b) == before

@@ -154,7 +154,7 @@ def make_tiny_bundle(directory: Path, *, max_length: int = 12, window: int = 8, 
         context=context, quantization="none",
         training={"command": "tests/tiny_bundle.py", "seed": seed},
     )
-    write_manifest(directory, manifest)
+    write_manifest(directory, manifest, made=True)
     return directory
 
 

@@ -196,6 +196,9 @@ def check_output_file(path: str | Path | None, option: str = "the output", *, in
         for given in inputs:
             if given is not None and Path(given).is_file() and os.path.samefile(path, given):
                 raise _error(f"{path}: is also an input; write {option} to another file")
+    bundle = _model_bundle_holding(path)
+    if bundle is not None:
+        raise _error(f"{path}: is a file of the model bundle {bundle}; write {option} to another file")
     if not parent.is_dir():
         if parent.exists() or not create_parents:
             what = "is a file, not a folder" if parent.exists() else "does not exist (create it first)"
@@ -206,6 +209,28 @@ def check_output_file(path: str | Path | None, option: str = "the output", *, in
         parent = existing
     _check_writable_folder(parent, path)
     return path
+
+
+def _model_bundle_holding(path: Path) -> Path | None:
+    """The model bundle folder (manifest.json beside model.onnx) of which ``path`` (or the file it links to)
+    is the manifest or a file it pins, else None: an output there would break the bundle (or the one in
+    use: the model loads while the work runs). Other files in the folder (a report) may be written."""
+    from core.json_shapes import loads
+
+    for candidate in dict.fromkeys((path.absolute(), path.resolve())):
+        folder = candidate.parent
+        manifest = folder / "manifest.json"
+        if not (manifest.is_file() and (folder / "model.onnx").is_file()):
+            continue
+        if candidate.name in ("manifest.json", "model.onnx"):
+            return folder
+        try:
+            pinned = loads(manifest.read_text(encoding="utf-8")).get("files", {})
+        except (OSError, ValueError, AttributeError):  # not a readable manifest: its loader says so
+            continue
+        if isinstance(pinned, dict) and candidate.name in pinned:
+            return folder
+    return None
 
 
 def refuse_outputs_over_read_files(outputs: Sequence[tuple[str, Path | None]], read: Sequence[Path]) -> None:

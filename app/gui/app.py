@@ -166,6 +166,8 @@ def _run(request: GuiRequest) -> int:
     shutdown(window)
     if shot is not None and shot.error:
         return 2
+    if shot is not None and shot.paper_error:
+        return 1  # saved, showing why the paper could not be opened: still a failure for a script
     return int(code)
 
 

@@ -23,6 +23,7 @@ class Banner(QFrame):
         self.kind = ""
         self.icon = QLabel()
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # file names and errors are data, not markup
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.actions_box = QHBoxLayout()

@@ -25,12 +25,26 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 import core.paths
 from app.gui.sentence_overlays import SentenceItem
+from app.gui.widgets import one_line
 from core.library.corrections import Correction, CorrectionCounts, Corrections
+from core.library.store import LibraryError
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import ROLES
 
 ROLE_SHORTCUTS = {role: f"Alt+{number}" for number, role in enumerate(ROLES, 1)}
 DRAFT_DOC_ID = "draft:current"
+NOT_SAVED = "Your correction was not saved"
+NOT_READ = "Your corrections cannot be read"
+LIBRARY_FAILURES = (LibraryError, OSError)  # the library folder or its database cannot be used
+
+
+def library_problem(error: Exception) -> tuple[str, bool]:
+    """Why the library cannot be used, in the Library panel's words, and whether "Repair library…" helps
+    (a damaged or missing database)."""
+    from app.gui.panels.library_text import damage_message
+
+    damage = damage_message(error)
+    return (damage, True) if damage is not None else (one_line(str(error), 300), False)
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,9 @@ class CorrectionController(QObject):
     changed = Signal()  # corrections were added or imported
     corrected = Signal(object, str, str)  # the SentenceTarget, field, label
     message = Signal(str)  # a line for the status bar
+    # the library could not be read or written: one line, whether "Repair library…" helps, and whether
+    # it was the author's own action (a correction, an export) that failed
+    libraryFailed = Signal(str, bool, bool)
 
     def __init__(self, session: object, library_folder: Path | None = None,
                  parent: QObject | None = None) -> None:
@@ -87,6 +104,13 @@ class CorrectionController(QObject):
         self.folder.mkdir(parents=True, exist_ok=True)
         with Library(self.folder) as library:
             yield Corrections(library.store)
+
+    def report(self, error: Exception, what: str, asked: bool = True) -> str:
+        """Say (``libraryFailed``) that ``what`` failed as the library cannot be used; returns the line."""
+        problem, repairable = library_problem(error)
+        line = f"{what}: {problem}"
+        self.libraryFailed.emit(line, repairable, asked)
+        return line
 
     def counts(self) -> CorrectionCounts:
         with self.table() as table:
@@ -124,8 +148,11 @@ class CorrectionController(QObject):
             self._doc_id = doc_id
             self._of_doc = {}
             if doc_id:
-                with self.table() as table:
-                    self._of_doc = table.of_document(doc_id)
+                try:
+                    with self.table() as table:
+                        self._of_doc = table.of_document(doc_id)
+                except LIBRARY_FAILURES as error:  # shown without corrections, said once per paper
+                    self.report(error, NOT_READ, asked=False)
         return self._of_doc
 
     def target(self, index: int) -> SentenceTarget | None:
@@ -152,16 +179,21 @@ class CorrectionController(QObject):
             section_kind=paper.section_of(sentence).kind.value, context_before=neighbour(index - 1),
             context_after=neighbour(index + 1), title=paper.title or "", position=index, model_id=model_id)
 
-    def correct(self, target: SentenceTarget, field: str, label: str) -> Correction:
-        """Store the correction of ``target``'s ``field`` to ``label`` (replacing an earlier one)."""
+    def correct(self, target: SentenceTarget, field: str, label: str) -> Correction | None:
+        """Store the correction of ``target``'s ``field`` to ``label`` (replacing an earlier one); None
+        (said through ``libraryFailed``) when the library cannot store it."""
         correction = Correction(
             doc_id=target.doc_id, text=target.text, field=field, corrected=label,
             predicted=target.role if field == "role" else target.function,
             section_kind=target.section_kind, context_before=target.context_before,
             context_after=target.context_after, title=target.title, position=target.position,
             model_id=target.model_id)
-        with self.table() as table:
-            stored = table.add(correction, known_functions())
+        try:
+            with self.table() as table:
+                stored = table.add(correction, known_functions())
+        except LIBRARY_FAILURES as error:
+            self.report(error, NOT_SAVED)
+            return None
         if target.doc_id and target.doc_id == self._doc_id:
             self._of_doc[(target.text, field)] = stored
         shown = default_taxonomy().name_of(label) if field == "function" else label

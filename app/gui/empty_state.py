@@ -31,6 +31,8 @@ class EmptyState(QWidget):
         self.error.hide()
         self.notice = _centred_label("", "color: #8a5300; padding: 4px;")
         self.notice.hide()
+        for label in (self.error, self.notice):  # file names and errors are data, not markup
+            label.setTextFormat(Qt.TextFormat.PlainText)
         box = _dashed_box([title, hint, buttons, drop, self.steps, self.error, self.notice])
         layout = QVBoxLayout(self)
         layout.addStretch(1)

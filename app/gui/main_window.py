@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QMimeData, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -45,6 +45,7 @@ from app.gui.model_holder import ModelHolder, ModelOptions
 from app.gui.navigation import SentenceNavigator
 from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
+from app.gui.panels.inspector import role_label_text
 from app.gui.panels.registry import (
     AsksToInsert,
     ChangesLibrary,
@@ -57,6 +58,7 @@ from app.gui.panels.registry import (
     OffersToolbarActions,
     OpensDrafts,
     OpensPapers,
+    RepairsLibrary,
     SaysStatus,
     TakesCorrections,
     TakesDraftContext,
@@ -73,9 +75,10 @@ from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import RhetoricaError
 from core.labelling.analysis import PaperAnalysis
+from core.library.store import LibraryError
 from core.model_api import RoleModel
 from core.paths import sample_paper_path
-from core.taxonomy.labels import ROLES, role_text
+from core.taxonomy.labels import ROLES
 
 MODEL_LOAD_DELAY_MS = 150
 MIN_WINDOW_SIDE = 400  # a remembered window smaller than this (or off every screen) opens at the default
@@ -286,6 +289,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         file_menu.addActions([self.act_open, self.act_sample])
         self.recent_menu = QMenu("Open &recent", self)
+        self.recent_menu.aboutToShow.connect(self._refresh_recent)  # files gone since are marked
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.act_close)
         file_menu.addSeparator()
@@ -392,6 +396,7 @@ class MainWindow(QMainWindow):
         self.palette_.changed.connect(self._save_palette)
         self.corrections.message.connect(self._notify)
         self.corrections.corrected.connect(self._on_corrected)
+        self.corrections.libraryFailed.connect(self._on_library_failed)
         recolour = self.corrections.apply_to_overlays
         self.corrections.changed.connect(lambda: recolour(self.page_view.overlay_items))
         self.page_view.overlaysBuilt.connect(lambda _n: recolour(self.page_view.overlay_items))
@@ -407,9 +412,39 @@ class MainWindow(QMainWindow):
                 and not on_some_screen(self.frameGeometry(), least=MIN_WINDOW_SIDE):
             self._open_at_default_place(default_size)
         state = self.settings.window_state
-        if state is None or not self.restoreState(state):
+        if state is None or not self._restore_layout(state):
             QTimer.singleShot(0, self.dock_panels.apply_initial_sizes)  # once the window is laid out
         self.dock_panels.sanitise()
+
+    def _restore_layout(self, state: QByteArray) -> bool:
+        """Restore the remembered toolbars and docks; False when ``state`` cannot be restored cleanly (a
+        settings file cut short or damaged: Qt then leaves the toolbar out of its area, or the toolbar
+        and the status bar unplaced over the menu bar): the default layout is put back and the stored
+        state dropped."""
+        default = self.saveState()
+        if self.restoreState(state) and self._layout_is_sound():
+            return True
+        self.restoreState(default)
+        self.settings.forget_window_state()
+        self._notify("The remembered window layout could not be restored; the default layout is used")
+        return False
+
+    def _layout_is_sound(self) -> bool:
+        """Every toolbar in an area, below the menu bar, and the status bar along the window's bottom."""
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        window, menu = self.rect(), self.menuBar().geometry()
+        for toolbar in self.findChildren(QToolBar):
+            if toolbar.parent() is not self or toolbar.isHidden() or toolbar.isFloating():
+                continue
+            place = toolbar.geometry()
+            if self.toolBarArea(toolbar) == Qt.ToolBarArea.NoToolBarArea or not window.contains(place) \
+                    or (not menu.isEmpty() and place.intersects(menu)):
+                return False
+        status = self.statusBar()
+        return status.isHidden() or (status.geometry().bottom() == window.bottom()
+                                     and status.width() == window.width())
 
     def _open_at_default_place(self, size: QSize) -> None:
         """The default size (no larger than the primary screen's free area), centred on that screen."""
@@ -456,7 +491,9 @@ class MainWindow(QMainWindow):
         path = self._dropped_path(event)
         if path is not None:
             event.acceptProposedAction()
-            if not self._open_dropped_draft(path):
+            if self._open_dropped_draft(path):
+                self.empty.show_error("")  # an earlier drop's error is about another file: stale now
+            else:
                 self.open_path(path)
 
     def _open_dropped_draft(self, path: str) -> bool:
@@ -486,15 +523,23 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         files = self.settings.recent_files
         for i, path in enumerate(files):
-            action = self.recent_menu.addAction(f"&{i + 1}  {Path(path).name}")
+            missing = "" if Path(path).is_file() else "  (not found)"
+            action = self.recent_menu.addAction(f"&{i + 1}  {Path(path).name.replace('&', '&&')}{missing}")
             action.setToolTip(path)
             action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
+            action.triggered.connect(lambda _=False, p=path: self.open_recent(p))
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
         else:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear list", self._clear_recent)
+
+    def open_recent(self, path: str) -> bool:
+        """Open a recent file; one that is no longer there is said so and taken off the list."""
+        if not Path(path).is_file():
+            self.settings.recent_files = [p for p in self.settings.recent_files if p != path]
+            self._refresh_recent()
+        return self.open_path(path)
 
     def _clear_recent(self) -> None:
         self.settings.recent_files = []
@@ -607,7 +652,8 @@ class MainWindow(QMainWindow):
         paper = self.session.paper
         if paper is not None and 0 <= index < len(paper.sentences):
             prediction = self.session.role_of(index)
-            role = f" — {role_text(prediction)}" if prediction else ""
+            # the role in the inspector's words: "background 98%", not a raw 0.98
+            role = f" — {' '.join(role_label_text(prediction).split())}" if prediction else ""
             self.statusBar().showMessage(f"Sentence {index + 1} of {len(paper.sentences)}{role}", 5000)
             self.dock_panels.reveal_for_selection()
 
@@ -714,14 +760,42 @@ class MainWindow(QMainWindow):
         if 0 <= target.position < len(items):
             self.corrections.apply_to_overlays([items[target.position]])
 
+    def _on_library_failed(self, line: str, repairable: bool, asked: bool) -> None:
+        """The library could not store or give the corrections: the line in the banner, with the Library
+        panel's "Repair library…" when that helps (reading them for a paper just opened does not cover
+        a more urgent banner; the status bar says it then)."""
+        if not asked and self.banner.isVisible():
+            self._notify(line)
+            return
+        actions = [("Repair library…", self.repair_library)] if repairable else []
+        self.banner.show_message("error", line, actions)
+        self.errorShown.emit(line)
+
+    def repair_library(self) -> None:
+        """The Library panel's "Repair library…", shown in front."""
+        for panel_id, panel in self.panels.items():
+            if isinstance(panel, RepairsLibrary):
+                self.banner.dismiss()
+                self.dock_panels.show_panel(panel_id)
+                panel.repair_library()
+                return
+
     def export_corrections(self, path: str | Path) -> int:
-        return self.corrections.export_to(path)
+        """Every correction as JSONL at ``path`` (-1, said in the banner, when the library cannot be read)."""
+        try:
+            return self.corrections.export_to(path)
+        except LibraryError as error:
+            self.corrections.report(error, "Your corrections were not exported")
+            return -1
 
     def import_corrections(self, path: str | Path) -> int:
         """Add a JSONL file's corrections; a bad file is reported in the banner (returns -1)."""
         try:
             return self.corrections.import_from(path)
-        except RhetoricaError as error:
+        except LibraryError as error:
+            self.corrections.report(error, "Your corrections were not imported")
+            return -1
+        except (RhetoricaError, OSError) as error:
             self.banner.show_message("error", f"Cannot import corrections: {error}")
             return -1
 
@@ -731,7 +805,7 @@ class MainWindow(QMainWindow):
         if path:
             try:
                 self.export_corrections(path)
-            except OSError as error:
+            except OSError as error:  # the chosen file cannot be written
                 self.banner.show_message("error", f"Cannot export corrections: {error}")
 
     def import_corrections_dialog(self) -> None:

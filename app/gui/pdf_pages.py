@@ -16,6 +16,8 @@ def open_for_view(path: str | Path) -> pymupdf.Document:
     """Open ``path`` for page rendering; typed errors for files that cannot be shown."""
     path = Path(path)
     name = str(path)
+    if path.is_dir():
+        raise NotAPdfError(name, "this is a folder, not a PDF file")
     if not path.is_file():
         raise NotAPdfError(name, "file not found")
     try:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from app.gui.main_window import MainWindow
 from app.gui.panels.draft import DraftPanel
 from app.gui.panels.registry import Searches
+from app.gui.widgets import one_line
 
 SETTLE_MS = 400  # after the last job: overlays and panels paint
 PAGES_SETTLE_MS = 1500  # the side-by-side window renders its pages after it opens
@@ -46,12 +47,15 @@ def side_by_side_path(out: Path) -> Path:
 
 class Screenshot:
     """Drives one window to the state a :class:`ScreenshotPlan` asks for, then saves it; ``error`` is
-    the one-line reason when the plan could not be carried out (the window then closes unsaved)."""
+    the one-line reason when the plan could not be carried out (the window then closes unsaved);
+    ``paper_error`` the reason the paper could not be opened or read (the window, showing it, is saved;
+    the command still fails, so a script can tell)."""
 
     def __init__(self, window: MainWindow, plan: ScreenshotPlan) -> None:
         self.window = window
         self.plan = plan
         self.error = ""
+        self.paper_error = ""
         self._paper_done = False
         self._draft_done = plan.draft_text is None
         self._done = False
@@ -60,6 +64,7 @@ class Screenshot:
     def start(self) -> None:
         window, plan = self.window, self.plan
         window.settled.connect(self._on_settled)
+        window.session.failed.connect(self._on_paper_failed)
         if not plan.opening:
             QTimer.singleShot(SETTLE_MS, self._on_settled)
         if plan.draft_text is not None:
@@ -70,6 +75,11 @@ class Screenshot:
             draft.labelled.connect(self._on_draft_labelled)
             draft.set_text(plan.draft_text)
         QTimer.singleShot(int(plan.timeout_s * 1000) + 1000, self._maybe_shoot)
+
+    def _on_paper_failed(self, stage: str, error: object) -> None:
+        if stage in ("open", "parse") and not self.paper_error:
+            self.paper_error = one_line(f"the paper could not be {'opened' if stage == 'open' else 'read'}: "
+                                        f"{error}", 400)
 
     def _on_draft_labelled(self, _count: int) -> None:
         self._draft_done = True
@@ -130,6 +140,8 @@ class Screenshot:
             pages_out = side_by_side_path(out)
             pages.grab().save(str(pages_out))
             print(f"screenshot saved: {pages_out}{note}")
+        if self.paper_error:
+            print(f"rhetorica: error: {self.paper_error} (the screenshot shows it)", file=sys.stderr)
         QTimer.singleShot(0, self.window.close)
 
     def _fail(self, message: str) -> None:

@@ -7,6 +7,7 @@ With ``RHETORICA_HOME`` set (tests, benchmarks, portable use) the settings live 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from app.gui.palette import DEFAULT_OPACITY
 MAX_RECENT = 10
 MAX_PANELS = 64
 DEVICES = ("auto", "cpu", "cuda")
+MAX_THREADS = 64  # the Settings dialog's range is 0 (automatic) to this
 
 
 def _to_bool(value: object, default: bool) -> bool:
@@ -25,6 +27,15 @@ def _to_bool(value: object, default: bool) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).lower() in ("1", "true", "yes", "on")
+
+
+def _usable_path(value: object) -> bool:
+    """A recent file worth listing: an absolute path (``add_recent`` stores them so) with no control or
+    format characters (a newline, a right-to-left override: junk from a damaged settings file)."""
+    import unicodedata
+
+    return (isinstance(value, str) and os.path.isabs(value)
+            and not any(unicodedata.category(c).startswith("C") for c in value))
 
 
 class AppSettings:
@@ -84,8 +95,10 @@ class AppSettings:
 
     @property
     def threads(self) -> int:
+        """CPU threads for the model, 0 (automatic) to ``MAX_THREADS``: the Settings dialog's range, also
+        for a value edited into the file (a huge one made loading the model hang)."""
         try:
-            return max(0, int(str(self._get("model/threads", 0) or 0)))
+            return min(MAX_THREADS, max(0, int(str(self._get("model/threads", 0) or 0).strip())))
         except (TypeError, ValueError):
             return 0
 
@@ -110,9 +123,10 @@ class AppSettings:
     @property
     def opacity(self) -> float:
         try:
-            return min(1.0, max(0.0, float(str(self._get("overlay/opacity", DEFAULT_OPACITY)))))
+            opacity = float(str(self._get("overlay/opacity", DEFAULT_OPACITY)))
         except (TypeError, ValueError):
             return DEFAULT_OPACITY
+        return min(1.0, max(0.0, opacity)) if math.isfinite(opacity) else DEFAULT_OPACITY
 
     @opacity.setter
     def opacity(self, value: float) -> None:
@@ -150,6 +164,10 @@ class AppSettings:
     def window_state(self, value: QByteArray) -> None:
         self.q.setValue("window/state", value)
 
+    def forget_window_state(self) -> None:
+        """Drop the remembered toolbars and docks (one that could not be restored)."""
+        self.q.remove("window/state")
+
     @property
     def panels_shown_order(self) -> list[str]:
         """Panel ids, the one shown longest ago first (which remembered panel comes back on start)."""
@@ -172,7 +190,7 @@ class AppSettings:
             data = json.loads(str(raw)) if raw else []
         except ValueError:
             data = []
-        return [str(p) for p in data][:MAX_RECENT] if isinstance(data, list) else []
+        return [p for p in data if _usable_path(p)][:MAX_RECENT] if isinstance(data, list) else []
 
     @recent_files.setter
     def recent_files(self, value: list[str]) -> None:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.palette import DEFAULT_ROLE_COLORS, RolePalette
-from app.gui.settings import DEVICES
+from app.gui.settings import DEVICES, MAX_THREADS
 from core.taxonomy.labels import ROLES
 
 
@@ -56,7 +56,7 @@ class SettingsDialog(QDialog):
         self.device.setCurrentText(values.device)
         form.addRow("Device", self.device)
         self.threads = QSpinBox()
-        self.threads.setRange(0, 64)
+        self.threads.setRange(0, MAX_THREADS)
         self.threads.setSpecialValueText("automatic")
         self.threads.setValue(values.threads)
         form.addRow("CPU threads", self.threads)

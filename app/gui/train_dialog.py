@@ -17,6 +17,7 @@ No bundle folder is ever deleted, except a cancelled or failed run's own unfinis
 
 from __future__ import annotations
 
+import html
 import logging
 import time
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 import core.paths
-from app.gui.corrections import CorrectionController
+from app.gui.corrections import LIBRARY_FAILURES, NOT_READ, CorrectionController
 from app.gui.job_tracker import JobTracker
 from app.gui.settings import AppSettings
 from app.gui.train_job import (
@@ -175,6 +176,8 @@ class TrainDialog(QDialog):
             "your corrections and on the standard dev sets. The model in use is kept.")
         self.intro.setWordWrap(True)
         self.counts = QLabel()
+        self.counts.setWordWrap(True)
+        self.counts.setTextFormat(Qt.TextFormat.RichText)
         self.need = QLabel()
         self.need.setWordWrap(True)
         self.need.setStyleSheet("color: #a15c00;")
@@ -183,6 +186,7 @@ class TrainDialog(QDialog):
         self.progress.setTextVisible(True)
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setStyleSheet("color: #555;")
         self.verdict = QLabel("")
         self.verdict.setWordWrap(True)
@@ -224,8 +228,16 @@ class TrainDialog(QDialog):
         return self.worker is not None
 
     def refresh(self) -> None:
-        """Count the corrections again (and say whether training may start)."""
-        counts = self.corrections.counts()
+        """Count the corrections again (and say whether training may start; not when the library cannot
+        be read: that is said in the dialog and, with "Repair library…", in the window's banner)."""
+        try:
+            counts = self.corrections.counts()
+        except LIBRARY_FAILURES as error:
+            self.role_count = self.function_count = 0
+            self.counts.setText(html.escape(self.corrections.report(error, NOT_READ), quote=False))
+            self.need.setVisible(False)
+            self._update()
+            return
         self.role_count, self.function_count = counts.role, counts.function
         self.counts.setText(f"Your library holds <b>{counts.role}</b> role correction"
                             f"{'s' if counts.role != 1 else ''} and <b>{counts.function}</b> function "
@@ -261,9 +273,14 @@ class TrainDialog(QDialog):
         self.refresh()
         if self.role_count < MIN_ROLE_CORRECTIONS or not can_train():
             return False
+        try:
+            corrections = self.corrections.all()
+        except LIBRARY_FAILURES as error:
+            self.status.setText(self.corrections.report(error, NOT_READ))
+            return False
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = models_dir() / f"corrections-{stamp}"
-        request = TrainingRequest(bundle=self._bundle(), corrections=self.corrections.all(), out=self.out,
+        request = TrainingRequest(bundle=self._bundle(), corrections=corrections, out=self.out,
                                   work=models_dir() / "work", threads=self.threads)
         request.work.mkdir(parents=True, exist_ok=True)
         self.request = request

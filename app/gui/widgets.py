@@ -125,6 +125,7 @@ ACCENT = "#1f4e8c"  # emphasis in panels (scores, headings)
 def status_label(text: str = "") -> QLabel:
     """A panel's muted one-line status (what was done, how long it took)."""
     label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # it shows file names and the user's filter words
     label.setStyleSheet(f"color: {MUTED}; padding: 2px 6px;")
     return label
 

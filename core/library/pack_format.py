@@ -76,6 +76,28 @@ def quantise_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.round(unit / scales[:, None]).astype(np.int8), scales.astype(np.float32)
 
 
+def refuse_foreign_manifest(folder: str | Path, option: str = "--out",
+                            formats: Sequence[str] = (PACK_FORMAT,),
+                            what: str = "a phrase-corpus pack") -> None:
+    """Before a pack is written into ``folder`` (which removes its ``manifest.json`` first): one line
+    when that manifest is not one of ``formats``'s, e.g. a model bundle's, so no other folder is lost."""
+    from core.errors import RhetoricaError
+
+    path = Path(folder) / MANIFEST
+    if not path.exists():
+        return
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        manifest = None
+    kind = manifest.get("format") if isinstance(manifest, dict) else None
+    if kind in formats:
+        return
+    held = ("a model bundle" if isinstance(manifest, dict) and "labels" in manifest and "files" in manifest
+            else f"a {MANIFEST} of something else")
+    raise RhetoricaError(f"{folder}: holds {held}, not {what}; choose another {option}")
+
+
 def _line(row: Any) -> bytes:
     return (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
@@ -87,6 +109,7 @@ class PackWriter:
 
     def __init__(self, folder: str | Path, sentences: int, dim: int) -> None:
         self.out = Path(folder)
+        refuse_foreign_manifest(self.out, "folder")
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / MANIFEST).unlink(missing_ok=True)
         self.total, self.dim = sentences, dim

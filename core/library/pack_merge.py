@@ -28,6 +28,7 @@ from core.library.pack import (
     VECTORS,
     is_pack,
 )
+from core.library.pack_format import refuse_foreign_manifest
 from core.library.pack_index import write_pack_index
 from core.library.store import LibraryError
 
@@ -68,6 +69,7 @@ def merge_packs(parts: Sequence[Path], out: Path, manifest: dict[str, Any],
     (model id and sha256 come from the first part; every part must have the same ``model_sha256``
     and vector width). Returns the written manifest."""
     ctx = ensure_context(ctx)
+    refuse_foreign_manifest(out, "folder")
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)
     seen: set[str] = set()

@@ -81,12 +81,32 @@ def load_checkpoint(path: str | Path, base: str | Path | None = None
         raise ModelError(f"cannot read checkpoint {path}: its configuration is not one Rhetorica wrote "
                          f"({type(error).__name__}: {error})") from None
     base_dir = resolve_base_dir(base or base_named)
-    net = net_of_shape(load_encoder(base_dir), head, functions, fork, data)
-    state = dict(data["state_dict"])
-    if net.content is None:  # a content fork needs no content head (early fork checkpoints had one)
-        state = {k: v for k, v in state.items() if not k.startswith("content.")}
-    net.load_state_dict(state)
+    encoder = load_encoder(base_dir)
+    try:
+        net = net_of_shape(encoder, head, functions, fork, data)
+        state = dict(data["state_dict"])
+        if net.content is None:  # a content fork needs no content head (early fork checkpoints had one)
+            state = {k: v for k, v in state.items() if not k.startswith("content.")}
+        net.load_state_dict(state)
+    except (RuntimeError, ValueError, TypeError, KeyError, AttributeError, IndexError) as error:
+        raise ModelError(f"cannot read checkpoint {path}: its weights do not fit its configuration "
+                         f"({_first_line(error)})") from None
     return net, base_dir, _meta(data)
+
+
+def _first_line(error: BaseException, limit: int = 200) -> str:
+    """An exception as one short line (torch's state-dict errors span many lines)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def check_finite(state: dict[str, Any], path: Path) -> None:
+    """One line for a checkpoint whose floating-point weights hold NaN or infinity (a diverged run)."""
+    for key, value in state.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point() \
+                and not bool(torch.isfinite(value).all()):
+            raise ModelError(f"cannot read checkpoint {path}: weight {key} holds NaN or infinite values "
+                             "(a diverged run?)")
 
 
 def read_checkpoint_data(path: Path) -> dict[str, Any]:
@@ -112,7 +132,7 @@ def _meta(data: dict[str, Any]) -> dict[str, Any]:
     if "meta_json" in data:
         try:
             meta = json.loads(str(data["meta_json"]))
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return meta if isinstance(meta, dict) else {}
     return dict(data.get("meta", {}))

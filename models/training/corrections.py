@@ -14,13 +14,15 @@ for a fixed number of epochs (nothing is chosen on the evaluation data). A quart
 corrections and on the standard dev sets (CSAbstruct dev, the hand-labelled gold papers' dev split);
 the new bundle is *accepted* only when it is not worse on the dev sets by more than ``tolerance``
 points. Too few corrections is refused with how many more are needed. The bundle is exported with the
-source bundle's sentence graphs unchanged and its figure head carried over.
+source bundle's sentence graphs unchanged and its figure head, none detector, role prior and role
+temperatures carried over (:func:`carry_function_side`), in a hidden folder renamed to ``out`` when whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -211,6 +213,7 @@ def _abstract_runs(spec: str, limit: int | None, seed: int) -> list[BodyRun]:
 def _export(net: Any, base_dir: Path, job: CorrectionJob, report: CorrectionReport, manifest: Any,
             ctx: JobContext) -> None:
     """The trained heads as a bundle beside the source bundle's sentence graphs and figure head."""
+    from models.training.bundle_out import staged_bundle
     from models.training.checkpoint import save_checkpoint
     from models.training.figure_head import carry_figure_head
     from models.training.pipeline import export_checkpoint
@@ -230,7 +233,51 @@ def _export(net: Any, base_dir: Path, job: CorrectionJob, report: CorrectionRepo
         "config": {"command": job.command,
                    "data": ["corrections", "csabstruct:train", "pmc-sents-full:dev-fit"]}})
     version = job.version or f"{manifest.version}+corrections.{time.strftime('%Y%m%d%H%M%S')}"
-    export_checkpoint(checkpoint, job.out, parity_data="csabstruct:dev", name=manifest.name,
-                      version=version, command=job.command, reuse_sentence_graphs=job.bundle,
-                      extra_training={"corrections": record}, ctx=ctx)
-    carry_figure_head(job.bundle, job.out)
+    # Every step writes into a hidden sibling folder that becomes job.out only once the bundle is whole.
+    with staged_bundle(job.out) as stage:
+        export_checkpoint(checkpoint, stage, parity_data="csabstruct:dev", name=manifest.name,
+                          version=version, command=job.command, reuse_sentence_graphs=job.bundle,
+                          extra_training={"corrections": record}, ctx=ctx)
+        carry_figure_head(job.bundle, stage)
+        carry_function_side(job.bundle, stage)
+
+
+def carry_function_side(source: Path, out: Path) -> list[str]:
+    """Copy into bundle ``out`` (exported with ``--reuse-sentence-graphs source``) what ``source`` uses
+    beside its graphs to label functions and to calibrate roles: the none detector (its file and
+    record), the role prior and the role temperatures (``context.role_calibration``, marked as the
+    source's: the role heads were trained since). Only the role heads are trained on corrections, so
+    the new bundle then labels functions as its source did. Returns what was carried."""
+    from models.bundle import verify_bundle, write_manifest
+    from models.none_detector import NONE_DETECTOR_FILE
+
+    origin = verify_bundle(source)
+    manifest = verify_bundle(out)
+    context = dict(manifest.context)
+    functions = dict(context.get("functions", {}))
+    source_functions = dict(origin.context.get("functions", {}))
+    files = list(manifest.files)
+    carried = []
+    if functions and source_functions:
+        detector = source_functions.get("none_detector")
+        if isinstance(detector, dict) and detector.get("file", NONE_DETECTOR_FILE) == NONE_DETECTOR_FILE:
+            shutil.copy2(source / NONE_DETECTOR_FILE, out / NONE_DETECTOR_FILE)
+            files.append(NONE_DETECTOR_FILE)
+            functions["none_detector"] = detector
+            carried.append("none_detector")
+        if "role_prior" in source_functions:
+            functions["role_prior"] = source_functions["role_prior"]
+            carried.append("role_prior")
+        context["functions"] = functions
+    calibration = origin.context.get("role_calibration")
+    if isinstance(calibration, dict) and calibration:
+        context["role_calibration"] = {
+            **calibration, "note": f"the temperatures of {origin.name}@{origin.version}, whose role heads "
+                                   "these were trained from on corrections (not refitted; "
+                                   "'rhetorica train calibrate-roles' refits them)"}
+        carried.append("role_calibration")
+    if carried:
+        context["carried_from_source"] = {"bundle": f"{origin.name}@{origin.version}", "records": carried}
+        manifest.context = context
+        write_manifest(out, manifest, tuple(dict.fromkeys(files)), made=True)
+    return carried

@@ -35,6 +35,7 @@ from models.adapters import ADAPTERS_FILE, LabelAdapter, write_adapters
 from models.bundle import Manifest, bundle_size_bytes, read_manifest, write_manifest
 from models.roles import ROLES
 from models.training.base import base_model_name, tokenizer_json
+from models.training.bundle_out import refuse_bundle_out, staged_bundle
 from models.training.graphs import (
     CONTENT_GRAPH,
     CONTENT_INPUTS,
@@ -222,7 +223,8 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
     from models.training.quantize import quantize_int8
 
     ctx = ensure_context(ctx)
-    out = Path(out_dir)
+    out = refuse_bundle_out(out_dir, sources=[("the bundle whose sentence graphs are reused",
+                                               options.reuse_sentence_graphs)])
     net = net.to("cpu").eval()
     tied: list[str] = []
     if options.trained_section_kinds is not None:
@@ -292,14 +294,24 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
                 f"export parity check failed ({key}): {shown} (need mean cosine >= {options.min_cosine}, "
                 f"agreement >= {options.min_agreement})")
         ctx.progress(4, 5, "writing bundle")
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shipped.sentences, out / "model.onnx")
-        shutil.copyfile(shipped.roles, out / ROLE_GRAPH)
-        if shipped.content is not None:
-            shutil.copyfile(shipped.content, out / CONTENT_GRAPH)
-        shutil.copyfile(work / "tokenizer.json", out / "tokenizer.json")
-        adapters = write_adapters(out, numpy_adapters(net)) if net.adapters else {}
-    manifest = Manifest(
+        # Built in a hidden sibling folder that becomes ``out`` only when complete (docs/reliability.md).
+        with staged_bundle(out) as stage:
+            shutil.copyfile(shipped.sentences, stage / "model.onnx")
+            shutil.copyfile(shipped.roles, stage / ROLE_GRAPH)
+            if shipped.content is not None:
+                shutil.copyfile(shipped.content, stage / CONTENT_GRAPH)
+            shutil.copyfile(work / "tokenizer.json", stage / "tokenizer.json")
+            adapters = write_adapters(stage, numpy_adapters(net)) if net.adapters else {}
+            record = _manifest(net, base_dir, options, tied, parity_record, fp32_nodes, adapters)
+            manifest = write_manifest(stage, record, made=True)
+    ctx.progress(5, 5, f"bundle written: {out} ({bundle_size_bytes(out) / 1e6:.1f} MB)")
+    return manifest
+
+
+def _manifest(net: RhetoricaNet, base_dir: Path, options: ExportOptions, tied: list[str],
+              parity_record: dict[str, Any], fp32_nodes: list[str], adapters: dict[str, Any]) -> Manifest:
+    """The new bundle's manifest (its ``files`` are hashed when it is written)."""
+    return Manifest(
         name=options.name,
         version=options.version,
         base_model=base_model_name(base_dir),
@@ -341,9 +353,6 @@ def export_bundle(net: RhetoricaNet, base_dir: Path, out_dir: str | Path, option
         metrics=dict(options.metrics),
         training=_training_record(options),
     )
-    manifest = write_manifest(out, manifest)
-    ctx.progress(5, 5, f"bundle written: {out} ({bundle_size_bytes(out) / 1e6:.1f} MB)")
-    return manifest
 
 
 def _training_record(options: ExportOptions) -> dict[str, Any]:

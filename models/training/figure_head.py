@@ -308,7 +308,7 @@ def add_head_to_bundle(head: FigureHead, source: Path, out: Path, dev: SetVector
         "training": training,
     }
     manifest.context = context
-    write_manifest(out, manifest, (*manifest.files, FIGURE_GRAPH))
+    write_manifest(out, manifest, (*manifest.files, FIGURE_GRAPH), made=True)
     return checked
 
 
@@ -352,5 +352,5 @@ def carry_figure_head(source: Path, out: Path) -> bool:
     context["graphs"] = {**dict(context.get("graphs", {})), FIGURE_GRAPH_KEY: graph}
     context["figures"] = origin.context.get("figures", {})
     manifest.context = context
-    write_manifest(out, manifest, (*manifest.files, str(graph)))
+    write_manifest(out, manifest, (*manifest.files, str(graph)), made=True)
     return True

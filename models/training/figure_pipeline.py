@@ -34,6 +34,7 @@ from models.encoder import load_model
 from models.figure_eval import ranker_record
 from models.figure_matching import lexical_scores, matching_set, mention_report
 from models.figure_scorer import load_figure_scorer
+from models.training.bundle_out import staged_bundle
 from models.training.figure_head import (
     LEXICAL_WEIGHTS,
     FigureHeadConfig,
@@ -116,13 +117,14 @@ def train_figures(job: FigureTraining, ctx: JobContext | None = None) -> dict[st
         "head": config_record(job.config, result),
         "lexical_weight_dev_accuracy": {str(k): round(v, 4) for k, v in by_weight.items()},
     }
-    parity = add_head_to_bundle(head, job.bundle, job.out, sets["dev"], version=job.version,
-                                training=training, lexical_weight=lexical_weight)
-    out: dict[str, Any] = {"head": config_record(job.config, result), "lexical_weight": lexical_weight,
-                           "dev_accuracy_by_lexical_weight": training["lexical_weight_dev_accuracy"],
-                           "parity": parity}
-    if job.fit_ranker:
-        out["ranker"] = fit_ranker(job.out, job.command, ctx)
+    with staged_bundle(job.out) as stage:  # becomes job.out only once the head and the ranker are in
+        parity = add_head_to_bundle(head, job.bundle, stage, sets["dev"], version=job.version,
+                                    training=training, lexical_weight=lexical_weight)
+        out: dict[str, Any] = {"head": config_record(job.config, result), "lexical_weight": lexical_weight,
+                               "dev_accuracy_by_lexical_weight": training["lexical_weight_dev_accuracy"],
+                               "parity": parity}
+        if job.fit_ranker:
+            out["ranker"] = fit_ranker(stage, job.command, ctx)
     return out
 
 

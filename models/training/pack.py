@@ -220,10 +220,18 @@ def checkpoint_from_parts(pack: Path, parts: list[Path], out: Path) -> Path:
         shape = dict(meta_pack["shape"])
         loaded = [_load_tensors(Path(p)) for p in parts]
         expected = {int(part.get("parts", 0)) for part in loaded}
-        for part in loaded:
+        for part, path in zip(loaded, parts):
             if not isinstance(part.get("weights"), dict):
-                raise ValueError("a part without weights")
-    except (OSError, ValueError, KeyError, TypeError) as error:
+                raise ValueError(f"{Path(path).name}: a part without weights")
+            for key, value in part["weights"].items():
+                if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+                    raise ValueError(f"{Path(path).name}: weight {key} is not a tensor of numbers")
+                if not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"{Path(path).name}: weight {key} holds NaN or infinite values")
+        meta = json.loads(str(loaded[0].get("meta_json", "{}")) if loaded else "{}")
+        if not isinstance(meta, dict):
+            raise ValueError(f"{Path(parts[0]).name}: its meta_json is not a JSON object")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         reason = " ".join(str(error).split())[:200]
         raise ModelError(f"cannot merge the packed run's parts: {reason}") from None
     if not loaded or expected != {len(loaded)}:
@@ -237,7 +245,7 @@ def checkpoint_from_parts(pack: Path, parts: list[Path], out: Path) -> Path:
                 raise ModelError(f"part weight {key} does not fit the pack's starting model")
             state[key] = value.float()
     net.load_state_dict(state)
-    save_checkpoint(out, net, base_dir, json.loads(str(loaded[0]["meta_json"])))
+    save_checkpoint(out, net, base_dir, meta)
     return out
 
 

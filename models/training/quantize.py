@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
 from pathlib import Path
+
+# onnxruntime logs this on the root logger for every graph ("WARNING:root:Please consider to run
+# pre-processing before quantization…"): advice for its own tool, not for the author running an export.
+PREPROCESS_ADVICE = "Please consider"
+
+
+def _not_preprocess_advice(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith(PREPROCESS_ADVICE)
 
 
 def quantize_int8(source: Path, target: Path, exclude: list[str] | None = None) -> None:
@@ -20,10 +29,13 @@ def quantize_int8(source: Path, target: Path, exclude: list[str] | None = None) 
     source, target = Path(source).resolve(), Path(target).resolve()
     cwd = os.getcwd()
     work = tempfile.mkdtemp(prefix="rhetorica-quant-")
+    root = logging.getLogger()
+    root.addFilter(_not_preprocess_advice)
     try:
         os.chdir(work)
         quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8,
                          nodes_to_exclude=list(exclude or []))
     finally:
+        root.removeFilter(_not_preprocess_advice)
         os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)

@@ -28,6 +28,7 @@ import lzma
 import math
 import random
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import DatasetError
+from core.json_shapes import loads
 
 TEACHER_FORMAT = 1
 DATA_FILE = "teacher-data.json.xz"
@@ -149,6 +151,9 @@ def read_teacher_data(folder: Path) -> TeacherData:
         if len(raw) > MAX_DATA_JSON:
             raise DatasetError(f"{path}: larger than any teacher data")
         payload = json.loads(raw)
+        if not isinstance(payload, dict):
+            raise DatasetError(f"{path}: not readable teacher data (a JSON {type(payload).__name__}, "
+                               "not an object)")
         if payload.get("format") != TEACHER_FORMAT:
             raise DatasetError(f"{path}: teacher data format {payload.get('format')!r}, not {TEACHER_FORMAT}")
         functions = [str(f) for f in payload["functions"]]
@@ -157,7 +162,7 @@ def read_teacher_data(folder: Path) -> TeacherData:
                             for t, k, p, r, f in rows]
                 for name, rows in payload["sets"].items()}
     except (lzma.LZMAError, EOFError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError,
-            ValueError) as exc:
+            ValueError, AttributeError, RecursionError) as exc:
         raise DatasetError(f"{path}: not readable teacher data ({exc})") from exc
     for name, examples in sets.items():
         bad = [e for e in examples if e.function >= len(functions) or (e.role and e.role not in roles)]
@@ -177,12 +182,12 @@ def merge_teachers(data_dir: Path, runs: Sequence[Path], out: Path) -> dict[str,
     chosen: list[dict[str, Any]] = []
     for run in runs:
         try:
-            report = json.loads((Path(run) / REPORT_FILE).read_text(encoding="utf-8"))
+            report = _report(run)
             weight = len(report["chosen"])
             with np.load(Path(run) / SOFT_FILE, allow_pickle=False) as arrays:
                 loaded = {k: np.asarray(arrays[k], dtype=np.float32) for k in arrays.files
                           if k != "train_fingerprint"}
-        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
             raise DatasetError(f"{run}: not a teacher run's output ({exc})") from exc
         if report.get("functions") != data.functions or report.get("roles") != data.roles:
             raise DatasetError(f"{run}: trained on other labels than {data_dir}")
@@ -206,6 +211,14 @@ def merge_teachers(data_dir: Path, runs: Sequence[Path], out: Path) -> dict[str,
         "format": TEACHER_FORMAT, "merged_from": [str(r) for r in runs], "roles": data.roles,
         "functions": data.functions, "chosen": chosen, "averaged": scores}, indent=1), encoding="utf-8")
     return scores
+
+
+def _report(run: Path) -> dict[str, Any]:
+    """A teacher run's ``report.json`` as an object (ValueError otherwise: a caller's one line)."""
+    report = loads((Path(run) / REPORT_FILE).read_text(encoding="utf-8"))  # ShapeError: too deep
+    if not isinstance(report, dict):
+        raise ValueError(f"{REPORT_FILE} is not a JSON object")
+    return report
 
 
 def train_fingerprint(data: TeacherData) -> str:
@@ -239,8 +252,8 @@ def export_train_labels(data_dir: Path, run: Path, out: Path) -> dict[str, int]:
         with np.load(Path(run) / SOFT_FILE, allow_pickle=False) as arrays:
             rows = {what: np.asarray(arrays[f"train_{what}"], dtype=np.float32)
                     for what in ("roles", "functions")}
-        report = json.loads((Path(run) / REPORT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        report = _report(run)
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise DatasetError(f"{run}: not a teacher run's output ({exc})") from exc
     out.mkdir(parents=True, exist_ok=True)
     _save_arrays(out / SOFT_FILE, {f"train_{what}_u8": np.clip(np.round(v * 255), 0, 255).astype(np.uint8)
@@ -274,7 +287,7 @@ def read_soft_labels(teacher_data: Path, soft: Path, student_labels: Sequence[st
                 probs = np.asarray(arrays[f"train_{what}"], dtype=np.float32)
             fingerprint = str(arrays["train_fingerprint"]) if "train_fingerprint" in arrays.files else None
             keys = np.asarray(arrays["train_keys"], dtype=np.uint64) if "train_keys" in arrays.files else None
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise DatasetError(f"{soft}: not a teacher's soft labels ({exc})") from exc
     if probs.ndim != 2 or probs.shape[1] != len(labels) or not np.isfinite(probs).all():
         raise DatasetError(f"{soft}: {probs.shape} soft labels for {len(labels)} {what} (written from other "

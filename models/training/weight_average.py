@@ -24,7 +24,7 @@ import torch
 
 from core.errors import ModelError
 from core.fileio import atomic_write_bytes
-from models.training.checkpoint import read_checkpoint_data
+from models.training.checkpoint import check_finite, read_checkpoint_data
 from models.training.pack import starting_weights
 
 
@@ -64,13 +64,19 @@ def average_weights(sources: tuple[WeightSource, ...], out: Path) -> AverageRepo
     """Write the weighted average of ``sources`` to ``out`` (a checkpoint for ``rhetorica export``)."""
     states: list[dict[str, Any]] = []
     template: dict[str, Any] | None = None
+    template_path = sources[0].path
     for source in sources:
         if source.path.is_dir():
             states.append(starting_weights(source.path))
         else:
             data = read_checkpoint_data(source.path)
-            template = template if template is not None else data
+            for key, value in data["state_dict"].items():
+                if not isinstance(value, torch.Tensor):
+                    raise ModelError(f"cannot read checkpoint {source.path}: weight {key} is not a tensor")
+            if template is None:
+                template, template_path = data, source.path
             states.append(dict(data["state_dict"]))
+        check_finite(states[-1], source.path)
     if template is None:
         raise ModelError("averaging needs at least one checkpoint file (the others may be pack folders)")
     merged = dict(template["state_dict"])
@@ -92,7 +98,10 @@ def average_weights(sources: tuple[WeightSource, ...], out: Path) -> AverageRepo
     unknown = sorted(set().union(*states) - set(merged))
     if unknown:
         raise ModelError(f"a source has weights the first checkpoint has not ({unknown[0]}, …)")
-    meta = json.loads(str(template.get("meta_json", "{}")) or "{}")
+    try:
+        meta = json.loads(str(template.get("meta_json", "{}")) or "{}")
+    except (ValueError, RecursionError):
+        raise ModelError(f"cannot read checkpoint {template_path}: its meta_json is not JSON") from None
     meta = meta if isinstance(meta, dict) else {}
     meta["averaged_from"] = [{"source": str(s.path), "weight": s.weight} for s in sources]
     result = dict(template, state_dict=merged, meta_json=json.dumps(meta, default=str))

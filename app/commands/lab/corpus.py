@@ -88,6 +88,7 @@ def run_build(args: argparse.Namespace) -> int:
     from core.errors import MissingFileError
     from core.jobs import JobContext
     from core.library.library import NO_SUCH_PATH, find_pdfs
+    from core.library.pack_format import refuse_foreign_manifest
     from core.paths import resources_dir
     from models.corpus_build import CorpusInput, EngineOptions, build_corpus
     from models.datasets.phrase_sources import SHIPPED_SOURCES
@@ -96,6 +97,7 @@ def run_build(args: argparse.Namespace) -> int:
     out = Path(args.out or resources_dir() / "corpus")
     check_output_folder(out, "--out")
     check_output_folder(args.work, "--work")
+    refuse_foreign_manifest(out, "--out")  # a model bundle there would lose its manifest.json
     pdfs, missing = find_pdfs(args.pdf)
     for path, reason in missing:
         if reason == NO_SUCH_PATH:

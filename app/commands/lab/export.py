@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
     if args.reuse_sentence_graphs is not None:
         check_input_folder(args.reuse_sentence_graphs, "a model bundle folder")
     check_output_folder(args.out, "--out")
+    from models.training.bundle_out import refuse_bundle_out  # no torch
+
+    reused = ("the bundle whose sentence graphs are reused", args.reuse_sentence_graphs)
+    refuse_bundle_out(args.out, sources=[reused])
     from core.jobs import JobContext  # torch loads with these: after the cheap checks
     from models.bundle import bundle_size_bytes
     from models.training.pipeline import export_checkpoint, export_untrained

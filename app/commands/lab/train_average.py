@@ -25,8 +25,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_average(args: argparse.Namespace) -> int:
+    from app.commands._options import check_output_file
     from models.training.weight_average import average_weights, parse_sources
 
+    check_output_file(args.out, "--out", inputs=args.sources, create_parents=True)  # never over a source
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = average_weights(parse_sources(list(args.sources), args.weights), args.out)
     print(json.dumps({"checkpoint": str(report.out), "averaged_tensors": report.averaged,

@@ -104,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
     from core.jobs import JobContext
     from models.bundle import default_bundle_path
     from models.training.body_roles import BodyConfig, BodyData, train_body_checkpoint
+    from models.training.bundle_out import refuse_bundle_out, staged_bundle
     from models.training.pipeline import export_checkpoint
 
     bundle = args.bundle or default_bundle_path()
+    refuse_bundle_out(args.out, sources=[("the bundle you train from", bundle)])
     work = args.work or Path("runs") / time.strftime("body-%Y%m%d-%H%M%S")
     data = BodyData(sources=args.source or ["scirex", "pdfs"], datasets=args.data,
                     function_labels=args.function_labels, paper_share=args.paper_share,
@@ -122,14 +124,15 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps({"checkpoint": str(checkpoint), "best_epoch": result.best_epoch,
                       "best_dev_accuracy": result.best_dev, "history": result.history}, indent=2), flush=True)
     # The encoder did not move: the bundle's sentence graphs ship unchanged, only roles.onnx is new.
-    manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
-                                 version=args.version, command=command,
-                                 # a new function head lives in the sentence graph: export it anew
-                                 reuse_sentence_graphs=None if args.function_data else Path(bundle),
-                                 ctx=JobContext(log_progress()))
     from models.training.figure_head import carry_figure_head
 
-    carry_figure_head(Path(bundle), args.out)  # graphical-abstract suggestion stays with the new bundle
+    with staged_bundle(args.out) as stage:  # becomes --out only once the figure head is in too
+        manifest = export_checkpoint(checkpoint, stage, parity_data=args.parity_data, name=args.name,
+                                     version=args.version, command=command,
+                                     # a new function head lives in the sentence graph: export it anew
+                                     reuse_sentence_graphs=None if args.function_data else Path(bundle),
+                                     ctx=JobContext(log_progress()))
+        carry_figure_head(Path(bundle), stage)  # graphical-abstract suggestion stays with the new bundle
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,
                       "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))

@@ -18,6 +18,9 @@ from app.commands._options import (
     write_output,
 )
 
+# About 15 s an epoch with the standard data: 100 is already hours, and more never helps (4 is the default).
+MAX_EPOCHS = 100
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -36,7 +39,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="bundle folder to write (new or empty)")
     parser.add_argument("--work", type=output_folder, default=None,
                         help="vector cache (default runs/corrections-<time>)")
-    parser.add_argument("--epochs", type=bounded_int(1, 100_000), default=None)
+    parser.add_argument("--epochs", type=bounded_int(1, MAX_EPOCHS), default=None,
+                        help=f"passes over the corrections and the standard data (at most {MAX_EPOCHS})")
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=2)
     parser.add_argument("--json", type=output_file, default=None, metavar="OUT",
                         help="also write the report here")
@@ -50,8 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from core.library.library import Library
     from core.paths import library_dir
     from models.bundle import default_bundle_path
+    from models.training.bundle_out import refuse_bundle_out
     from models.training.corrections import CorrectionJob, CorrectionTrainingConfig, train_on_corrections
 
+    bundle = args.bundle or default_bundle_path()
+    refuse_bundle_out(args.out, sources=[("the bundle you train from", bundle)])  # before any work
     folder = args.library if args.library is not None else library_dir()
     with Library(folder) as library:
         corrections = Corrections(library.store).all()
@@ -59,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.epochs is not None:
         config.epochs = args.epochs
     work = args.work or Path("runs") / time.strftime("corrections-%Y%m%d-%H%M%S")
-    job = CorrectionJob(bundle=args.bundle or default_bundle_path(), corrections=corrections, work=work,
+    job = CorrectionJob(bundle=bundle, corrections=corrections, work=work,
                         out=args.out, command=shlex.join(["rhetorica", *sys.argv[1:]]), config=config,
                         threads=args.threads)
     report = train_on_corrections(job, JobContext(log_progress(every=5.0)))

@@ -67,11 +67,14 @@ def run(args: argparse.Namespace) -> int:
     from app.commands._options import log_progress
     from core.jobs import JobContext
     from models.bundle import default_bundle_path
+    from models.training.bundle_out import refuse_bundle_out
     from models.training.figure_head import FigureHeadConfig
     from models.training.figure_pipeline import FigureTraining, train_figures
 
+    bundle = args.bundle or default_bundle_path()
+    refuse_bundle_out(args.out, sources=[("the bundle you train from", bundle)])  # before any work
     job = FigureTraining(
-        bundle=args.bundle or default_bundle_path(), out=args.out,
+        bundle=bundle, out=args.out,
         work=args.work or Path("runs") / time.strftime("figures-%Y%m%d-%H%M%S"), version=args.version,
         command=shlex.join(["rhetorica", *sys.argv[1:]]),
         config=FigureHeadConfig(rank=args.rank, epochs=args.epochs, lr=args.lr, seed=args.seed,

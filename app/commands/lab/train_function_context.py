@@ -73,11 +73,13 @@ def run(args: argparse.Namespace) -> int:
     from app.commands._options import log_progress
     from core.jobs import JobContext
     from models.bundle import default_bundle_path
+    from models.training.bundle_out import refuse_bundle_out, staged_bundle
     from models.training.figure_head import carry_figure_head
     from models.training.function_context import FunctionContextConfig, train_function_context_checkpoint
     from models.training.pipeline import export_checkpoint
 
     bundle = Path(args.bundle or default_bundle_path())
+    refuse_bundle_out(args.out, sources=[("the bundle you train from", bundle)])
     work = args.work or Path("runs") / time.strftime("function-context-%Y%m%d-%H%M%S")
     cfg = FunctionContextConfig(epochs=args.epochs, lr=args.lr, feature_noise=args.feature_noise,
                                 fp32_share=args.fp32_share, seed=args.seed,
@@ -93,10 +95,11 @@ def run(args: argparse.Namespace) -> int:
                       "best_dev_accuracy": result.best_dev, "counts": result.counts,
                       "history": result.history}, indent=2), flush=True)
     # The encoder and the function head did not move: the sentence graphs ship unchanged.
-    manifest = export_checkpoint(checkpoint, args.out, parity_data=args.parity_data, name=args.name,
-                                 version=args.version, command=command, reuse_sentence_graphs=bundle,
-                                 ctx=JobContext(log_progress()))
-    carry_figure_head(bundle, args.out)  # graphical-abstract suggestion stays with the new bundle
+    with staged_bundle(args.out) as stage:  # becomes --out only once the figure head is in too
+        manifest = export_checkpoint(checkpoint, stage, parity_data=args.parity_data, name=args.name,
+                                     version=args.version, command=command, reuse_sentence_graphs=bundle,
+                                     ctx=JobContext(log_progress()))
+        carry_figure_head(bundle, stage)  # graphical-abstract suggestion stays with the new bundle
     parity = manifest.context.get("parity", {})
     print(json.dumps({"bundle": str(args.out), "version": manifest.version,
                       "parity": {k: parity.get(k) for k in ("fp32", "int8") if k in parity}}, indent=2))

@@ -8,7 +8,14 @@ import json
 import time
 from pathlib import Path
 
-from app.commands._options import bounded_float, bounded_int, input_file, input_folder, output_folder
+from app.commands._options import (
+    bounded_float,
+    bounded_int,
+    input_file,
+    input_folder,
+    output_file,
+    output_folder,
+)
 
 # Hyper-parameters pack-run may change; everything else is the packed run's configuration.
 OVERRIDES = ("epochs", "lr_encoder", "lr_head", "teacher_weight", "distil_weight", "max_minutes",
@@ -46,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "model's own weights) and write the trained parts over it: a checkpoint for 'rhetorica export'.")
     merge.add_argument("pack", type=input_folder, help="the pack folder the run was trained from")
     merge.add_argument("parts", type=input_file, nargs="+", help="the run's NAME-partN.pt files")
-    merge.add_argument("--out", type=Path, required=True, help="checkpoint file to write (best.pt)")
+    merge.add_argument("--out", type=output_file, required=True, help="checkpoint file to write (best.pt)")
     merge.set_defaults(func=run_merge)
 
 
@@ -79,8 +86,10 @@ def run_pack(args: argparse.Namespace) -> int:
 
 
 def run_merge(args: argparse.Namespace) -> int:
+    from app.commands._options import check_output_file
     from models.training.pack import checkpoint_from_parts
 
+    check_output_file(args.out, "--out", inputs=[*args.parts, args.pack / "start.pt"], create_parents=True)
     out = checkpoint_from_parts(args.pack, list(args.parts), args.out)
     print(json.dumps({"checkpoint": str(out)}))
     return 0

@@ -166,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         raise DatasetError("nothing to train on: give --data NAME:SPLIT (role data) and/or --functions FILE")
     for path in (f for f in args.functions if not f.startswith("annotated:")):  # UTF-8 text, not binary
         check_text_file(path, "function labels (JSON Lines)", max_bytes=LABELS_LIMIT)
+    if args.out is not None and args.write_pack is None:  # before the training, not after it
+        from models.training.bundle_out import refuse_bundle_out
+
+        refuse_bundle_out(args.out, sources=[("the bundle you start from (--init-bundle)", args.init_bundle)])
     from core.jobs import JobContext
     from models.training.pipeline import train_bundle
     from models.training.trainer import TrainConfig

@@ -284,9 +284,7 @@ class GraphicalAbstractPanel(QWidget):
         if figure_id != self.chosen_id():
             self.choose(figure_id)
         target = str(path) if path is not None else self.exporter.ask_path(paper, figure)
-        if target:
-            self.exporter.start(paper.source_path, figure, target)
-        return bool(target)
+        return bool(target) and self.exporter.start(paper.source_path, figure, target)
 
     def _on_exported(self, exported: ExportedFigure) -> None:
         self.statusMessage.emit(f"Graphical abstract saved as {exported.png}")

@@ -33,18 +33,40 @@ def caption_text(caption: str) -> str:
     return " ".join(caption.split())
 
 
+def sidecar_path(out_path: str | Path) -> Path:
+    """Where the caption of the PNG ``out_path`` is written: the same name with the suffix ``.txt``."""
+    return Path(out_path).with_suffix(".txt")
+
+
+def sidecar_problem(out_path: str | Path, replace_sidecar: bool = False) -> str:
+    """One line saying why the caption's ``.txt`` cannot be written beside ``out_path`` without replacing
+    a file nobody confirmed ("" when it can): the PNG's own name ends in ``.txt`` (its caption would
+    overwrite it), or the ``.txt`` exists already and ``replace_sidecar`` is False."""
+    out = Path(out_path)
+    if out.suffix.lower() == ".txt":
+        return f"{out.name} ends in .txt, where its caption goes; choose a name ending in .png"
+    text = sidecar_path(out)
+    if not replace_sidecar and (text.exists() or text.is_symlink()):
+        return f"{text.name} already exists and would be replaced by the figure's caption"
+    return ""
+
+
 def export_figure_png(pdf_path: str | Path, page: int, bbox: Sequence[float], caption: str,
                       out_path: str | Path, dpi: int = EXPORT_DPI, caption_strip: bool = True,
-                      sidecar: bool = True) -> ExportedFigure:
+                      sidecar: bool = True, replace_sidecar: bool = False) -> ExportedFigure:
     """Render ``bbox`` (PDF points) of ``page`` (0-based) at ``dpi`` into the PNG ``out_path``, the caption
     drawn in a white strip under the figure (``caption_strip``), and write the caption to ``out_path``
     with the suffix ``.txt`` (``sidecar``). Only the region is rendered, so this is fast; it touches no
-    widget (a worker may run it)."""
+    widget (a worker may run it). With ``sidecar``, nothing is written (:class:`FileExistsError`) when
+    the ``.txt`` exists and ``replace_sidecar`` is False, or when ``out_path`` itself ends in ``.txt``."""
     import pymupdf
 
     from core.fileio import atomic_write_text
 
     out = Path(out_path)
+    problem = sidecar_problem(out, replace_sidecar) if sidecar else ""
+    if problem:
+        raise FileExistsError(f"{problem}; nothing was written")
     doc = pymupdf.open(str(pdf_path))
     try:
         pdf_page = doc.load_page(page)
@@ -70,11 +92,11 @@ def export_figure_png(pdf_path: str | Path, page: int, bbox: Sequence[float], ca
     # raises "called with wrong argument values").
     if not image.save(str(out), cast(bytes, "PNG")):
         raise OSError(f"cannot write {out}")
-    sidecar_path: Path | None = None
+    text_path: Path | None = None
     if sidecar:
-        sidecar_path = out.with_suffix(".txt")
-        atomic_write_text(sidecar_path, (caption.strip() or text) + "\n")
-    return ExportedFigure(out, sidecar_path, image.width(), image.height(), image.height() - strip, strip)
+        text_path = sidecar_path(out)
+        atomic_write_text(text_path, (caption.strip() or text) + "\n")
+    return ExportedFigure(out, text_path, image.width(), image.height(), image.height() - strip, strip)
 
 
 def _with_caption(figure: QImage, text: str, dpi: int) -> tuple[QImage, int]:
@@ -104,8 +126,8 @@ def _with_caption(figure: QImage, text: str, dpi: int) -> tuple[QImage, int]:
 
 
 def export_job(ctx: JobContext, pdf_path: str, page: int, bbox: Sequence[float], caption: str,
-               out_path: str) -> ExportedFigure:
+               out_path: str, replace_sidecar: bool = False) -> ExportedFigure:
     ctx.progress(0, 1, "rendering at 300 dpi")
-    exported = export_figure_png(pdf_path, page, bbox, caption, out_path)
+    exported = export_figure_png(pdf_path, page, bbox, caption, out_path, replace_sidecar=replace_sidecar)
     ctx.progress(1, 1, "saved")
     return exported

@@ -7,10 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.gui.operation import PanelOperation
-from app.gui.panels.graphical_abstract_export import EXPORT_DPI, ExportedFigure, export_job
+from app.gui.panels.graphical_abstract_export import (
+    EXPORT_DPI,
+    ExportedFigure,
+    export_job,
+    sidecar_path,
+    sidecar_problem,
+)
 from app.gui.panels.graphical_abstract_text import figure_label
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
@@ -41,11 +47,34 @@ class FigureExporter(QObject):
                                               str(default_export_path(paper, figure)), "PNG image (*.png)")
         return str(path or "")
 
-    def start(self, pdf: str, figure: Figure, path: str) -> None:
+    def replace_sidecar(self, path: str) -> bool | None:
+        """Whether the caption may be written beside ``path``: False when it need not replace anything,
+        True when the author agreed to replace the existing ``.txt``, None (refused, said on the status
+        line) when the name ends in ``.txt`` or the author kept the existing file."""
+        if not sidecar_problem(path):
+            return False
+        text = sidecar_path(path)
+        if Path(path).suffix.lower() != ".txt" and QMessageBox.question(
+                self._panel, "Export the graphical abstract",
+                f"{text.name} already exists. The figure's caption is saved beside the PNG as {text.name}."
+                "\nReplace it?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes:
+            return True
+        self.op.set_status(f"Not exported: {sidecar_problem(path)}.")
+        return None
+
+    def start(self, pdf: str, figure: Figure, path: str) -> bool:
+        """Export ``figure`` to ``path`` in the background; False (said on the status line) when the
+        caption's ``.txt`` would replace a file the author did not agree to replace."""
+        replace = self.replace_sidecar(path)
+        if replace is None:
+            return False
         self.op.error_prefix = f"Cannot write {path}"
-        self.op.run(export_job, pdf, figure.page, tuple(figure.bbox), figure.caption, path, needs_model=False,
+        self.op.run(export_job, pdf, figure.page, tuple(figure.bbox), figure.caption, path, replace,
+                    needs_model=False,
                     label="Exporting the graphical abstract",
                     status=f"Exporting {figure_label(figure)} at {EXPORT_DPI} dpi…", on_done=self._done)
+        return True
 
     def _done(self, exported: ExportedFigure) -> None:
         size = f"{exported.width}×{exported.height} px, {EXPORT_DPI} dpi"

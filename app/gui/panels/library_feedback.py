@@ -40,6 +40,7 @@ class EmptyPage(QWidget):
                  repair: Callable[[], object]) -> None:
         super().__init__()
         self.message = QLabel(EMPTY)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # a damaged library's message names its path
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setStyleSheet("color: #666; padding: 12px 16px 4px 16px;")

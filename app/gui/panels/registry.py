@@ -89,6 +89,13 @@ class OpensDrafts(Protocol):
 
 
 @runtime_checkable
+class RepairsLibrary(Protocol):
+    """Repairs a damaged library ("Repair library…"): offered where corrections meet one."""
+
+    def repair_library(self) -> None: ...
+
+
+@runtime_checkable
 class TakesDraftText(Protocol):
     """Reads the draft's whole text when it needs it (the alignment's "compare with my draft")."""
 

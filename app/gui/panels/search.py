@@ -39,6 +39,7 @@ from app.gui.operation import (
     PanelOperation,
     Ready,
 )
+from app.gui.panels.library_text import damage_message
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.panels.search_job import EmptyLibrary, SearchOutcome, library_folder, search_job
 from app.gui.panels.search_view import FACET_CHOICES, ResultList, facet_name, heading_html
@@ -213,8 +214,11 @@ class SearchPanel(QWidget):
         elif isinstance(error, AnalysisUnavailable):
             self.stack.show_message(html.escape(one_line(error)))
             return
-        else:
-            self.stack.show_message(html.escape(one_line(f"Search failed: {error}")))
+        else:  # a damaged library: the Library panel's words and its repair, not a command to type
+            damage = damage_message(error)
+            failed = f"Search failed. {damage} Open the Library panel to repair it." if damage else \
+                f"Search failed: {error}"
+            self.stack.show_message(html.escape(one_line(failed, 400)))
         self.op.set_status("")
 
     def _on_busy(self, busy: bool) -> None:
