@@ -309,3 +309,17 @@ def test_the_corpus_readers_place_topical_sections_as_the_parser_does() -> None:
     headings = ["Prototype", "Methods", "Prototype", "Results"]
     kinds = ["other", "method", "other", "result"]
     assert kinds_by_place(headings, kinds) == ["other", "method", "method", "result"]
+
+
+def test_findings_before_a_late_related_work_and_front_matter() -> None:
+    """Session 29: a topical section between the findings and a late "Related work" (a CS paper's
+    evaluation chapters) holds more findings, not ``other``; what the parser took for sections before
+    the abstract (running head, title, authors) is front matter, ``other``, whatever its words."""
+    built = _built(("", "Design and Implementation", 1), ("", "Yongle Zhang, Pranay U. Jain", 2),
+                   ("", "Abstract", 1), ("1", "Introduction", 1), ("2", "Methodology", 1),
+                   ("3", "General Findings", 1), ("4", "Catastrophic Failures", 1),
+                   ("4.1", "Trivial Mistakes in Error Handlers", 2), ("5", "Related Work", 1),
+                   ("6", "Conclusions", 1))
+    settle_levels_and_kinds(built)
+    assert [b.kind for b in built] == [K.OTHER, K.OTHER, K.ABSTRACT, K.INTRODUCTION, K.METHOD, K.RESULT,
+                                       K.RESULT, K.RESULT, K.RELATED_WORK, K.CONCLUSION]

@@ -32,6 +32,16 @@ def settle_levels_and_kinds(built: list[BuiltSection]) -> None:
     positional_kinds(built)
     inherit_kinds(built)
     _appendix_kinds(built)
+    _front_matter_kinds(built)
+
+
+def _front_matter_kinds(built: list[BuiltSection]) -> None:
+    """What the parser took for sections before the abstract (a running head, the title, author names
+    and affiliations set like headings) is front matter: ``other``, whatever words its "heading" holds
+    ("Design and Implementation", a conference's running head)."""
+    first = next((n for n, b in enumerate(built) if b.kind is SectionKind.ABSTRACT), 0)
+    for b in built[:first]:
+        b.kind = SectionKind.OTHER
 
 
 def _settled_other(b: BuiltSection) -> bool:
@@ -63,6 +73,8 @@ _BETWEEN: dict[tuple[SectionKind, SectionKind], SectionKind] = {
     # "Methods", topical findings, then "Discussion" or "Conclusion"
     **{(_K.METHOD, after): _K.RESULT for after in (_K.DISCUSSION, _K.CONCLUSION)},
     **{(_K.RESULT, after): _K.RESULT for after in (_K.RESULT, _K.DISCUSSION, _K.CONCLUSION)},
+    # findings, then a late "Related work" (CS papers put it before the conclusion): more findings
+    (_K.RESULT, _K.RELATED_WORK): _K.RESULT,
 }
 
 
