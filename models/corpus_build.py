@@ -62,6 +62,18 @@ def default_work_folder(out: Path) -> Path:
     return out.parent / f".{out.name}.shards"
 
 
+def check_work_folder(work: Path, out: Path) -> None:
+    """One line when the shard folder is the pack folder, inside it or above it (removing the shards
+    would take the pack with them, or writing the pack would replace the shards)."""
+    from core.errors import RhetoricaError
+
+    w, o = Path(work).resolve(), Path(out).resolve()
+    if w == o or o in w.parents or w in o.parents:
+        where = "is" if w == o else "is inside" if o in w.parents else "holds"
+        raise RhetoricaError(f"{work}: the shard folder {where} the pack folder {out}; give --work a "
+                             "folder apart from --out")
+
+
 def dataset_papers(spec: CorpusInput) -> Iterator[SourcePaper]:
     from models.datasets.phrase_sources import phrase_papers
 
@@ -95,7 +107,9 @@ def build_corpus(spec: CorpusInput, bundle: str | Path | None, out: Path, manife
     bundle_dir = Path(bundle) if bundle is not None else default_bundle_path()
     model_sha256 = file_sha256(bundle_dir / "model.onnx")
     work = options.work or default_work_folder(out)
+    check_work_folder(work, out)
     store = ShardStore(work)
+    store.check()  # an existing folder of other files is refused before any work
     skipped: list[tuple[str, str]] = []
     engine: Any
     if options.engine == "local":

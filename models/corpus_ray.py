@@ -118,6 +118,13 @@ def ray_parse(ray: Any, paths: list[Path], window: int) -> Any:
         yield path, unpack(ray.get(ref))
 
 
+def local_cpus(workers: int | None) -> int:
+    """The CPUs a local Ray offers: ``workers`` when the machine has that many cores, else its cores
+    (so that too many workers are refused in one line), by default cores - 1."""
+    cores = os.cpu_count() or 2
+    return min(workers, cores) if workers else max(1, cores - 1)
+
+
 def connect(address: str | None, workers: int | None) -> tuple[Any, int]:
     """Ray, initialised (a cluster at ``address``, or a local one of ``workers`` CPUs), and the
     number of labelling actors to run (``workers``, or every CPU of the cluster)."""
@@ -132,7 +139,9 @@ def connect(address: str | None, workers: int | None) -> tuple[Any, int]:
             # Ray runs its workers at nice +15 by default; a local Ray's labelling gets this process's
             # priority instead, as the local engine has (a cluster's nodes set it at 'ray start')
             os.environ.setdefault("RAY_worker_niceness", "0")
-            ray.init(num_cpus=workers or max(1, (os.cpu_count() or 2) - 1), **options)
+            # a local Ray offers this machine's cores, not --workers: more workers than cores is
+            # refused below (each holds a model: --workers 4096 would need hundreds of GB)
+            ray.init(num_cpus=local_cpus(workers), **options)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise RhetoricaError(f"cannot reach the Ray cluster at {address or 'a local Ray'}: "
                              f"{' '.join(str(error).split())[:300]}") from None

@@ -4,6 +4,7 @@ input order, and the CLI's engine options fail in one line."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -217,3 +218,161 @@ def test_library_add_resumes_after_an_interruption(model, tmp_path: Path) -> Non
         report = library.add_pdfs(pdfs, model, workers=1)
         assert len(report.added) == 1 and dict(report.skipped)[str(pdfs[0])] == "already in the library"
         assert sorted(p.source for p in library.store.papers()) == sorted(map(str, pdfs))
+
+
+# -- hostile test F: the work folder, the pack at --out, damaged shards, bad source rows, Ray workers --
+def _cli(argv: list[str], capsys) -> tuple[int, list[str]]:
+    from app.cli import main
+
+    code = main(["corpus", "build", *argv])
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+def test_an_existing_work_folder_of_other_files_is_refused_and_kept(tmp_path: Path, capsys) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "thesis.txt").write_text("my thesis", encoding="utf-8")
+    bundle = make_tiny_bundle(tmp_path / "bundle", functions=True)
+    code, err = _cli(["--out", str(tmp_path / "p"), "--work", str(docs), "--model", str(bundle),
+                      "--source", "csabstruct", "--max-papers", "1", "--quiet"], capsys)
+    assert code == 2 and len(err) == 1 and "not a shard folder" in err[0], err
+    assert (docs / "thesis.txt").read_text(encoding="utf-8") == "my thesis"
+
+
+@pytest.mark.parametrize("where", ["same", "inside", "above"])
+def test_a_work_folder_at_inside_or_above_the_pack_is_refused(where: str, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "top" / "p"
+    work = {"same": out, "inside": out / "shards", "above": tmp_path / "top"}[where]
+    bundle = make_tiny_bundle(tmp_path / "bundle", functions=True)
+    code, err = _cli(["--out", str(out), "--work", str(work), "--model", str(bundle),
+                      "--source", "csabstruct", "--max-papers", "1", "--quiet"], capsys)
+    assert code == 2 and len(err) == 1 and "apart from --out" in err[0], err
+
+
+def test_removing_the_shards_deletes_only_the_stores_own_files(model, tmp_path: Path) -> None:
+    store = ShardStore(tmp_path / "work")
+    store.create()
+    (tmp_path / "work" / "notes.txt").write_text("mine", encoding="utf-8")  # added by the user meanwhile
+    run_pipeline(PAPERS, LocalEngine(model, store), store, tmp_path / "p", {}, model_sha256="m",
+                 sections_per_shard=4, keep_shards=False)
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["notes.txt"]
+
+
+def _build_kept(model, tmp_path: Path, out: Path):
+    store = ShardStore(tmp_path / "work")
+    return run_pipeline(PAPERS, LocalEngine(model, store), store, out, {}, model_sha256="m",
+                        sections_per_shard=4, keep_shards=True)
+
+
+@pytest.mark.parametrize("damage", ["cut npz", "swapped npz", "json shape"])
+def test_a_damaged_shard_is_labelled_again_not_reused(damage: str, model, tmp_path: Path) -> None:
+    import json
+
+    first = _build_kept(model, tmp_path, tmp_path / "a")
+    work = tmp_path / "work"
+    npz = work / "shard-00000001.npz"
+    if damage == "cut npz":
+        npz.write_bytes(npz.read_bytes()[:50])
+    elif damage == "swapped npz":  # rows that do not match the JSON's
+        with np.load(npz) as arrays:
+            quantised, scales = arrays["quantised"], arrays["scales"]
+        with open(npz, "wb") as handle:
+            np.savez(handle, quantised=quantised[1:], scales=scales[1:])
+    else:
+        meta = work / "shard-00000001.json"
+        record = json.loads(meta.read_text(encoding="utf-8"))
+        meta.write_text(json.dumps({**record, "papers": 3, "dim": "x"}), encoding="utf-8")
+    again = _build_kept(model, tmp_path, tmp_path / "b")
+    assert again.shards_reused == first.shards - 1
+    _same_pack(tmp_path / "a", tmp_path / "b")
+
+
+def test_a_failed_merge_leaves_the_previous_pack_whole(model, tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from core.library.pack_format import PackWriter
+
+    out = tmp_path / "p"
+    _build_kept(model, tmp_path, out)
+    before = {name: (out / name).read_bytes() for name in PACK_FILES}
+    real_init = PackWriter.__init__
+
+    class FullDisk:
+        def __init__(self, handle) -> None:
+            self.handle, self.writes = handle, 0
+
+        def write(self, data: bytes) -> int:
+            self.writes += 1
+            if self.writes == 2:
+                raise OSError(errno.ENOSPC, "No space left on device")  # a write names no file
+            return self.handle.write(data)
+
+        def __getattr__(self, name: str):
+            return getattr(self.handle, name)
+
+    def init(self, *args) -> None:
+        real_init(self, *args)
+        self._vectors = FullDisk(self._vectors)
+        self._raw.append(self._vectors.handle)
+
+    monkeypatch.setattr(PackWriter, "__init__", init)
+    with pytest.raises(OSError) as raised:
+        run_pipeline(PAPERS[::-1], LocalEngine(model, ShardStore(tmp_path / "work")),
+                     ShardStore(tmp_path / "work"), out, {}, model_sha256="m", sections_per_shard=4)
+    assert raised.value.filename is not None  # the CLI's line names where
+    assert {name: (out / name).read_bytes() for name in PACK_FILES} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p", "work"]  # no staging folder left
+
+
+def test_a_pack_never_replaces_a_folder_of_other_files(tmp_path: Path) -> None:
+    from core.errors import RhetoricaError
+    from core.library.pack_format import PackWriter
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "thesis.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(RhetoricaError, match="holds other files"):
+        PackWriter(tmp_path / "docs", 0, 4)
+    assert (tmp_path / "docs" / "thesis.txt").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'{bad json\n', "train.jsonl:1: malformed row"),
+    (b'{"sentences": ["ok."]}\n{"nosentences": 1}\n', "train.jsonl:2: malformed row (no 'sentences' field)"),
+    (b'[1, 2]\n', "train.jsonl:1: malformed row (a JSON list, not an object)"),
+    (b'\xff\xfe{"sentences": []}\n', "train.jsonl:1: malformed row (not UTF-8 text)"),
+    (b'{"sentences": "a string"}\n', "train.jsonl:1: malformed row ('sentences' is not a list of strings)"),
+])
+def test_a_malformed_source_row_fails_in_one_line(content: bytes, message: str, tmp_path: Path) -> None:
+    from core.errors import DatasetError
+    from models.datasets.phrase_sources import phrase_papers
+
+    folder = tmp_path / "data" / "csabstruct"
+    folder.mkdir(parents=True)
+    for split in ("dev", "test"):
+        (folder / f"{split}.jsonl").write_bytes(b"")
+    (folder / "train.jsonl").write_bytes(content)
+    with pytest.raises(DatasetError, match=re.escape(message)):
+        list(phrase_papers("csabstruct", tmp_path))
+
+
+def test_a_local_ray_offers_the_cores_so_too_many_workers_are_refused(monkeypatch) -> None:
+    from core.errors import RhetoricaError
+    from models import corpus_ray
+
+    class FakeRay:
+        cpus = 0
+
+        def init(self, num_cpus: int, **options) -> None:
+            self.cpus = num_cpus
+
+        def cluster_resources(self) -> dict[str, float]:
+            return {"CPU": float(self.cpus)}
+
+        def shutdown(self) -> None:
+            pass
+
+    monkeypatch.setattr(corpus_ray, "import_ray", FakeRay)
+    monkeypatch.setattr(corpus_ray.os, "cpu_count", lambda: 2)
+    with pytest.raises(RhetoricaError, match=r"offers 2 CPU\(s\): --workers 16 labelling workers"):
+        corpus_ray.connect(None, 16)
+    assert corpus_ray.connect(None, 2)[1] == 2 and corpus_ray.connect(None, None)[1] == 1

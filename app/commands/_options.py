@@ -175,8 +175,17 @@ def _nearest_existing(folder: Path) -> Path:
 
 
 def _check_writable_folder(folder: Path, shown: Path) -> None:
+    import tempfile
+
     if not os.access(folder, os.W_OK | os.X_OK):
         raise _error(f"{shown}: cannot write in {folder} (read-only: choose a writable folder)")
+    try:  # what os.access cannot tell (root, /proc, a read-only mount): the output's temporary file
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".rhetorica-probe-")
+    except OSError as error:
+        raise _error(f"{shown}: cannot write in {folder} ({error.strerror or error}: choose a writable "
+                     "folder)") from None
+    os.close(handle)
+    os.unlink(probe)
 
 
 def check_output_file(path: str | Path | None, option: str = "the output", *, inputs: Sequence[Any] = (),

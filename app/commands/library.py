@@ -97,13 +97,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _pdfs(paths: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
     """The PDFs the paths name, and (path, reason) for folders without one; a path that does not
     exist is an error."""
-    from core.errors import MissingFileError
-    from core.library.library import NO_SUCH_PATH, find_pdfs
+    from core.library.library import find_pdfs, refuse_bad_paths
 
     pdfs, skipped = find_pdfs(paths)
-    for path, reason in skipped:
-        if reason == NO_SUCH_PATH:
-            raise MissingFileError(path, reason)
+    refuse_bad_paths(skipped)
     return pdfs, skipped
 
 

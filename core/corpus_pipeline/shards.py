@@ -11,9 +11,11 @@ bytes under the same name: nothing is duplicated.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
+import re
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,7 @@ from core.jobs import JobContext, ensure_context
 from core.library.pack_format import PackPaper, PackSentence, PackWriter
 
 MARKER = "rhetorica-corpus-shards"
+_SHARD_FILE = re.compile(r"shard-\d{8}\.(npz|json)(\.\d+\.tmp)?")
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,24 @@ class ShardStore:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
 
+    def _is_marked(self) -> bool:
+        marker = self.folder / "README"
+        try:
+            return marker.is_file() and marker.read_text(encoding="utf-8").startswith(MARKER)
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def check(self) -> None:
+        """One line, before any work, when the folder exists, holds anything and is not a shard
+        folder (a build never writes into, or removes files of, a folder that is not its own)."""
+        if self.folder.exists() and not self.folder.is_dir():
+            raise RhetoricaError(f"{self.folder}: is a file, not a folder; give --work a folder")
+        if self.folder.is_dir() and any(self.folder.iterdir()) and not self._is_marked():
+            raise RhetoricaError(f"{self.folder}: holds other files and is not a shard folder of "
+                                 "'rhetorica corpus build'; give --work a new or empty folder")
+
     def create(self) -> None:
+        self.check()
         self.folder.mkdir(parents=True, exist_ok=True)
         marker = self.folder / "README"
         if not marker.exists():
@@ -65,8 +85,14 @@ class ShardStore:
             return None
         if not isinstance(record, dict) or record.get("key") != key:
             return None
-        return ShardSummary(shard_id, len(record["papers"]), len(record["sentences"]), int(record["dim"]),
-                            reused=True)
+        papers, sentences, dim = record.get("papers"), record.get("sentences"), record.get("dim")
+        if not isinstance(papers, list) or not isinstance(sentences, list) or type(dim) is not int:
+            return None  # damaged: labelled again
+        try:
+            self.read(shard_id)
+        except RhetoricaError:
+            return None  # damaged (a cut .npz, rows that do not match): labelled again
+        return ShardSummary(shard_id, len(papers), len(sentences), dim, reused=True)
 
     def write(self, data: ShardData) -> ShardSummary:
         name = self._name(data.shard_id)
@@ -91,16 +117,24 @@ class ShardStore:
                 quantised, scales = arrays["quantised"], arrays["scales"]
             papers = [PackPaper(**row) for row in record["papers"]]
             sentences = [PackSentence(*row) for row in record["sentences"]]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            if not len(sentences) == len(quantised) == len(scales) or quantised.dtype != np.int8:
+                raise ValueError(f"{len(sentences)} sentences but {len(quantised)} vectors")
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:
             raise RhetoricaError(f"{self.folder}: shard {shard_id} is damaged ({error}); delete it and "
                                  "build again") from None
         return papers, sentences, quantised, scales
 
     def remove(self) -> None:
-        """Delete the work folder (after a merge); only a folder this store made."""
-        if (self.folder / "README").is_file() and (self.folder / "README").read_text(
-                encoding="utf-8").startswith(MARKER):
-            shutil.rmtree(self.folder)
+        """Delete the store's own files (after a merge), then the folder when that leaves it empty;
+        nothing else in it is ever deleted."""
+        if not self._is_marked():
+            return
+        for path in self.folder.iterdir():
+            if _SHARD_FILE.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
+        (self.folder / "README").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()  # only when empty
 
 
 def source_counts(papers: Iterable[PackPaper], sentences_per_paper: dict[int, int],
@@ -131,6 +165,16 @@ def merge_shards(store: ShardReader, summaries: list[ShardSummary], out: str | P
     if len(dims) > 1:
         raise RhetoricaError(f"the shards hold vectors of different widths {sorted(dims)}: build again")
     writer = PackWriter(out, total, dims.pop() if dims else 0)
+    try:
+        counts = _merge_into(writer, store, ordered, ctx)
+    except BaseException:
+        writer.abort()  # the previous pack at ``out`` stays as it was
+        raise
+    return writer.finish({**manifest, "sources": counts})
+
+
+def _merge_into(writer: PackWriter, store: ShardReader, ordered: list[ShardSummary],
+                ctx: JobContext) -> dict[str, dict[str, Any]]:
     counts: dict[str, dict[str, Any]] = {}
     for done, summary in enumerate(ordered, 1):
         ctx.check()
@@ -143,6 +187,8 @@ def merge_shards(store: ShardReader, summaries: list[ShardSummary], out: str | P
                                                       "sentences": 0})
             total_entry["papers"] += entry["papers"]
             total_entry["sentences"] += entry["sentences"]
+        if len(sentences) != summary.sentences:
+            raise RhetoricaError(f"shard {summary.shard_id} changed while the pack was written; build again")
         writer.add(papers, sentences, quantised, scales)
         ctx.progress(done, len(ordered), f"merging shard {done} of {len(ordered)}")
-    return writer.finish({**manifest, "sources": counts})
+    return counts

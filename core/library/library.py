@@ -270,13 +270,28 @@ def find_pdfs(paths: Sequence[Path]) -> tuple[list[Path], list[tuple[str, str]]]
                 skipped.append((str(path), NO_PDFS))
         elif path.is_file():
             pdfs.append(path)
+        elif path.exists():  # a device or a pipe: reading it would never end, or give no PDF
+            skipped.append((str(path), NOT_REGULAR))
         else:
             skipped.append((str(path), NO_SUCH_PATH))
     return pdfs, skipped
 
 
+def refuse_bad_paths(skipped: Sequence[tuple[str, str]]) -> None:
+    """One error for the first path of :func:`find_pdfs` that cannot be read: a missing path or one that
+    is neither a regular file nor a folder (a folder without PDFs is only a note)."""
+    from core.errors import MissingFileError, NotAPdfError
+
+    for path, reason in skipped:
+        if reason == NO_SUCH_PATH:
+            raise MissingFileError(path, reason)
+        if reason == NOT_REGULAR:
+            raise NotAPdfError(path, reason)
+
+
 NO_PDFS = "no PDF files in this folder"
 NO_SUCH_PATH = "no such file or folder"
+NOT_REGULAR = "is not a regular file or a folder (a device or a pipe?)"
 
 
 class Library:
@@ -551,6 +566,10 @@ class Library:
         report = AddReport()
         todo: list[Path] = []
         for path in paths:
+            if not _utf8_name(path):
+                report.skipped.append((str(path), "its file name is not valid UTF-8 text, which the library "
+                                                  "stores: rename the file and add it again"))
+                continue
             try:
                 sha = (known_sha256 or {}).get(path) or file_sha256(path)
                 if self.store.has_sha256(sha):
@@ -655,3 +674,12 @@ def exact_reference(library: Library, view: str) -> ExactIndex | None:
     for ids, vectors in library.store.vectors(view):
         index.add(ids, vectors)
     return index
+
+
+def _utf8_name(path: Path) -> bool:
+    """Whether ``path`` is UTF-8 text (a name of other bytes is kept as surrogates, which SQLite refuses)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

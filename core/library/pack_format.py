@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,25 +103,91 @@ def _line(row: Any) -> bytes:
     return (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+PACK_NAMES = frozenset((MANIFEST, PAPERS, SENTENCES, VECTORS, SCALES, "function.ann"))
+
+
+def _pack_owned(name: str) -> bool:
+    """A file name a pack writer leaves in a pack folder (its files, or their temporary names)."""
+    return name in PACK_NAMES or any(name.startswith(f"{pack}.") and ".tmp" in name for pack in PACK_NAMES)
+
+
+def refuse_other_files(folder: Path, option: str) -> None:
+    """One line when ``folder`` holds anything but a pack's files (its contents are replaced whole)."""
+    from core.errors import RhetoricaError
+
+    if not folder.is_dir():
+        return
+    others = sorted(p.name for p in folder.iterdir() if not _pack_owned(p.name) or not p.is_file())
+    if others:
+        raise RhetoricaError(f"{folder}: holds other files ({', '.join(others[:3])}"
+                             f"{', ...' if len(others) > 3 else ''}), not a phrase-corpus pack; "
+                             f"choose another {option}")
+
+
+def staging_folder(folder: Path) -> Path:
+    """Where a pack for ``folder`` is written before it replaces ``folder`` (a sibling: one rename)."""
+    return folder.parent / f".{folder.name}.staging"
+
+
+def _clear_staging(staging: Path) -> None:
+    import shutil
+
+    if staging.is_dir() and not staging.is_symlink():
+        refuse_other_files(staging, "--out")  # never a folder this writer did not make
+        shutil.rmtree(staging)
+    elif staging.exists() or staging.is_symlink():
+        staging.unlink()
+
+
+def _old_folder(folder: Path) -> Path:
+    return folder.parent / f".{folder.name}.old"
+
+
+def commit_staged_pack(staging: Path, out: Path) -> None:
+    """Replace ``out`` (absent, empty or a pack) with the complete pack in ``staging``."""
+    import shutil
+
+    old = _old_folder(out)
+    _clear_staging(old)
+    if out.exists():
+        out.rename(old)
+    staging.rename(out)
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
+
+
 class PackWriter:
     """Write a pack row by row: ``add`` papers, sentences and their quantised vectors in order,
-    then ``finish``. Every file goes to a temporary name first; the manifest, which marks a folder
-    as a pack, is removed at the start and written last."""
+    then ``finish``. Everything goes into a staging folder beside ``folder``, which replaces
+    ``folder`` only once the pack is complete: a failure or a kill before that leaves the previous
+    pack as it was (``abort`` removes the staging folder). The vectors are written with ordinary
+    writes (not a sparse memory map), so a full disk is an OSError naming the file, never SIGBUS."""
 
     def __init__(self, folder: str | Path, sentences: int, dim: int) -> None:
-        self.out = Path(folder)
-        refuse_foreign_manifest(self.out, "folder")
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / MANIFEST).unlink(missing_ok=True)
+        self.final = Path(folder).resolve() if Path(folder).is_symlink() else Path(folder)
+        old = _old_folder(self.final)
+        if old.is_dir() and not self.final.exists():  # killed between commit's two renames: put it back
+            old.rename(self.final)
+        refuse_foreign_manifest(self.final, "folder")
+        refuse_other_files(self.final, "folder")
+        self.out = staging_folder(self.final)
+        _clear_staging(self.out)
+        self.out.mkdir(parents=True)
         self.total, self.dim = sentences, dim
         self.papers = self.sentences = 0
         self._raw: list[IO[bytes]] = []
-        self._gz = {name: self._open_gz(name) for name in (PAPERS, SENTENCES)}
-        self._vectors: np.memmap[Any, Any] | None = None
         self._scales = np.zeros(sentences, dtype=np.float32)
-        if sentences:
-            self._vectors = np.lib.format.open_memmap(self.out / f"{VECTORS}.tmp.npy", mode="w+",
-                                                      dtype=np.int8, shape=(sentences, dim))
+        try:
+            self._gz = {name: self._open_gz(name) for name in (PAPERS, SENTENCES)}
+            self._vectors_path = self.out / f"{VECTORS}.tmp.npy"
+            self._vectors = open(self._vectors_path, "wb")  # noqa: SIM115 (closed in finish/abort)
+            self._raw.append(self._vectors)
+            np.lib.format.write_array_header_1_0(self._vectors, {
+                "descr": np.lib.format.dtype_to_descr(np.dtype(np.int8)), "fortran_order": False,
+                "shape": (sentences, dim)})
+        except OSError as error:
+            self.abort()
+            raise _named(error, self.out) from None
 
     def _open_gz(self, name: str) -> gzip.GzipFile:
         raw = open(self.out / f"{name}.tmp", "wb")  # noqa: SIM115 (closed in finish)
@@ -134,44 +201,67 @@ class PackWriter:
             raise ValueError(f"{len(sentences)} sentences but {len(quantised)} vectors")
         if self.sentences + len(sentences) > self.total:
             raise ValueError(f"more than the {self.total} sentences announced")
-        for paper in papers:
-            self._gz[PAPERS].write(_line(paper.row()))
-            self.papers += 1
-        for sentence in sentences:
-            self._gz[SENTENCES].write(_line(sentence.row()))
-        if len(sentences):
-            assert self._vectors is not None
-            self._vectors[self.sentences: self.sentences + len(sentences)] = quantised
-            self._scales[self.sentences: self.sentences + len(sentences)] = scales
+        try:
+            for paper in papers:
+                self._gz[PAPERS].write(_line(paper.row()))
+                self.papers += 1
+            for sentence in sentences:
+                self._gz[SENTENCES].write(_line(sentence.row()))
+            if len(sentences):
+                rows = np.ascontiguousarray(quantised, dtype=np.int8).reshape(len(sentences), self.dim)
+                self._vectors.write(rows.tobytes())
+                self._scales[self.sentences: self.sentences + len(sentences)] = scales
+        except OSError as error:
+            raise _named(error, self.out) from None
         self.sentences += len(sentences)
+
+    def abort(self) -> None:
+        """Drop the staging folder (after a failure): the previous pack stays as it was."""
+        import contextlib
+        import shutil
+
+        for raw in self._raw:
+            with contextlib.suppress(OSError):
+                raw.close()
+        shutil.rmtree(self.out, ignore_errors=True)
 
     def finish(self, manifest: dict[str, Any]) -> dict[str, Any]:
         if self.sentences != self.total:
             raise ValueError(f"{self.sentences} sentences written, {self.total} announced")
-        for gz in self._gz.values():
-            gz.close()
-        for raw in self._raw:
-            raw.close()
-        for name in (PAPERS, SENTENCES):
-            (self.out / f"{name}.tmp").replace(self.out / name)
-        if self._vectors is None:  # an empty pack: np.save of an empty int8 matrix, as write_pack does
-            np.save(self.out / f"{VECTORS}.tmp.npy", np.zeros((0, self.dim), dtype=np.int8))
-        else:
-            self._vectors.flush()
-            del self._vectors
-            self._vectors = None
-        (self.out / f"{VECTORS}.tmp.npy").replace(self.out / VECTORS)
-        np.save(self.out / f"{SCALES}.tmp.npy", self._scales)
-        (self.out / f"{SCALES}.tmp.npy").replace(self.out / SCALES)
-        vectors = self.out / VECTORS
-        write_pack_index(vectors, np.load(vectors, mmap_mode="r"), self._scales)  # big packs only
-        record = {"format": PACK_FORMAT, "version": PACK_VERSION, **manifest,
-                  "papers": self.papers, "sentences": self.sentences,
-                  "function_dim": int(self.dim)}
-        tmp = self.out / f"{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(self.out / MANIFEST)
+        try:
+            for gz in self._gz.values():
+                gz.close()
+            for raw in self._raw:
+                raw.flush()
+                os.fsync(raw.fileno())
+                raw.close()
+            for name in (PAPERS, SENTENCES):
+                (self.out / f"{name}.tmp").replace(self.out / name)
+            self._vectors_path.replace(self.out / VECTORS)
+            np.save(self.out / f"{SCALES}.tmp.npy", self._scales)
+            (self.out / f"{SCALES}.tmp.npy").replace(self.out / SCALES)
+            vectors = self.out / VECTORS
+            write_pack_index(vectors, np.load(vectors, mmap_mode="r"), self._scales)  # big packs only
+            record = {"format": PACK_FORMAT, "version": PACK_VERSION, **manifest,
+                      "papers": self.papers, "sentences": self.sentences,
+                      "function_dim": int(self.dim)}
+            (self.out / MANIFEST).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+                                             encoding="utf-8")
+            commit_staged_pack(self.out, self.final)
+        except OSError as error:
+            self.abort()
+            raise _named(error, self.out) from None
+        except BaseException:
+            self.abort()
+            raise
         return record
+
+
+def _named(error: OSError, folder: Path) -> OSError:
+    """``error`` naming a file (a failed write on a full disk names none): one line in the CLI."""
+    if error.filename is not None:
+        return error
+    return OSError(error.errno, error.strerror or str(error), str(folder))
 
 
 def write_pack(folder: str | Path, papers: Sequence[PackPaper], sentences: Sequence[PackSentence],
@@ -182,5 +272,9 @@ def write_pack(folder: str | Path, papers: Sequence[PackPaper], sentences: Seque
     quantised, scales = quantise_rows(np.asarray(function_vectors, dtype=np.float32))
     dim = int(quantised.shape[1]) if quantised.ndim == 2 else 0
     writer = PackWriter(folder, len(sentences), dim)
-    writer.add(papers, sentences, quantised, scales)
+    try:
+        writer.add(papers, sentences, quantised, scales)
+    except BaseException:
+        writer.abort()
+        raise
     return writer.finish(manifest)

@@ -83,6 +83,17 @@ def _tail_has_eof(path: Path) -> bool:
     return False
 
 
+def _open_document(path: Path) -> pymupdf.Document:
+    """MuPDF opens a file by its name as UTF-8, so a name that is not UTF-8 (its bytes kept as surrogates,
+    e.g. ``abc\\udcff.pdf``) fails there as if the file were damaged: such a file is opened from its bytes."""
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return pymupdf.open(stream=path.read_bytes(), filetype="pdf")
+    return pymupdf.open(name, filetype="pdf")
+
+
 def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None,
              check_text: bool = True) -> pymupdf.Document:
     """Open ``path`` as a readable PDF with a text layer, or raise a typed error.
@@ -93,7 +104,9 @@ def open_pdf(path: str | os.PathLike[str], *, max_pages: int | None = None,
     name = str(path)
     _check_header(path)
     try:
-        doc = pymupdf.open(name, filetype="pdf")
+        doc = _open_document(path)
+    except OSError as error:
+        raise NotAPdfError(name, f"cannot be read ({error.strerror or error})") from None
     except Exception as error:  # pymupdf raises plain RuntimeError/FileDataError subclasses
         raise CorruptPdfError(name, f"is damaged and cannot be opened ({_short(error)})") from None
     try:

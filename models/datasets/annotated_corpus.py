@@ -51,12 +51,19 @@ class Label:
 
 
 def read_labels(path: Path) -> dict[str, Label]:
+    """An annotator's labels by uid, or a one-line error naming the file and the first bad line."""
+    from models.datasets.annotation import read_jsonl_objects
+
+    what = "annotation labels (JSON Lines of uid, role, function)"
     out: dict[str, Label] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            out[str(row["uid"])] = Label(str(row["uid"]), str(row["role"]), str(row["function"]),
-                                         str(row.get("note", "")))
+    for number, row in read_jsonl_objects(path, what):
+        bad = [name for name in ("uid", "role", "function") if not isinstance(row.get(name), str | int)
+               or isinstance(row.get(name), bool)]
+        if bad or not isinstance(row.get("note", ""), str):
+            names = ", ".join(bad) or "note"
+            raise DatasetError(f"{path}:{number}: not a label row (no text for {names}); expected {what}")
+        out[str(row["uid"])] = Label(str(row["uid"]), str(row["role"]), str(row["function"]),
+                                     str(row.get("note", "")))
     return out
 
 

@@ -216,6 +216,49 @@ def pack_batches(papers: Iterable[SourcePaper], *, split: str, prefix: str, targ
     return batches
 
 
+ANNOTATION_FILE_LIMIT = 1_000_000_000  # a batch's key or labels: a few MB; more is not one of them
+
+
+def read_jsonl_objects(path: Path, what: str) -> Iterable[tuple[int, dict]]:
+    """(line number, object) of a JSON Lines file, after the text checks of
+    :func:`core.fileio.read_text_input` (a regular UTF-8 file of bounded size); a line that is not a
+    JSON object is a one-line :class:`core.errors.DatasetError` naming the file and line."""
+    from core.errors import DatasetError
+    from core.fileio import read_text_input
+
+    text = read_text_input(path, what, max_bytes=ANNOTATION_FILE_LIMIT)
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as error:
+            raise DatasetError(f"{path}:{number}: not a JSON line ({error}); expected {what}") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{path}:{number}: not a JSON object; expected {what}")
+        yield number, row
+
+
+_UNIT_TYPES = {name: (int if kind == "int" else bool if kind == "bool" else str)
+               for name, kind in Unit.__annotations__.items()}
+
+
 def read_key(path: Path) -> list[Unit]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [Unit(**json.loads(line)) for line in lines if line.strip()]
+    """A batch's key (its units), or a one-line error naming the file and the first bad line."""
+    from core.errors import DatasetError
+
+    what = "an annotation batch key (.key.jsonl)"
+    units = []
+    for number, row in read_jsonl_objects(path, what):
+        missing = [name for name in _UNIT_TYPES if name not in row]
+        extra = [name for name in row if name not in _UNIT_TYPES]
+        wrong = [name for name, kind in _UNIT_TYPES.items() if name in row
+                 and (type(row[name]) is not kind)]
+        if missing or extra or wrong:
+            said = "; ".join(part for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"unexpected {', '.join(extra)}" if extra else "",
+                f"wrong type of {', '.join(wrong)}" if wrong else "") if part)
+            raise DatasetError(f"{path}:{number}: not a key row ({said}); expected {what}")
+        units.append(Unit(**row))
+    return units

@@ -73,18 +73,39 @@ class PhrasePaper:
         return sum(len(s.sentences) for s in self.sections)
 
 
+class _Where:
+    """The source file and line being read (for one-line errors about a malformed row)."""
+
+    path: Path | None = None
+    line = 0
+
+
+def _rows(path: Path, handle: Iterator[str]) -> Iterator[dict]:
+    _Where.path, _Where.line = path, 0
+    for _Where.line, line in enumerate(handle, 1):
+        if line.strip():
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError(f"a JSON {type(row).__name__}, not an object")
+            yield row
+
+
 def _jsonl(path: Path) -> Iterator[dict]:
     with need_file(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+        yield from _rows(path, handle)
+
+
+def _sentence_list(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise ValueError("'sentences' is not a list of strings")
+    return list(value)
 
 
 def _csabstruct(root: Path) -> Iterator[PhrasePaper]:
     for split in ("train", "dev", "test"):
         for number, row in enumerate(_jsonl(root / "csabstruct" / f"{split}.jsonl")):
             yield PhrasePaper("csabstruct", f"csabstruct-{split}-{number}", "",
-                              [PhraseSection("Abstract", "abstract", list(row["sentences"]))])
+                              [PhraseSection("Abstract", "abstract", _sentence_list(row["sentences"]))])
 
 
 def _scitldr(root: Path) -> Iterator[PhrasePaper]:
@@ -155,9 +176,7 @@ def _scirex(root: Path) -> Iterator[PhrasePaper]:
 
 def _gz_jsonl(path: Path) -> Iterator[dict]:
     with gzip.open(need_file(path), "rt", encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+        yield from _rows(path, handle)
 
 
 def _readable(sentence: str) -> bool:
@@ -227,4 +246,21 @@ def phrase_papers(source: str, shared: Path | None = None) -> Iterator[PhrasePap
 
     if source not in READERS:
         raise DatasetError(f"unknown phrase source {source!r}; known: {', '.join(PHRASE_SOURCES)}")
-    return READERS[source](data_root(shared))
+    return _located(READERS[source](data_root(shared)))
+
+
+def _located(papers: Iterator[PhrasePaper]) -> Iterator[PhrasePaper]:
+    """``papers``, a malformed source row failing in one line that names its file and line."""
+    from core.errors import DatasetError
+
+    _Where.path, _Where.line = None, 0
+    try:
+        yield from papers
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, EOFError) as error:
+        # UnicodeDecodeError and json's errors are ValueErrors
+        line = _Where.line + isinstance(error, UnicodeDecodeError)  # that line could not be read
+        where = f"{_Where.path}:{line}" if _Where.path else "a source file"
+        reason = (f"no {error} field" if isinstance(error, KeyError)
+                  else "not UTF-8 text" if isinstance(error, UnicodeDecodeError)
+                  else " ".join(str(error).split())[:200] or type(error).__name__)
+        raise DatasetError(f"{where}: malformed row ({reason})") from None

@@ -85,10 +85,9 @@ def ray_address(text: str) -> str:
 
 def run_build(args: argparse.Namespace) -> int:
     from app.commands._options import check_output_folder
-    from core.errors import MissingFileError
     from core.jobs import JobContext
-    from core.library.library import NO_SUCH_PATH, find_pdfs
-    from core.library.pack_format import refuse_foreign_manifest
+    from core.library.library import find_pdfs, refuse_bad_paths
+    from core.library.pack_format import refuse_foreign_manifest, refuse_other_files
     from core.paths import resources_dir
     from models.corpus_build import CorpusInput, EngineOptions, build_corpus
     from models.datasets.phrase_sources import SHIPPED_SOURCES
@@ -98,10 +97,9 @@ def run_build(args: argparse.Namespace) -> int:
     check_output_folder(out, "--out")
     check_output_folder(args.work, "--work")
     refuse_foreign_manifest(out, "--out")  # a model bundle there would lose its manifest.json
+    refuse_other_files(out, "--out")  # the pack replaces the folder whole
     pdfs, missing = find_pdfs(args.pdf)
-    for path, reason in missing:
-        if reason == NO_SUCH_PATH:
-            raise MissingFileError(path, reason)
+    refuse_bad_paths(missing)
     if args.engine == "ray":
         from models.corpus_ray import import_ray
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from app.commands._options import bounded_int, input_file, output_folder
+from app.commands._options import bounded_int, check_output_file, input_file, output_folder
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
     from models.training.function_labels import read_function_rows
     from models.training.open_set import open_set_split
 
+    for n in args.seen:  # before any work: no output may replace the labels being read
+        for name in (f"seen-{n}.jsonl", f"unseen-{n}.jsonl", f"split-{n}.json"):
+            check_output_file(args.out / name, "--out", inputs=[args.labels], create_parents=True)
     check_text_file(args.labels, "function labels (JSON Lines)", max_bytes=4_000_000_000)
     rows = read_function_rows([args.labels])
     args.out.mkdir(parents=True, exist_ok=True)
