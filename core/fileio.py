@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from core.errors import RhetoricaError
 
@@ -225,3 +226,25 @@ def read_text_input(path: str | Path, what: str = "a text file", *, max_bytes: i
         return data[:max_bytes].decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:  # changed since the check
         raise TextInputError(f"{path}: cannot be read as UTF-8 text ({error})") from None
+
+
+def read_jsonl_objects(path: str | Path, what: str = "a JSON Lines file", *,
+                       max_bytes: int = TEXT_INPUT_LIMIT) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSON Lines file, after the checks of
+    :func:`read_text_input` (a regular UTF-8 file of bounded size); a line that is not JSON, is nested too
+    deeply or is not an object is a one-line :class:`core.errors.DatasetError` naming the file and line."""
+    from core.errors import DatasetError
+    from core.json_shapes import loads
+
+    rows = []
+    for number, line in enumerate(read_text_input(path, what, max_bytes=max_bytes).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = loads(line)
+        except ValueError as error:
+            raise DatasetError(f"{path}:{number}: not a JSON line ({error}); expected {what}") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{path}:{number}: not a JSON object; expected {what}")
+        rows.append((number, row))
+    return rows

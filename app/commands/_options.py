@@ -323,22 +323,9 @@ def read_jsonl(path: str | Path, what: str = "a JSON Lines file", *, max_bytes: 
                ) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file (blank lines skipped), or a one-line error naming the file
     and, for a bad line, its number."""
-    import json
+    from core.fileio import read_jsonl_objects
 
-    from core.fileio import read_text_input
-
-    rows = []
-    for number, line in enumerate(read_text_input(path, what, max_bytes=max_bytes).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as error:
-            raise _error(f"{path}:{number}: not a JSON line ({error}); expected {what}") from None
-        if not isinstance(row, dict):
-            raise _error(f"{path}:{number}: not a JSON object; expected {what}")
-        rows.append(row)
-    return rows
+    return [row for _number, row in read_jsonl_objects(path, what, max_bytes=max_bytes)]
 
 
 def bundle_path(text: str) -> Path:

@@ -220,23 +220,11 @@ ANNOTATION_FILE_LIMIT = 1_000_000_000  # a batch's key or labels: a few MB; more
 
 
 def read_jsonl_objects(path: Path, what: str) -> Iterable[tuple[int, dict]]:
-    """(line number, object) of a JSON Lines file, after the text checks of
-    :func:`core.fileio.read_text_input` (a regular UTF-8 file of bounded size); a line that is not a
-    JSON object is a one-line :class:`core.errors.DatasetError` naming the file and line."""
-    from core.errors import DatasetError
-    from core.fileio import read_text_input
+    """(line number, object) of an annotation JSON Lines file (:func:`core.fileio.read_jsonl_objects`,
+    at most :data:`ANNOTATION_FILE_LIMIT` bytes)."""
+    from core.fileio import read_jsonl_objects as read_objects
 
-    text = read_text_input(path, what, max_bytes=ANNOTATION_FILE_LIMIT)
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as error:
-            raise DatasetError(f"{path}:{number}: not a JSON line ({error}); expected {what}") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path}:{number}: not a JSON object; expected {what}")
-        yield number, row
+    return read_objects(path, what, max_bytes=ANNOTATION_FILE_LIMIT)
 
 
 _UNIT_TYPES = {name: (int if kind == "int" else bool if kind == "bool" else str)
