@@ -7,6 +7,7 @@ so a crash or a restart never loses more than the last second of typing.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,13 +88,22 @@ def draft_headings(text: str) -> list[tuple[int, int, str]]:
 def draft_sections(text: str) -> list[tuple[int, int, str | None, int]]:
     """:func:`draft_sentences` with the number of the heading each sentence is under (-1 before any):
     (start, end, section kind, heading number)."""
+    return _sections_in(text, draft_headings(text), 0, len(text))
+
+
+def _sections_in(text: str, headings: list[tuple[int, int, str]], lo: int,
+                 hi: int) -> list[tuple[int, int, str | None, int]]:
+    """:func:`draft_sections` of ``text[lo:hi]`` (spans in ``text``'s offsets), given all of ``text``'s
+    headings; ``lo`` and ``hi`` are block edges (the text's ends or blank lines) for the spans to be
+    those of the whole text."""
     from core.text.sentences import split_sentences
 
-    headings = draft_headings(text)
+    heading_ends = [h_end for _, h_end, _ in headings]
+    inside = [h for h in headings if h[1] > lo and h[0] < hi]
     out: list[tuple[int, int, str | None, int]] = []
-    for span_start, span_end in split_sentences(text):
-        pieces = [(span_start, span_end)]
-        for h_start, h_end, _ in headings:  # cut heading lines out of the span
+    for span_start, span_end in split_sentences(text[lo:hi]):
+        pieces = [(lo + span_start, lo + span_end)]
+        for h_start, h_end, _ in inside:  # cut heading lines out of the span
             pieces = [part for a, b in pieces
                       for part in ((a, min(b, h_start)), (max(a, h_end), b)) if part[0] < part[1]]
         for start, end in pieces:
@@ -102,9 +112,8 @@ def draft_sections(text: str) -> list[tuple[int, int, str | None, int]]:
             while end > start and text[end - 1].isspace():
                 end -= 1
             if start < end:
-                above = [n for n, h in enumerate(headings) if h[1] <= start]
-                number = above[-1] if above else -1
-                out.append((start, end, headings[number][2] if above else None, number))
+                number = bisect_right(heading_ends, start) - 1
+                out.append((start, end, headings[number][2] if number >= 0 else None, number))
     return out
 
 
@@ -115,19 +124,66 @@ def draft_sentences(text: str) -> list[tuple[int, int, str | None]]:
     return [(start, end, kind) for start, end, kind, _ in draft_sections(text)]
 
 
+#: Characters on each side of the cursor that :func:`context_in_draft` splits into sentences first (a
+#: long draft is not split whole each time the cursor rests), and how much further it looks for a blank
+#: line to start or end that stretch on.
+CONTEXT_REACH = 4000
+
+
+def _block_edge(text: str, target: int, reach: int, forward: bool) -> tuple[int, bool]:
+    """The blank-line block edge nearest ``target`` on the far side from the cursor (at most ``reach``
+    further on), or the text's end; else ``target`` itself, and False: a cut inside a block, where the
+    sentence the cut falls in is not whole."""
+    from core.text.sentences import _BLANK_LINE
+
+    if forward:
+        if target >= len(text):
+            return len(text), True
+        found = _BLANK_LINE.search(text, target, target + reach)
+        if found is not None:
+            return found.start(), True
+        return (len(text), True) if target + reach >= len(text) else (target, False)
+    if target <= 0:
+        return 0, True
+    last = None
+    for blank in _BLANK_LINE.finditer(text, max(0, target - reach), target):
+        last = blank
+    if last is not None:
+        return last.end(), True
+    return (0, True) if target - reach <= 0 else (target, False)
+
+
+def _sentences_around(text: str, headings: list[tuple[int, int, str]], position: int, width: int,
+                      reach: int) -> tuple[list[tuple[int, int, str | None, int]], int] | None:
+    """The whole sentences of the stretch ``reach`` characters either side of ``position`` and the index
+    of the cursor's among them; None when the stretch may miss it or one of its ``width`` neighbours."""
+    lo, whole_start = _block_edge(text, position - reach, reach, forward=False)
+    hi, whole_end = _block_edge(text, position + reach, reach, forward=True)
+    found = _sections_in(text, headings, lo, hi)
+    found = found[0 if whole_start else 1:len(found) if whole_end else len(found) - 1]
+    at = bisect_right([start for start, _, _, _ in found], position) - 1
+    short_before = lo > 0 and at - width < 0
+    short_after = hi < len(text) and at + width >= len(found)
+    return None if short_before or short_after else (found, at)
+
+
 def context_in_draft(text: str, position: int, neighbours: int | None = None) -> SentenceContext | None:
     """The draft sentence at ``position`` (or the last one starting before it) with the context it is
     labelled in: the kind of the heading above it and up to ``neighbours`` (default
     ``core.labelling.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None
-    in a draft without sentences before ``position``."""
+    in a draft without sentences before ``position``. Only a stretch around ``position`` is split
+    (:data:`CONTEXT_REACH` characters each side, to blank lines; wider while it may miss a neighbour), so
+    a resting cursor costs about the same in a draft of any length; the answer is the whole text's."""
     from core.labelling.sentence_context import QUERY_NEIGHBOURS, SentenceContext
 
     width = QUERY_NEIGHBOURS if neighbours is None else neighbours
-    found = draft_sections(text)
-    before = [k for k, (start, _, _, _) in enumerate(found) if start <= position]
-    if not before:
+    headings = draft_headings(text)
+    reach = CONTEXT_REACH
+    while (around := _sentences_around(text, headings, position, width, reach)) is None:
+        reach *= 2
+    found, at = around
+    if at < 0:
         return None
-    at = before[-1]
     _, _, kind, heading = found[at]
 
     def sentence(k: int) -> str:

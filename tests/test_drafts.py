@@ -56,3 +56,59 @@ def test_draft_headings_are_not_sentences_and_give_their_kind_to_the_sentences_b
     assert heading_of("# Title of my paper") == (1, "Title of my paper")
     assert heading_of("Results show that it works.") is None  # a sentence, not a heading
     assert [(a, b) for a, b, _ in draft_sentences("No headings. Two sentences.")] == [(0, 12), (13, 27)]
+
+
+def _whole_text_context(text: str, position: int, width: int):  # type: ignore[no-untyped-def]
+    """The cursor's context read off the whole draft's sentences (what context_in_draft must equal)."""
+    from core.drafts import draft_sections
+    from core.labelling.sentence_context import SentenceContext
+
+    found = draft_sections(text)
+    before = [k for k, (start, _, _, _) in enumerate(found) if start <= position]
+    if not before:
+        return None
+    at = before[-1]
+    heading = found[at][3]
+    same = [k for k in range(len(found)) if found[k][3] == heading]
+    near = [k for k in same if abs(k - at) <= width]
+    return SentenceContext(text[found[at][0]:found[at][1]],
+                           tuple(text[found[k][0]:found[k][1]] for k in near if k < at),
+                           tuple(text[found[k][0]:found[k][1]] for k in near if k > at), found[at][2])
+
+
+def _long_draft(paragraphs: int, blank_lines: bool = True) -> str:
+    import random
+
+    rng = random.Random(7)
+    words = ["we", "show", "the", "model", "data", "results", "method", "that", "this", "study", "were",
+             "Fig.", "2", "et", "al.", "e.g.", "significant"]
+    parts: list[str] = []
+    for number in range(paragraphs):
+        if number % 7 == 0:
+            parts.append(rng.choice(["# Methods", "2 Results", "## Data analysis", "Discussion"]))
+        sentences = [" ".join(rng.choice(words) for _ in range(rng.randint(4, 20))).capitalize() + "."
+                     for _ in range(rng.randint(1, 9))]
+        parts.append(" ".join(sentences))
+    return ("\n\n" if blank_lines else "\n").join(parts)
+
+
+@pytest.mark.parametrize("blank_lines", [True, False])
+def test_cursor_context_reads_a_stretch_of_a_long_draft_as_the_whole_draft_does(blank_lines: bool,
+                                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The cursor's sentence and neighbours come from a stretch around it (so a pause costs the same in a
+    draft of any length), and are those the whole draft's sentences give, blank lines or none."""
+    import random
+
+    import core.drafts as drafts
+
+    monkeypatch.setattr(drafts, "CONTEXT_REACH", 300)
+    text = _long_draft(120, blank_lines)
+    calls: list[int] = []
+    split = drafts._sections_in
+    monkeypatch.setattr(drafts, "_sections_in",
+                        lambda t, h, lo, hi: calls.append(hi - lo) or split(t, h, lo, hi))
+    rng = random.Random(1)
+    for position in [0, 1, len(text) - 1, len(text)] + [rng.randrange(len(text)) for _ in range(60)]:
+        calls.clear()
+        assert drafts.context_in_draft(text, position, neighbours=3) == _whole_text_context(text, position, 3)
+        assert calls and calls[0] < len(text) / 3  # a stretch was split, not the whole draft

@@ -16,6 +16,7 @@ MODULES = (
     "app.commands.lab.bench_suggest",
     "app.commands.lab.bench_corpus",
     "app.commands.lab.bench_lsp",
+    "app.commands.lab.bench_draft",
     "app.commands.lab.bench_align",
     "app.commands.lab.bench_finetune",
     "app.commands.lab.bench_train_gui",
