@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from core.jobs import JobContext
 from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 if TYPE_CHECKING:  # numpy stays off the GUI's start-up path
@@ -65,9 +66,11 @@ class RoleModel(Protocol):
     def encode_document(self, sentences: Sequence[str],
                         section_kinds: Sequence[str] | str | None = None) -> DocumentEncodingLike: ...
 
+    # ``ctx``: cancellation checked between the model's batches (a long document stops within one).
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
                          with_embeddings: bool = True,
-                         with_function_vectors: bool = False) -> Sequence[DocumentEncodingLike]: ...
+                         with_function_vectors: bool = False, *,
+                         ctx: JobContext | None = None) -> Sequence[DocumentEncodingLike]: ...
 
     def encode_documents_staged(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
                                 with_function_vectors: bool = False) -> StagedEncodingLike: ...

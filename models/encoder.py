@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from core.errors import ModelError
+from core.jobs import JobContext
 from core.taxonomy.labels import NO_FUNCTION, FunctionPrediction
 from models.adapters import LabelAdapter, load_adapters
 from models.bundle import Manifest, check_graph_inputs, default_bundle_path, model_id, verify_bundle
@@ -418,13 +419,15 @@ class EncoderModel:
 
     def run_sentences(self, ids: Sequence[Sequence[int]], outputs: Sequence[str],
                       batch_size: int | None = None, *,
-                      deferred: list[DeferredBatch] | None = None) -> list[np.ndarray]:
+                      deferred: list[DeferredBatch] | None = None,
+                      ctx: JobContext | None = None) -> list[np.ndarray]:
         """Per-sentence outputs of token ids, in the order given: the sentences run in
         length-sorted batches of ``batch_size`` (default :attr:`sentence_batch`), each padded to its
         own longest sentence, on :attr:`workers` threads. With a content graph,
         ``sentence_embedding`` comes from it (fed the sentence graph's fork states); with
         ``deferred`` given, the content graph does not run now: each batch's fork states are
-        appended to it (for :meth:`content_of_deferred`) and ``sentence_embedding`` is left zero."""
+        appended to it (for :meth:`content_of_deferred`) and ``sentence_embedding`` is left zero.
+        ``ctx``: checked before every batch, so a cancelled run stops after the batches under way."""
         n = len(ids)
         size = self.sentence_batch if batch_size is None else batch_size
         order = np.argsort([len(x) for x in ids], kind="stable")
@@ -434,6 +437,8 @@ class EncoderModel:
                          for name in outputs]
 
         def run_batch(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+            if ctx is not None:
+                ctx.check()  # on the batch's own thread: batches queued on the others stop too
             input_ids, mask = pad_batch([ids[i] for i in chosen], self._pad_id)
             kinds = np.full(len(chosen), unknown, dtype=np.int64)
             values = self.run(input_ids, mask, kinds, outputs=graph_outputs)
@@ -525,6 +530,7 @@ class EncoderModel:
     def encode_documents(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
                          with_embeddings: bool = True,
                          with_function_vectors: bool = False, *,
+                         ctx: JobContext | None = None,
                          _deferred: list[DeferredBatch] | None = None) -> list[DocumentEncoding]:
         """:meth:`encode_document` of several documents ((sentences, section kinds) each).
 
@@ -532,16 +538,20 @@ class EncoderModel:
         across documents (short sentences of every section share batches: little padding), then the
         role graph runs on each document's pooled vectors. ``with_embeddings=False`` lets a bundle
         with a content graph skip it (the encodings' embeddings are then zeros);
-        ``with_function_vectors`` adds the function view from the same run (bundles with functions)."""
+        ``with_function_vectors`` adds the function view from the same run (bundles with functions).
+        ``ctx``: cancellation is checked between sentence-graph batches and between documents (a long
+        document stops within a batch; :class:`core.errors.Cancelled` is raised); the results do not
+        depend on it."""
         if not self.two_graphs:
-            encodings = [self.encode_document(sentences, kinds) for sentences, kinds in documents]
+            encodings = [self.encode_document(sentences, kinds, ctx=ctx) for sentences, kinds in documents]
             if with_function_vectors:
                 for encoding, (sentences, _) in zip(encodings, documents, strict=True):
                     encoding.function_vectors = (self.embed(sentences, view="function") if self.has_functions
                                                  else encoding.embeddings)
             return encodings
         return self._with_none_decided(
-            self._encode_two_graphs(documents, with_embeddings, with_function_vectors, _deferred), documents)
+            self._encode_two_graphs(documents, with_embeddings, with_function_vectors, _deferred, ctx),
+            documents)
 
     def _with_none_decided(self, encodings: list[DocumentEncoding],
                            documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]]
@@ -561,7 +571,8 @@ class EncoderModel:
 
     def _encode_two_graphs(self, documents: Sequence[tuple[Sequence[str], Sequence[str] | str | None]],
                            with_embeddings: bool, with_function_vectors: bool,
-                           _deferred: list[DeferredBatch] | None) -> list[DocumentEncoding]:
+                           _deferred: list[DeferredBatch] | None,
+                           ctx: JobContext | None = None) -> list[DocumentEncoding]:
         if with_function_vectors and not self.has_functions:
             with_embeddings = True  # one embedding serves both views
         flat = [s for sentences, _ in documents for s in sentences]
@@ -570,12 +581,15 @@ class EncoderModel:
                   if self.has_functions else ())
         skip = not with_embeddings and self.has_content_graph
         names = ("pooled", *(() if skip else ("sentence_embedding",)), *wanted)
-        outputs = (self.run_sentences(self.tokenize(flat), names, deferred=_deferred) if flat else [])
+        outputs = (self.run_sentences(self.tokenize(flat), names, deferred=_deferred, ctx=ctx)
+                   if flat else [])
         if skip and outputs:
             outputs.insert(1, np.zeros((len(flat), self.embedding_dim), dtype=np.float32))
         encodings = []
         cursor = 0
         for sentences, kinds in documents:
+            if ctx is not None:
+                ctx.check()
             n = len(sentences)
             parts = [o[cursor: cursor + n] for o in outputs]
             encoding = self._encode_pooled(parts[:3] if vectors else parts, kinds, n)
@@ -645,14 +659,16 @@ class EncoderModel:
                                 function_context_probabilities=context, function_none=none)
 
     def encode_document(self, sentences: Sequence[str],
-                        section_kinds: Sequence[str] | str | None = None) -> DocumentEncoding:
+                        section_kinds: Sequence[str] | str | None = None, *,
+                        ctx: JobContext | None = None) -> DocumentEncoding:
         """Embeddings and role probabilities of one document from the same runs.
 
         Documents longer than the context window go through overlapping windows and
         keep each sentence's prediction from the window where it is most central.
+        ``ctx``: cancellation is checked before every run (see :meth:`encode_documents`).
         """
         if self.two_graphs:
-            return self.encode_documents([(sentences, section_kinds)])[0]
+            return self.encode_documents([(sentences, section_kinds)], ctx=ctx)[0]
         n = len(sentences)
         kinds = self.section_kind_ids(section_kinds, n)
         embeddings = np.zeros((n, self.embedding_dim), dtype=np.float32)
@@ -662,6 +678,8 @@ class EncoderModel:
         if n > 0:
             ids = self.tokenize(sentences)
             for start, end, keep_start, keep_end in window_plan(n, self.manifest.context_window):
+                if ctx is not None:
+                    ctx.check()
                 input_ids, mask = pad_batch(ids[start:end], self._pad_id)
                 emb, lg, *rest = self.run(input_ids, mask, kinds[start:end], self._document_outputs())
                 keep = slice(keep_start - start, keep_end - start)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.gui.main_window import MainWindow
 from app.gui.screenshot import Screenshot, ScreenshotPlan
-from app.gui.workers import thread_pool
+from app.gui.workers import cancel_live_workers, wait_for_workers
 from core.errors import RhetoricaError
 
 
@@ -36,11 +36,16 @@ def application() -> QApplication:
     return cast(QApplication, app)
 
 
-def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> None:
-    """Cancel running jobs and wait for the pool so Python never exits under a running thread."""
+def shutdown(window: MainWindow | None = None, timeout_ms: int = 5000) -> bool:
+    """Cancel every running job first (the window's tracked ones, the panels' through the same tracker,
+    and any other live worker: the model load, figure thumbnails, ...), then wait for them, so Python
+    never exits under a running thread. Jobs check cancellation often (the draft's labelling between
+    chunks and model batches), so they stop in time; True when every job did. One that does not emits
+    nothing once Qt has deleted its QObjects at exit (``app.gui.workers._emit``)."""
     if window is not None:
         window.tracker.cancel_all()
-    thread_pool().waitForDone(timeout_ms)
+    cancel_live_workers()
+    return wait_for_workers(timeout_ms)
 
 
 class _FirstPaint(QObject):

@@ -26,6 +26,10 @@ lives on the UI thread, that the job is over; the UI thread then drops the worke
 (usually its last reference).  And while any pool thread may run Python code, automatic garbage
 collection is switched off and the UI thread collects instead (:class:`_UiThreadCollector`, a timer
 that follows the ``gc`` thresholds), so cyclic garbage is only ever destroyed on the UI thread.
+
+Quitting: :func:`cancel_live_workers` and :func:`wait_for_workers` (``app.gui.app.shutdown``). A job
+that still runs when the process exits finds its worker and the keeper deleted by Qt's teardown; it
+then emits nothing (:func:`_emit`), where it used to print "Signal source has been deleted".
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal, SignalInstance
 
 import app.gui.qtfix  # noqa: F401  (refcount guard for PySide6 6.12 / pymupdf 1.28 on Python 3.11)
 from core.errors import Cancelled
@@ -62,6 +67,16 @@ def thread_pool() -> QThreadPool:
         _POOL = QThreadPool()
         _POOL.setMaxThreadCount(6)  # one is the page-render reply reader
     return _POOL
+
+
+def _emit(source: QObject, signal: SignalInstance, *args: Any) -> None:
+    """``signal.emit(*args)`` from a pool thread, unless ``source`` (the signal's QObject) is gone: Qt
+    deletes every QObject when the process exits, and a job that outlived that has nobody to tell."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:  # "Signal source has been deleted"
+        if shiboken6.isValid(source):
+            raise
 
 
 class _UiThreadCollector(QObject):
@@ -165,7 +180,7 @@ class _Runnable(QRunnable):
             # This thread must not hold the worker when the UI thread lets go of it: drop our
             # reference first, then tell the UI thread (which may drop the last one) that we are done.
             del worker
-            self._keeper.done.emit(self._key)
+            _emit(self._keeper, self._keeper.done, self._key)
 
 
 def _forward_progress(ref: weakref.ref[Worker]) -> Callable[[Progress], None]:
@@ -236,11 +251,11 @@ class Worker(QObject):
         if p.done < p.total and now - self._last_progress < self.PROGRESS_INTERVAL:
             return
         self._last_progress = now
-        self.progress.emit(int(p.done), int(p.total), str(p.message))
+        _emit(self, self.progress, int(p.done), int(p.total), str(p.message))
 
     def _run(self) -> None:
         self.started_at = time.monotonic()
-        self.started.emit()
+        _emit(self, self.started)
         try:
             self.ctx.check()
             if self._fn is None:
@@ -250,26 +265,44 @@ class Worker(QObject):
                 last = None
                 for item in value:
                     self.ctx.check()
-                    self.yielded.emit(item)
+                    _emit(self, self.yielded, item)
                     last = item
                 value = last
             self.ctx.check()
         except Cancelled:
-            self.cancelled.emit()
+            _emit(self, self.cancelled)
         except Exception as exc:  # reported to the UI, never raised into Qt
             log.debug("worker %s failed:\n%s", self.name, traceback.format_exc())
             # the traceback's first frame is this one: the error handed to the UI would hold the worker
             if exc.__traceback__ is not None and exc.__traceback__.tb_frame is inspect.currentframe():
                 exc.__traceback__ = exc.__traceback__.tb_next
-            self.error.emit(exc)
+            _emit(self, self.error, exc)
         else:
-            self.result.emit(value)
+            _emit(self, self.result, value)
         finally:
             self.is_running = False
             self.is_finished = True
-            self.finished.emit()
+            _emit(self, self.finished)
 
 
 def live_workers() -> list[Worker]:
     """Workers started and not yet finished (for tests and shutdown)."""
     return list(_LIVE.values())
+
+
+def cancel_live_workers() -> int:
+    """Cancel every live worker, whether or not the status bar offers to (quitting); how many."""
+    workers = live_workers()
+    for worker in workers:
+        worker.cancel()
+    return len(workers)
+
+
+def wait_for_workers(timeout_ms: int) -> bool:
+    """Wait up to ``timeout_ms`` in all for every pool a worker ran on; True when all are idle."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    done = True
+    for pool in _POOLS or [thread_pool()]:
+        left = max(0, int((deadline - time.monotonic()) * 1000))
+        done = pool.waitForDone(left) and done
+    return done

@@ -27,19 +27,31 @@ def pane_sentences(text: str, markdown: bool = False) -> list[tuple[int, int, st
             for start, end, kind, heading in draft_sections(text)]
 
 
+#: sentences labelled at most between two cancellation checks; a longer document (a section, or a long draft
+#: without headings) is labelled alone and checked by the model between its batches
+CHUNK_SENTENCES = 64
+
+Document = tuple[list[str], str | None]  # one heading's sentences and its section kind
+
+
 def label_draft(ctx: JobContext, text: str, model: RoleModel, markdown: bool = False) -> DraftLabels:
     """Split ``text`` into sentences and label them in context: ([((start, end), role)], functions or
     None when the model has no function head). Heading lines ("# Methods", "2 Results") are not
     labelled; the sentences under one heading are one document with its section kind (as a parsed
     paper's section is: neighbours and heading both count), and the sentences before any heading one
-    document of unknown kind (as an abstract). ``markdown``: see :func:`pane_sentences`."""
+    document of unknown kind (as an abstract). ``markdown``: see :func:`pane_sentences`.
+
+    The documents go to the model in chunks of whole documents (:func:`document_chunks`), with
+    ``ctx.check()``/``ctx.progress()`` between them, so Stop (and quitting) takes about one chunk; each
+    document is still labelled whole, as when all are labelled at once."""
     found = pane_sentences(text, markdown)
     spans = [(start, end) for start, end, _, _, _ in found]
     ctx.check()
     if not spans:
         return [], None
-    ctx.progress(0, 1, f"labelling {len(spans)} draft sentences")
-    documents: list[tuple[list[str], str | None]] = []
+    message = f"labelling {len(spans)} draft sentences"
+    ctx.progress(0, len(spans), message)
+    documents: list[Document] = []
     last = None
     for _, _, kind, heading, sentence in found:
         if heading != last or not documents:
@@ -48,11 +60,31 @@ def label_draft(ctx: JobContext, text: str, model: RoleModel, markdown: bool = F
         documents[-1][0].append(sentence)
     roles: list[RolePrediction] = []
     functions: list[FunctionPrediction] | None = []
-    for encoding in model.encode_documents(documents, with_embeddings=False):
-        roles.extend(encoding.roles)
-        if encoding.functions is None or functions is None:
-            functions = None
-        else:
-            functions.extend(encoding.functions)
-    ctx.progress(1, 1, "draft labelled")
+    for chunk in document_chunks(documents):
+        size = sum(len(sentences) for sentences, _ in chunk)
+        # one long document: the model checks between its batches (a short chunk is checked here)
+        encodings = (model.encode_documents(chunk, with_embeddings=False, ctx=ctx) if size > CHUNK_SENTENCES
+                     else model.encode_documents(chunk, with_embeddings=False))
+        for encoding in encodings:
+            roles.extend(encoding.roles)
+            if encoding.functions is None or functions is None:
+                functions = None
+            else:
+                functions.extend(encoding.functions)
+        ctx.progress(len(roles), len(spans), message)
     return list(zip(spans, roles, strict=True)), functions
+
+
+def document_chunks(documents: list[Document], limit: int = CHUNK_SENTENCES) -> list[list[Document]]:
+    """Consecutive ``documents`` in chunks of at most ``limit`` sentences; a longer document is a chunk
+    of its own (never split: its sentences are read in each other's context)."""
+    chunks: list[list[Document]] = []
+    size = 0
+    for document in documents:
+        n = len(document[0])
+        if not chunks or size + n > limit:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(document)
+        size += n
+    return chunks
