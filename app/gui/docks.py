@@ -6,6 +6,10 @@ when a sentence is selected all come from the spec, so adding a panel is one mod
 ``register_panel`` call (plus its name in ``BUILTIN_PANEL_MODULES``): no change here or in the
 window, and no panel knows about another.
 
+A panel's shortcut (or its View › Panels entry) that shows it also brings it in front of its tab group and
+gives it the keyboard (:func:`focus_target`: its focus proxy, else its main input); pressed for a panel
+hidden behind another tab, it brings that panel to the front instead of hiding it.
+
 The docks also keep the window usable: a panel shown opens tall enough to show its content (the
 spec's ``min_height`` or the panel's :class:`NeedsHeight`) while the page keeps its share of the height
 however many panels are open under it (:mod:`app.gui.dock_share`), a panel beside the page never makes its
@@ -20,7 +24,17 @@ from functools import partial
 
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QComboBox, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QComboBox,
+    QDockWidget,
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QTextEdit,
+    QWidget,
+)
 
 from app.gui.dock_share import UnderPageShare, tab_bar_height
 from app.gui.panels import PanelSpec, load_builtin_panels
@@ -57,6 +71,33 @@ def _title_height(dock: QDockWidget) -> int:
     return max(0, dock.height() - widget.height()) if widget is not None else 0
 
 
+def _focus_rank(widget: QWidget) -> int:
+    """0 for a text box one can type in (not a spin box's or a combo box's own), 1 for a list or a table,
+    2 for anything else."""
+    if isinstance(widget, (QLineEdit, QPlainTextEdit, QTextEdit)) and not widget.isReadOnly() \
+            and not isinstance(widget.parentWidget(), (QAbstractSpinBox, QComboBox)):
+        return 0
+    return 1 if isinstance(widget, QAbstractItemView) else 2
+
+
+def focus_target(panel: QWidget) -> QWidget | None:
+    """Where the keyboard goes when ``panel`` is brought up by its shortcut: its focus proxy when it has a
+    usable one, else (in tab order, of its shown and enabled widgets that take the keyboard) its first
+    text box (the draft's editor, a filter box), else its first list or table, else its first widget
+    (a button, a combo box); None when nothing in it takes the keyboard."""
+    proxy = panel.focusProxy()
+    if proxy is not None and proxy.isVisible() and proxy.isEnabled():
+        return proxy
+    found: list[QWidget] = []
+    widget = panel.nextInFocusChain()
+    while widget is not None and widget is not panel:  # the focus chain is a ring through the window
+        if panel.isAncestorOf(widget) and widget.isVisible() and widget.isEnabled() \
+                and widget.focusPolicy().value & Qt.FocusPolicy.TabFocus.value:
+            found.append(widget)
+        widget = widget.nextInFocusChain()
+    return min(found, key=_focus_rank, default=None)  # min keeps the first of equal rank
+
+
 def on_some_screen(rect: QRect, least: int = MIN_FLOAT_SIDE) -> bool:
     """True when ``rect`` (global coordinates) is of a sane size and its title bar is on a screen."""
     if rect.width() < least or rect.height() < least:
@@ -81,6 +122,7 @@ class PanelDocks:
         self.panels: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._shown_order: list[str] = settings.panels_shown_order  # least recently shown first
+        self._behind: set[str] = set()  # panels shown but behind another tab of their group
         self._share = UnderPageShare(window)  # a window made lower keeps the page's share of the height
 
     def build(self) -> None:
@@ -105,7 +147,7 @@ class PanelDocks:
             if spec.shortcut:
                 toggle.setShortcut(QKeySequence(spec.shortcut))
             toggle.setText(f"{spec.title} panel")
-            toggle.triggered.connect(lambda on, d=dock: self._on_opened(d, on))
+            toggle.triggered.connect(lambda on, i=spec.id: self._on_toggled(i, on))
             window.addAction(toggle)
             dock.setVisible(self._settings.flag(_visible_flag(spec), spec.visible) if spec.remember_visible
                             else spec.visible)
@@ -148,11 +190,33 @@ class PanelDocks:
             return True
         return not dock.visibleRegion().isEmpty()
 
-    def _on_opened(self, dock: QDockWidget, shown: bool) -> None:
+    def _on_toggled(self, panel_id: str, shown: bool) -> None:
+        """A panel's shortcut or View-menu entry was used: a panel shown comes to the front with the
+        keyboard in it. Qt's toggle has just hidden a panel that was behind another tab: it is shown
+        again and brought to the front (the user asked to see it)."""
+        dock = self.docks[panel_id]
+        if not shown and panel_id in self._behind:
+            dock.show()
+            shown = True
         if shown:  # once it is laid out in its tab group
             QTimer.singleShot(0, lambda: self._share.fit_opened(dock, self._needy(dock)))
+            QTimer.singleShot(0, partial(self.focus_panel, panel_id))
+
+    def focus_panel(self, panel_id: str) -> QWidget | None:
+        """Bring ``panel_id``'s dock in front of its tab group and give the keyboard to its
+        :func:`focus_target`; returns that widget (None: nothing in the panel takes the keyboard)."""
+        dock = self.docks[panel_id]
+        dock.raise_()
+        if dock.isFloating():
+            dock.activateWindow()
+        target = focus_target(self.panels[panel_id])
+        if target is not None:
+            target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return target
 
     def _on_visibility(self, spec: PanelSpec, shown: bool) -> None:
+        if not self.docks[spec.id].isHidden():  # in front, or put behind another tab (not closed)
+            (self._behind.discard if shown else self._behind.add)(spec.id)
         if shown:
             self._on_shown(spec)
 

@@ -17,8 +17,10 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.gui.banner import Banner
+from app.gui.save_text import folder_problem
 from app.gui.session import Session
 from app.gui.settings import AppSettings
+from app.gui.widgets import one_line
 from app.gui.workers import Worker
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +41,16 @@ def annotate_job(ctx: JobContext, source: str, paper: Paper, analysis: PaperAnal
     from core.pdf.annotate import annotate_pdf
 
     return annotate_pdf(source, paper, analysis, out, colors=colors, ctx=ctx)
+
+
+def write_failure(target: str, error: object) -> str:
+    """The banner's one line for an export that was not written: "Could not write <target>:" and the
+    reason, without the "cannot write <target>:" the error's own message may start with."""
+    reason = " ".join(str(error).split())
+    prefix = f"cannot write {target}: "
+    if reason.lower().startswith(prefix.lower()):
+        reason = reason[len(prefix):]
+    return one_line(f"Could not write {target}: {reason}", 300)
 
 
 class AnalysisExporter:
@@ -83,6 +95,9 @@ class AnalysisExporter:
         paper, analysis = self._session.paper, self._session.analysis
         if paper is None or analysis is None:
             return None
+        if problem := folder_problem(path):
+            self._banner.show_message("error", problem)
+            return None
         fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
         fmt = _FORMAT_ALIASES.get(fmt, fmt)
         if fmt not in EXPORTERS:
@@ -92,7 +107,7 @@ class AnalysisExporter:
         try:
             written = EXPORTERS[fmt](paper, analysis, Path(path))
         except OSError as error:
-            self._banner.show_message("error", f"Could not write {path}: {error.strerror or error}")
+            self._banner.show_message("error", write_failure(str(path), error.strerror or error))
             return None
         self._notify(f"Exported {len(paper.sentences)} sentences to {written}")
         return written
@@ -121,7 +136,8 @@ class AnalysisExporter:
 
     def export_annotated_pdf(self, path: str | os.PathLike[str]) -> Worker | None:
         """Write the open PDF with its role highlights to ``path`` in the background (the palette's
-        colours); the worker, or None when there is nothing to export or an export is running."""
+        colours); the worker, or None when there is nothing to export, an export is running or ``path``
+        is a folder (said in the banner)."""
         paper, analysis, source = self._session.paper, self._session.analysis, self._session.path
         if paper is None or analysis is None or not source:
             return None
@@ -131,11 +147,14 @@ class AnalysisExporter:
         target = str(path)
         if Path(target).suffix.lower() != ".pdf":
             target += ".pdf"
+        if problem := folder_problem(path) or folder_problem(target):
+            self._banner.show_message("error", problem)
+            return None
         worker = Worker(annotate_job, source, paper, analysis, target, self._session.palette.colors(),
                         name="annotated-pdf-export")
         worker.result.connect(self._on_annotated)
-        worker.error.connect(lambda error, t=target: self._banner.show_message(
-            "error", f"Could not write {t}: {' '.join(str(error).split())[:200]}"))
+        worker.error.connect(lambda error, t=target: self._banner.show_message("error",
+                                                                               write_failure(t, error)))
         worker.finished.connect(self._annotating_finished)
         self.annotating = worker
         self._session.tracker.start(worker, "Exporting the annotated PDF")

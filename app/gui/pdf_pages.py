@@ -12,8 +12,9 @@ from core.errors import CorruptPdfError, EncryptedPdfError, NotAPdfError
 MAX_RENDER_SCALE = 5.0
 
 
-def open_for_view(path: str | Path) -> pymupdf.Document:
-    """Open ``path`` for page rendering; typed errors for files that cannot be shown."""
+def check_pdf_file(path: str | Path) -> None:
+    """Raise the :class:`NotAPdfError` File › Open shows for a path that cannot be a PDF: a folder, a
+    missing, unreadable or empty file, or one with no PDF header (the file is not opened as a PDF)."""
     path = Path(path)
     name = str(path)
     if path.is_dir():
@@ -29,6 +30,12 @@ def open_for_view(path: str | Path) -> pymupdf.Document:
         raise NotAPdfError(name, "the file is empty")
     if b"%PDF" not in head:
         raise NotAPdfError(name, "not a PDF file")
+
+
+def open_for_view(path: str | Path) -> pymupdf.Document:
+    """Open ``path`` for page rendering; typed errors for files that cannot be shown."""
+    check_pdf_file(path)
+    name = str(Path(path))
     try:
         doc = pymupdf.open(name, filetype="pdf")
     except Exception as error:  # pymupdf raises its own FileDataError / RuntimeError

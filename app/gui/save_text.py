@@ -3,6 +3,7 @@ atomically, and say what happened in one line."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,12 @@ class Saved:
     message: str
 
 
+def folder_problem(path: str | os.PathLike[str]) -> str:
+    """The line saying that the export target ``path`` is an existing folder (a save dialog returns one
+    when a folder's name is typed), so nothing is written there; "" when it is not a folder."""
+    return f"Cannot export to {path}: it is a folder; choose a file name." if Path(path).is_dir() else ""
+
+
 def save_text(parent: QWidget, text: str, path: str | Path | None, *, title: str, suggested: str,
               file_filter: str) -> Saved:
     """Write ``text`` (with a final newline) to ``path``; None: ask with a save dialog first."""
@@ -29,6 +36,8 @@ def save_text(parent: QWidget, text: str, path: str | Path | None, *, title: str
         path, _ = QFileDialog.getSaveFileName(parent, title, suggested, file_filter)
         if not path:
             return Saved("", "")
+    if problem := folder_problem(path):
+        return Saved("", problem)
     try:
         atomic_write_text(path, text if text.endswith("\n") else text + "\n")
     except OSError as error:

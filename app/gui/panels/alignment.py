@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.operation import ANALYSIS, MODEL, Late, ModelUnavailable, PanelOperation, Ready
 from app.gui.panels.alignment_controls import SIDE_BY_SIDE_SHORTCUT, AlignmentControls
-from app.gui.panels.alignment_job import AlignOutcome, align_job
+from app.gui.panels.alignment_job import AlignOutcome, align_job, failure_line, refusal
 from app.gui.panels.alignment_pages import SideBySide
 from app.gui.panels.alignment_text import EXPORTS, gap_target, gaps_basis, summary_html, summary_line
 from app.gui.panels.alignment_view import AlignmentResults
@@ -122,9 +122,10 @@ class AlignmentPanel(QWidget):
     def compare(self, other: tuple[str, str]) -> bool:
         """Start aligning the open paper with ``other`` (("pdf", path) or ("draft", text))."""
         paper = self.session.paper
-        if paper is None or not paper.sentences:
+        problem = NO_PAPER if paper is None or not paper.sentences else refusal(other)
+        if problem or paper is None:
             self.op.invalidate()
-            self._message(NO_PAPER)
+            self._message(problem)
             return False
         self._last = other
         kept_a = self._side_a is not None and self._side_a[0] is paper
@@ -132,7 +133,8 @@ class AlignmentPanel(QWidget):
         self.op.run(align_job, paper, other, MODEL, self.function_weight, Late(partial(self._kept_a, paper)),
                     Late(partial(self._kept_b, other)), None if kept_a else ANALYSIS, self.session.cache,
                     needs_analysis=not kept_a, label="Aligning two papers", status=f"Aligning with {what}…",
-                    on_done=partial(self._on_result, paper=paper, other=other), on_error=self._on_error)
+                    on_done=partial(self._on_result, paper=paper, other=other),
+                    on_error=partial(self._on_error, other))
         return self.op.busy
 
     def _kept_a(self, paper: Paper, ready: Ready) -> AlignSide | None:
@@ -177,25 +179,28 @@ class AlignmentPanel(QWidget):
         self.show_alignment(alignment)
         self.op.set_status(f"Aligned in {self.op.elapsed():.1f} s.")
 
-    def _on_error(self, error: Exception) -> None:
+    def _on_error(self, other: tuple[str, str], error: Exception) -> None:
+        """A comparison that failed: the summary says why, in place of any earlier alignment."""
         if isinstance(error, ModelUnavailable):
-            self.summary.setText(html.escape(NO_MODEL))  # the status line says why
+            self._message(NO_MODEL, self.status.text())  # the status line says why
+        else:
+            self._message(failure_line(other, error))
 
     # -- display --------------------------------------------------------------------------
     def clear(self) -> None:
         """Forget the alignment (the open paper changed or closed); a running one is stopped."""
         self.op.invalidate()
-        self.alignment = None
-        self._side_a = self._side_b = self._last = self._second = None
+        self._side_a = self._side_b = self._last = None
+        self._message(START)
+
+    def _message(self, text: str, status: str = "") -> None:
+        """``text`` in place of the listed alignment: none stays as the answer to a comparison not made."""
+        self.alignment = self._second = None
         self.close_side_by_side()
         self.results.clear()
-        self.summary.setText(START)
-        self.op.set_status("")
         self._show_results(False)
-
-    def _message(self, text: str) -> None:
         self.summary.setText(html.escape(text))
-        self.op.set_status("")
+        self.op.set_status(status)
 
     def _show_results(self, shown: bool) -> None:
         self.results.setVisible(shown)

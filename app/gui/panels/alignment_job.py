@@ -1,7 +1,8 @@
 """The Alignment panel's background job (a worker thread: no widgets here): both sides and their
 alignment, made with ``core.alignment.align_sides`` as ``rhetorica align`` makes them; the second PDF is read
 from the analysis cache or parsed in a child process (``app.gui.pdf_jobs.parse_cached``: pymupdf never runs
-in a thread of this process)."""
+in a thread of this process). Also what the panel says of a comparison that cannot be made: a second
+"PDF" refused before the job starts (:func:`refusal`) and a job that failed (:func:`failure_line`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.gui.widgets import one_line
 from core.document import Paper
+from core.errors import DocumentError, NotAPdfError
 from core.jobs import JobContext
 from core.model_api import RoleModel
 
@@ -27,6 +30,31 @@ class AlignOutcome:
     alignment: Alignment
     paper_b: Paper | None = None
     analysis_b: PaperAnalysis | None = None
+
+
+def failure_line(other: tuple[str, str], error: Exception) -> str:
+    """"Cannot compare with b.pdf: this is a folder, not a PDF file": why the comparison with ``other``
+    (("pdf", path) or ("draft", text)) cannot be made, in one line naming the file (not its whole path)."""
+    what = Path(other[1]).name if other[0] == "pdf" else "the draft"
+    if isinstance(error, DocumentError):
+        what, reason = Path(error.path).name or what, error.reason
+    else:
+        reason = (error.strerror if isinstance(error, OSError) else None) or str(error)
+    return one_line(f"Cannot compare with {what}: {reason}")
+
+
+def refusal(other: tuple[str, str]) -> str:
+    """Why ``other`` cannot be compared at all, said as File › Open says it of the same file (a folder, an
+    empty or missing file, one that is no PDF: ``pdf_pages.check_pdf_file``); "" when it may be."""
+    from app.gui.pdf_pages import check_pdf_file
+
+    if other[0] != "pdf":
+        return ""
+    try:
+        check_pdf_file(other[1])
+    except NotAPdfError as error:
+        return failure_line(other, error)
+    return ""
 
 
 def _open_paper_side(ctx: JobContext, paper: Paper, model: RoleModel,
@@ -60,7 +88,10 @@ def align_job(ctx: JobContext, paper: Paper, other: tuple[str, str], model: Role
         b = draft_text_side(value, model, ctx)
         return AlignOutcome(align_sides(a, b, function_weight=function_weight, ctx=ctx))
     ctx.progress(0, 1, f"reading {Path(value).name}")
-    second, sha, _cached = parse_cached(ctx, value, cache)
+    try:
+        second, sha, _cached = parse_cached(ctx, value, cache)
+    except OSError as error:  # gone or unreadable since it was chosen: a plain reason, not "[Errno 21]"
+        raise NotAPdfError(value, f"cannot be read ({error.strerror or error})") from None
     require_text(second, Path(value).name)
     found = pdf_side(second, model, cache=cache, sha256=sha, ctx=ctx)
     alignment = align_sides(a, found.side, function_weight=function_weight, ctx=ctx)

@@ -87,11 +87,14 @@ def export_figure_png(pdf_path: str | Path, page: int, bbox: Sequence[float], ca
     dots = round(dpi / 0.0254)
     image.setDotsPerMeterX(dots)
     image.setDotsPerMeterY(dots)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file where its folder should be, no permission: a plain reason
+        raise OSError(f"its folder cannot be made ({error.strerror or error})") from None
     # PySide6's stub types the format as bytes, but its binding accepts only str here (6.12: bytes
     # raises "called with wrong argument values").
     if not image.save(str(out), cast(bytes, "PNG")):
-        raise OSError(f"cannot write {out}")
+        raise OSError("the image could not be saved there (check that the folder is writable)")
     text_path: Path | None = None
     if sidecar:
         text_path = sidecar_path(out)

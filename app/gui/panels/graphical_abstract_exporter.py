@@ -18,6 +18,7 @@ from app.gui.panels.graphical_abstract_export import (
     sidecar_problem,
 )
 from app.gui.panels.graphical_abstract_text import figure_label
+from app.gui.save_text import folder_problem
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
 from core.document import Figure, Paper
@@ -64,8 +65,11 @@ class FigureExporter(QObject):
         return None
 
     def start(self, pdf: str, figure: Figure, path: str) -> bool:
-        """Export ``figure`` to ``path`` in the background; False (said on the status line) when the
-        caption's ``.txt`` would replace a file the author did not agree to replace."""
+        """Export ``figure`` to ``path`` in the background; False (said on the status line) when ``path``
+        is a folder or the caption's ``.txt`` would replace a file the author did not agree to replace."""
+        if problem := folder_problem(path):
+            self.op.set_status(problem)
+            return False
         replace = self.replace_sidecar(path)
         if replace is None:
             return False
