@@ -78,3 +78,16 @@ def encoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
     monkeypatch.setattr(EncoderModel, "tokenize", counting)
     yield calls
+
+
+@pytest.fixture(autouse=True)
+def _no_real_unsaved_draft_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test meets the real "Save changes to …?" dialog of the draft pane (a modal offscreen waits
+    forever): the answer is Discard unless the test patches ``DraftFiles._ask_unsaved`` itself."""
+    import sys
+
+    if "PySide6" not in sys.modules:
+        return
+    from app.gui.panels.draft_files import DISCARD, DraftFiles
+
+    monkeypatch.setattr(DraftFiles, "_ask_unsaved", lambda _self, _question: DISCARD)

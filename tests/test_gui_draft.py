@@ -190,3 +190,30 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         assert panel.current_sentence() == "We aim to fix it."
         editor.setTextCursor(_cursor_at(editor, 3))  # on the heading line: no sentence yet
         assert panel.current_sentence() == ""
+
+
+def test_a_resting_cursor_reads_its_context_once_for_the_pane_and_the_suggestions(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path_factory, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sentence at the cursor is found once per text and cursor position: the Suggestions panel asks
+    for the context right after the pane published the sentence, and the draft is not split again."""
+    import core.drafts as drafts
+    from app.gui.panels.draft import DraftPanel
+    from tests.gui_helpers import show_panel
+
+    calls: list[int] = []
+    real = drafts.context_in_draft
+    monkeypatch.setattr(drafts, "context_in_draft",
+                        lambda text, position: calls.append(position) or real(text, position))
+    for panel in show_panel(qtbot, DraftPanel, model_bundle(tmp_path_factory), (700, 400)):
+        assert isinstance(panel, DraftPanel)
+        panel._label_timer.stop()
+        panel.set_text(TEXT)
+        editor = panel.editor
+        editor.setTextCursor(_cursor_at(editor, TEXT.index("Experiments") + 3))
+        with qtbot.waitSignal(panel.currentSentenceChanged, timeout=TIMEOUT_MS) as published:
+            pass
+        assert published.args == ["Experiments on two datasets show large gains."]
+        assert panel.current_context() is not None and panel.current_context().section_kind is None
+        assert len(calls) == 1
+        editor.insertPlainText("x")  # the text changed: read again
+        assert panel.current_sentence() and len(calls) == 2

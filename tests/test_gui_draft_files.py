@@ -40,10 +40,12 @@ def test_open_label_save_back_and_save_as(qtbot, bundle: Path, project: Path,  #
         assert {"Open &draft…", "Open recent dra&ft", "&Save draft", "Save draft &as…"} <= set(texts)
         draft.set_text("My typed notes.")
         monkeypatch.setattr(draft.files, "_ask_open_path", lambda: str(main))
-        with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as labelled:
-            assert draft.open_draft_dialog()
+        asked: list[str] = []
+        monkeypatch.setattr(draft.files, "_ask_unsaved", lambda q, asked=asked: asked.append(q) or "discard")
+        with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS, check_params_cb=lambda n: n == 20):
+            assert draft.open_draft_dialog()  # the parsed sentences, not the LaTeX
+        assert asked == ["Save the draft in the pane before opening main.tex?"]
         assert window.docks["draft"].isVisible()
-        assert labelled.args[0] == 20  # the parsed sentences, not the LaTeX
         assert draft.text.startswith("# Abstract\n\nCapacitive soil moisture probes are cheap")
         assert "\\cite" not in draft.text and "[2, 3]" in draft.text
         assert draft.status.text().startswith("Opened main.tex (LaTeX): 20 sentences; 2 included files")
@@ -70,7 +72,7 @@ def test_open_label_save_back_and_save_as(qtbot, bundle: Path, project: Path,  #
 
 
 def test_drop_a_draft_and_bad_drafts_are_one_line(qtbot, bundle: Path, project: Path,  # type: ignore[no-untyped-def]
-                                                  tmp_path: Path) -> None:
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bad = tmp_path / "bad.tex"
     bad.write_text("\\section{Intro}\nUnclosed {group.\n", encoding="utf-8")
     note = tmp_path / "note.md"
@@ -79,20 +81,26 @@ def test_drop_a_draft_and_bad_drafts_are_one_line(qtbot, bundle: Path, project: 
         draft = window.panels["draft"]
         window.docks["draft"].show()
         draft.set_text("Kept text.")
-        assert not draft.open_draft(str(bad))
+        with qtbot.waitSignal(draft.files.openFinished, timeout=TIMEOUT_MS) as done:
+            draft.open_draft(str(bad))
+        assert done.args == [False]
         assert draft.status.text() == f"{bad}, line 2: unbalanced group: this '{{' is never closed"
         assert draft.text == "Kept text." and draft.opened is None
-        assert not draft.open_draft(str(tmp_path / "gone.docx"))
+        with qtbot.waitSignal(draft.files.openFinished, timeout=TIMEOUT_MS) as done:
+            draft.open_draft(str(tmp_path / "gone.docx"))
+        assert done.args == [False]
         assert draft.status.text() == f"{tmp_path / 'gone.docx'}: no such file"
+        monkeypatch.setattr(draft.files, "_ask_unsaved", lambda question: "discard")
         mime = QMimeData()
         mime.setUrls([QUrl.fromLocalFile(str(note))])
         event = QDropEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                            Qt.KeyboardModifier.NoModifier)
-        with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as labelled:
+        with qtbot.waitSignal(draft.files.openFinished, timeout=TIMEOUT_MS) as done:
             draft.editor.dropEvent(event)
+        assert done.args == [True]
         assert draft.text == note.read_text(encoding="utf-8")  # Markdown is shown as it is
-        assert labelled.args[0] == 1
-        assert draft.editor.labels[0][0].selectedText() == "The yield **rose** by 12% [@lee]."
+        qtbot.waitUntil(lambda d=draft: [c.selectedText() for c, _ in d.editor.labels]
+                        == ["The yield **rose** by 12% [@lee]."], timeout=TIMEOUT_MS)
         draft.set_text(draft.text + "\nIt fell later.\n")
         assert draft.save_draft()
         assert note.read_text(encoding="utf-8").endswith("It fell later.\n")

@@ -47,6 +47,7 @@ from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
 from app.gui.panels.inspector import role_label_text
 from app.gui.panels.registry import (
+    AsksBeforeClosing,
     AsksToInsert,
     ChangesLibrary,
     ComparesPapers,
@@ -66,6 +67,7 @@ from app.gui.panels.registry import (
     TakesText,
 )
 from app.gui.render_client import RenderClient
+from app.gui.save_text import folder_problem
 from app.gui.session import OpenDocument, Session
 from app.gui.settings import AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
@@ -781,7 +783,11 @@ class MainWindow(QMainWindow):
                 return
 
     def export_corrections(self, path: str | Path) -> int:
-        """Every correction as JSONL at ``path`` (-1, said in the banner, when the library cannot be read)."""
+        """Every correction as JSONL at ``path`` (-1, said in the banner, when ``path`` is a folder or the
+        library cannot be read)."""
+        if problem := folder_problem(path):
+            self.banner.show_message("error", problem)
+            return -1
         try:
             return self.corrections.export_to(path)
         except LibraryError as error:
@@ -859,7 +865,16 @@ class MainWindow(QMainWindow):
         return [a for a in self.actions() if any(not s.isEmpty() for s in a.shortcuts())]
 
     # -- closing ------------------------------------------------------------------------
+    def _panels_may_close(self) -> bool:
+        """Panels holding a file's unsaved edits (:class:`AsksBeforeClosing`: the draft pane) ask about
+        them first; False: the author chose Cancel."""
+        asking = [panel for panel in self.panels.values() if isinstance(panel, AsksBeforeClosing)]
+        return all(panel.may_close() for panel in asking)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._panels_may_close():
+            event.ignore()  # the author cancelled: the window stays as it was
+            return
         self.settings.geometry = self.saveGeometry()
         self.settings.window_state = self.saveState()
         self.dock_panels.save()

@@ -62,11 +62,12 @@ class DraftPanel(QWidget):
         super().__init__()
         self.session = session
         self.store = store or DraftStore()
-        self._note = ""  # what opening a draft said, shown before the next labelling summary
+        self._note = ""  # what the pane said while a labelling round was due, shown before its summary
         self.editor = DraftEditor(session.palette)
         self.status = StatusLine("Stop labelling")
         self.op = PanelOperation(self, session, self.status, error_prefix="Labelling failed")
-        self.files = DraftFiles(self, self.editor, self.store, self._say, self._on_opened)
+        self.files = DraftFiles(self, self.editor, self.store, self._say, self._on_opened,
+                                PanelOperation(self, session, self.status, error_prefix="Not opened"))
         self.recent, self.recent_drafts_menu = self.files.recent, self.files.recent_menu
         self.legend = QLabel(legend_html(session.palette))
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -85,6 +86,7 @@ class DraftPanel(QWidget):
         self._label_timer = self._timer(LABEL_DELAY_MS, self.label_now)
         self._save_timer = self._timer(SAVE_DELAY_MS, self.save_now)
         self._sentence = ""
+        self._context: tuple[str, int, SentenceContext | None] | None = None  # (text, cursor, context)
         self._sentence_timer = self._timer(LABEL_DELAY_MS, self._emit_current_sentence)
         saved = self.store.load()
         if saved:
@@ -94,6 +96,7 @@ class DraftPanel(QWidget):
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.cursorPositionChanged.connect(self._sentence_timer.start)
         self.editor.fileDropped.connect(self.open_draft)
+        self.labelled.connect(self.files.show_reading)
 
     def _lay_out(self) -> None:
         bottom = QHBoxLayout()
@@ -122,11 +125,16 @@ class DraftPanel(QWidget):
         """The draft file the pane shows (None: typed or pasted text)."""
         return self.files.opened
 
-    def open_draft(self, path: str) -> bool:
-        return self.files.open(path)
+    def open_draft(self, path: str) -> None:
+        """Open the draft file at ``path`` (read in the background: ``files.openFinished`` follows)."""
+        self.files.open(path)
 
     def open_draft_dialog(self) -> bool:
         return self.files.open_dialog()
+
+    def may_close(self) -> bool:
+        """The window may close: unsaved edits to an opened draft file are asked about first."""
+        return self.files.may_close()
 
     def save_draft(self) -> bool:
         return self.files.save()
@@ -135,7 +143,12 @@ class DraftPanel(QWidget):
         return self.files.save_as(path)
 
     def _say(self, message: str) -> None:
+        """One line in the status. Said while a labelling round is due or running, it is kept before
+        that round's summary (``_note``), which would otherwise replace it; said at any other time, it
+        replaces an older note, so no stale line comes back with a later summary."""
         self.status.set_text(capitalised(message))
+        labelling = self._label_timer.isActive() or self.op.busy
+        self._note = self.status.text() if labelling else ""
 
     def _on_opened(self, message: str, warnings: list[str]) -> None:
         self._say(message)
@@ -180,10 +193,15 @@ class DraftPanel(QWidget):
 
     def current_context(self) -> SentenceContext | None:
         """The sentence at the cursor with the context it is labelled in: the kind of the heading
-        above it and its neighbours under that heading (``core.drafts.context_in_draft``)."""
+        above it and its neighbours under that heading (``core.drafts.context_in_draft``: a stretch around
+        the cursor, not the whole draft), read once per text and cursor position (the Suggestions panel asks
+        for it after this pane)."""
         from core.drafts import context_in_draft
 
-        return context_in_draft(self.text, self.editor.textCursor().position())
+        text, position = self.text, self.editor.textCursor().position()
+        if self._context is None or self._context[:2] != (text, position):
+            self._context = (text, position, context_in_draft(text, position))
+        return self._context[2]
 
     def _emit_current_sentence(self) -> None:
         sentence = self.current_sentence()
@@ -215,7 +233,8 @@ class DraftPanel(QWidget):
             self.editor.set_labels([])
             self._functions = None
             self._show_moves()
-            self.status.set_text("")
+            self.status.set_text(self._note)  # nothing to sum up: what was said stays, once
+            self._note = ""
             self.labelled.emit(0)
             return
         markdown = self.opened is not None and self.opened.format != "txt"

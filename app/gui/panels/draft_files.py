@@ -2,39 +2,70 @@
 "Save draft" and "Save draft as…" (the File menu's entries), and opening a file dropped on the editor.
 
 A ``.tex`` (with its ``\\input`` files), ``.md``, ``.docx`` or ``.txt`` draft is shown as its readable text
-(a LaTeX or Word draft as Markdown). "Save draft" writes the edits back where that loses nothing
-(``core.draft_formats.writeback``) and otherwise asks for a new Markdown or text file. The text the pane
-held before a draft was opened is kept in the draft store as "before-open". A bad file is one line."""
+(a LaTeX or Word draft as Markdown). A file is read in the background (the pane's
+:class:`~app.gui.operation.PanelOperation`: "Reading notes.docx…" with a moving bar and Stop; the pane
+stays editable). When it has been read, and before it replaces the pane's text, a pane holding text no
+file has (edits to the opened file, or typed text) asks "Save changes to main.tex before opening
+notes.docx?" (Save / Discard / Cancel): asked then, not before reading, so what was typed while the file
+was read is covered too. Discarded text is kept in the draft store as "before-open". "Save draft" writes
+the edits back where that loses nothing (``core.draft_formats.writeback``) and otherwise asks for a new
+Markdown or text file. Closing the window with unsaved edits to an opened file asks the same question
+(:meth:`DraftFiles.may_close`). A bad file is one line."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox, QPlainTextEdit, QWidget
 
+from app.gui.operation import PanelOperation
 from app.gui.panels.draft_text import opened_text
 from core.draft_formats import ParsedDraft
 from core.drafts import DraftStore, RecentDrafts
 from core.errors import RhetoricaError
+from core.jobs import JobContext
 
 OPEN_FILTER = "Drafts (*.tex *.ltx *.md *.markdown *.docx *.txt *.text);;All files (*)"
 SAVE_FILTER = "Markdown (*.md);;Text (*.txt)"
 WRITABLE = (".md", ".markdown", ".txt", ".text")
+BEFORE_OPEN = "before-open"  # the draft store's name for the text an opened file replaced
+SAVE, DISCARD, CANCEL = "save", "discard", "cancel"  # the answers to "Save changes to X before …?"
+
+
+def read_job(ctx: JobContext, path: Path) -> ParsedDraft:
+    """Read and parse the draft at ``path`` (a worker thread: no Qt). ``core.draft_formats`` has no
+    check points: a stopped read runs to its end in the background and its result is dropped."""
+    from core.draft_formats import read_draft
+
+    ctx.progress(0, 1, f"reading {path.name}")
+    return read_draft(path)
+
+
+def _flat(error: BaseException) -> str:
+    """An error's message on one line (whole: a path in it is not cut)."""
+    return " ".join(str(error).split())
 
 
 class DraftFiles(QObject):
     """The draft file the pane shows (``opened``; None: typed or pasted text) and the file actions.
-    ``say(message)`` puts one line in the pane's status; ``on_opened(message, warnings)`` follows an open."""
+    ``say(message)`` puts one line in the pane's status; ``on_opened(message, warnings)`` follows an open;
+    ``op`` reads files in the background. ``openFinished(opened)`` ends each read that was not stopped:
+    True when the file is shown, False when it is not (a bad file, or the author kept the pane's text)."""
+
+    openFinished = Signal(bool)
 
     def __init__(self, pane: QWidget, editor: QPlainTextEdit, store: DraftStore, say: Callable[[str], None],
-                 on_opened: Callable[[str, list[str]], None]) -> None:
+                 on_opened: Callable[[str, list[str]], None], op: PanelOperation) -> None:
         super().__init__(pane)
-        self.pane, self.editor, self.store = pane, editor, store
+        self.pane, self.editor, self.store, self.op = pane, editor, store, op
         self.recent = RecentDrafts(store.root)
         self.opened: ParsedDraft | None = None
+        self._clean = ""  # the pane's text when it last matched the opened file
+        self._reading: tuple[int, str] | None = None  # (the operation's generation, the file's name)
         self._say, self._on_opened = say, on_opened
         self.act_open = QAction("Open &draft…", pane)
         self.act_open.setToolTip("Open a LaTeX, Markdown, Word or text draft in the draft pane")
@@ -60,6 +91,7 @@ class DraftFiles(QObject):
             action.triggered.connect(lambda _checked=False, p=path: self.open(p))
         self.recent_menu.menuAction().setEnabled(bool(paths))
 
+    # -- the dialogs (tests replace these) ----------------------------------------------------------
     def _ask_open_path(self) -> str:
         start = str(self.opened.path.parent) if self.opened is not None and self.opened.path else ""
         path, _ = QFileDialog.getOpenFileName(self.pane, "Open a draft", start, OPEN_FILTER)
@@ -69,37 +101,119 @@ class DraftFiles(QObject):
         path, _ = QFileDialog.getSaveFileName(self.pane, "Save the draft as", suggested, SAVE_FILTER)
         return path
 
-    def open_dialog(self) -> bool:
-        path = self._ask_open_path()
-        return self.open(path) if path else False
+    def _ask_unsaved(self, question: str) -> str:
+        """SAVE, DISCARD or CANCEL: the author's answer to ``question`` (Save is the default)."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(self.pane, "Unsaved draft", question,
+                                      buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        return {buttons.Save: SAVE, buttons.Discard: DISCARD}.get(answer, CANCEL)
 
-    def open(self, path: str) -> bool:
-        """Read the draft at ``path`` and show its readable text; a bad file is one line in the status
-        (and leaves the pane as it was)."""
-        from core.draft_formats import read_draft
-
-        try:
-            parsed = read_draft(Path(path))
-        except (RhetoricaError, OSError) as error:
-            if not Path(path).exists():
-                self.recent.remove(path)
-                self.fill_recent()
-            self._say(" ".join(str(error).split()))
-            return False
+    # -- unsaved text -------------------------------------------------------------------------------
+    @property
+    def unsaved(self) -> bool:
+        """The pane holds text no file has: edits to the opened file, or typed text that is not blank."""
         text = self.editor.toPlainText()
-        if self.opened is None and text.strip():
-            try:  # the typed text is kept, not replaced silently
-                self.store.save(text, "before-open")
-            except OSError as error:
-                self._say(f"not opened: the text in the pane could not be kept first ({error})")
-                return False
+        return text != self._clean if self.opened is not None else bool(text.strip())
+
+    def _mark_clean(self) -> None:
+        self._clean = self.editor.toPlainText()
+
+    def _held_by(self) -> str:
+        """What the pane's text is, for a question: "changes to main.tex" or "the draft in the pane"."""
+        if self.opened is not None and self.opened.path is not None:
+            return f"changes to {self.opened.path.name}"
+        return "the draft in the pane"
+
+    def may_replace(self, name: str) -> bool:
+        """The pane's text may be replaced by the file ``name``: when it is unsaved, the author is asked
+        to save it first (only a saved text is replaced), discard it (a copy is kept in the draft store
+        as "before-open") or cancel."""
+        if not self.unsaved:
+            return True
+        answer = self._ask_unsaved(f"Save {self._held_by()} before opening {name}?")
+        if answer == SAVE:
+            return self.save()
+        if answer == DISCARD:
+            return self._keep_copy()
+        self._say(f"not opened {name}: the draft in the pane is unchanged")
+        return False
+
+    def may_close(self) -> bool:
+        """The window may close. Edits to an opened file are asked about (Save / Discard / Cancel): the
+        autosave restores them on the next start, but no longer as that file's, so they could not be
+        saved back into it. Typed text is not asked about: the autosave restores it as it was."""
+        if self.opened is None or not self.unsaved:
+            return True
+        answer = self._ask_unsaved(f"Save {self._held_by()} before closing?")
+        return self.save() if answer == SAVE else answer == DISCARD
+
+    def _keep_copy(self) -> bool:
+        """Keep the pane's text in the draft store as "before-open"; False (and one line) if it cannot."""
+        try:
+            self.store.save(self.editor.toPlainText(), BEFORE_OPEN)
+        except OSError as error:
+            self._say(f"not opened: the text in the pane could not be kept first ({error})")
+            return False
+        return True
+
+    # -- opening --------------------------------------------------------------------------------------
+    def open_dialog(self) -> bool:
+        """Ask for a draft file and open it; False when none was chosen."""
+        path = self._ask_open_path()
+        if path:
+            self.open(path)
+        return bool(path)
+
+    @property
+    def reading(self) -> str:
+        """The name of the draft file being read ("" when none, or when its read was stopped)."""
+        reading = self._reading
+        if reading is None or reading[0] != self.op.generation or not self.op.busy:
+            return ""
+        return reading[1]
+
+    def open(self, path: str) -> None:
+        """Read the draft at ``path`` in the background, then show it (:meth:`_on_read`); a bad file is
+        one line in the status and leaves the pane as it was. ``openFinished`` says how it ended."""
+        name = Path(path).name
+        self.op.run(read_job, Path(path), label=f"Reading {name}", status=f"Reading {name}…",
+                    needs_model=False, on_done=partial(self._on_read, path),
+                    on_error=partial(self._on_read_failed, path))
+        self._reading = (self.op.generation, name)
+
+    def show_reading(self, *_args: object) -> None:
+        """While a file is read, a labelling round's summary does not hide it: "Reading X…" and the
+        moving bar come back, before the summary (connected to the pane's ``labelled``)."""
+        if self.reading:
+            summary = self.op.line.text()
+            self.op.set_status(" — ".join(filter(None, [f"Reading {self.reading}…", summary])))
+            self.op.line.set_progress(0, 1)
+
+    def _on_read_failed(self, path: str, error: Exception) -> None:
+        self._reading = None
+        if not Path(path).exists():
+            self.recent.remove(path)
+            self.fill_recent()
+        known = isinstance(error, (RhetoricaError, OSError))
+        self._say(_flat(error) if known else f"{path}: cannot be read ({_flat(error)})")
+        self.openFinished.emit(False)
+
+    def _on_read(self, path: str, parsed: ParsedDraft) -> None:
+        """The file is read: it replaces the pane's text if the author lets it (:meth:`may_replace`)."""
+        self._reading = None
+        opened = self.may_replace(Path(path).name)
+        if opened:
+            self._show(path, parsed)
+        self.openFinished.emit(opened)
+
+    def _show(self, path: str, parsed: ParsedDraft) -> None:
         self.opened = parsed
         self.editor.setPlainText(parsed.plain)
+        self._mark_clean()
         self.recent.add(path)
         self.fill_recent()
         self._show_dock()
         self._on_opened(opened_text(path, parsed), list(parsed.warnings))
-        return True
 
     def _show_dock(self) -> None:
         parent = self.pane.parentWidget()
@@ -109,6 +223,7 @@ class DraftFiles(QObject):
             parent.show()
             parent.raise_()
 
+    # -- saving ---------------------------------------------------------------------------------------
     def save(self) -> bool:
         """Write the pane back to the opened draft where that is lossless, else "Save draft as…"."""
         from core.draft_formats import read_draft
@@ -123,7 +238,7 @@ class DraftFiles(QObject):
             self._say(f"{source.name}: {error}")
             return self.save_as()
         except (RhetoricaError, OSError) as error:
-            self._say(f"not saved: {' '.join(str(error).split())}")
+            self._say(f"not saved: {_flat(error)}")
             return False
         try:
             self.opened = read_draft(source, self.opened.project_root)
@@ -133,6 +248,7 @@ class DraftFiles(QObject):
             return True
         if self.opened.plain != text:  # whitespace the parse does not keep: show what it reads
             self.editor.setPlainText(self.opened.plain)
+        self._mark_clean()
         self._say(f"Saved {', '.join(p.name for p in written) or 'nothing changed'}")
         return True
 
@@ -155,8 +271,9 @@ class DraftFiles(QObject):
             atomic_write_text(target, self.editor.toPlainText(), f"the draft {target.name}")
             self.opened = read_draft(target)
         except (RhetoricaError, OSError) as error:
-            self._say(f"not saved: {' '.join(str(error).split())}")
+            self._say(f"not saved: {_flat(error)}")
             return False
+        self._mark_clean()
         self.recent.add(target)
         self.fill_recent()
         self._say(f"Saved {target.name}")

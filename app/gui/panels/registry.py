@@ -83,9 +83,9 @@ class DraftSource(Protocol):
 
 @runtime_checkable
 class OpensDrafts(Protocol):
-    """Opens a draft file (.tex, .md, .docx, .txt): one dropped on the window."""
+    """Opens a draft file (.tex, .md, .docx, .txt): one dropped on the window (read in the background)."""
 
-    def open_draft(self, path: str) -> bool: ...
+    def open_draft(self, path: str) -> None: ...
 
 
 @runtime_checkable
@@ -217,6 +217,14 @@ class Flushable(Protocol):
     """Holds user text that must be saved before the window closes (the draft)."""
 
     def flush(self) -> None: ...
+
+
+@runtime_checkable
+class AsksBeforeClosing(Protocol):
+    """Holds a file's unsaved edits (the draft pane): ``may_close()`` asks the author to save them
+    before the window closes; False: the author cancelled, the window stays."""
+
+    def may_close(self) -> bool: ...
 
 
 @runtime_checkable
