@@ -329,6 +329,41 @@ def test_localised_word_headings_count_by_outline_level(tmp_path: Path) -> None:
         ("Methoden und Material", "other"), ("Methods", "method")]
 
 
+def test_word_styles_are_looked_up_once_each_and_a_paragraph_outline_level_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long Word draft's paragraphs share a few styles: each style is resolved once (python-docx scans
+    every style of the document for each paragraph's), and a paragraph's own outline level still makes
+    it a heading."""
+    docx = pytest.importorskip("docx")
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    import core.draft_formats.docx as word
+
+    document = docx.Document()
+    document.add_paragraph("Bird counts", style="Title")
+    for number in range(60):
+        if number % 20 == 0:
+            title = "Methods" if number == 0 else f"Results {number}"
+            document.add_heading(title, level=1 if number < 40 else 2)
+        document.add_paragraph(f"We counted {number} birds.")
+    own = document.add_paragraph("Discussion")
+    level = OxmlElement("w:outlineLvl")
+    level.set(qn("w:val"), "0")
+    own._p.get_or_add_pPr().append(level)
+    document.add_paragraph("Drones help.")
+    document.save(str(tmp_path / "long.docx"))
+    resolved: list[object] = []
+    real = word.style_level
+    monkeypatch.setattr(word, "style_level", lambda style: resolved.append(style) or real(style))
+    title, paragraphs = word.docx_paragraphs(tmp_path / "long.docx")
+    assert title == "Bird counts" and len(resolved) <= 4  # Title, Normal, Heading 1, Heading 2
+    assert [text for level, text in paragraphs if level is not None] == [
+        "Methods", "Results 20", "Results 40", "Discussion"]
+    assert [level for level, _ in paragraphs if level is not None] == [1, 1, 2, 1]
+    assert len(paragraphs) == 60 + 4 + 1
+
+
 def _broken_docx(path: Path, good: Path) -> Path:
     with zipfile.ZipFile(good) as source, zipfile.ZipFile(path, "w") as target:
         for name in source.namelist():
