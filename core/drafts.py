@@ -6,8 +6,11 @@ so a crash or a restart never loses more than the last second of typing.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.labelling.sentence_context import SentenceContext
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+LINK_LIMIT = 64_000  # bytes: a draft's link is a path and a digest
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
@@ -27,12 +32,14 @@ def heading_of(line: str) -> tuple[int, str] | None:
     from core.document import SectionKind
     from core.pdf.headings import is_abstract_heading, section_kind, split_number
 
-    stripped = line.strip()
     match = _MD_HEADING.match(line)
     if match:
         return len(match.group(1)), match.group(2).strip()
+    stripped = line.strip()
+    if not stripped or len(stripped) > 60 or stripped[-1] in ".?!,;:":  # a paragraph, cheaply
+        return None
     words = stripped.split()
-    if not words or len(words) > 6 or stripped[-1] in ".?!,;:" or len(stripped) > 60:
+    if len(words) > 6:
         return None
     _, title = split_number(stripped)
     if is_abstract_heading(title) or section_kind(title) is not SectionKind.OTHER:
@@ -96,17 +103,14 @@ def _sections_in(text: str, headings: list[tuple[int, int, str]], lo: int,
     """:func:`draft_sections` of ``text[lo:hi]`` (spans in ``text``'s offsets), given all of ``text``'s
     headings; ``lo`` and ``hi`` are block edges (the text's ends or blank lines) for the spans to be
     those of the whole text."""
-    from core.text.sentences import split_sentences
+    from core.text.sentences import cut_out, split_sentences
 
+    heading_starts = [h_start for h_start, _, _ in headings]
     heading_ends = [h_end for _, h_end, _ in headings]
-    inside = [h for h in headings if h[1] > lo and h[0] < hi]
     out: list[tuple[int, int, str | None, int]] = []
     for span_start, span_end in split_sentences(text[lo:hi]):
-        pieces = [(lo + span_start, lo + span_end)]
-        for h_start, h_end, _ in inside:  # cut heading lines out of the span
-            pieces = [part for a, b in pieces
-                      for part in ((a, min(b, h_start)), (max(a, h_end), b)) if part[0] < part[1]]
-        for start, end in pieces:
+        # heading lines are cut out of the span
+        for start, end in cut_out(lo + span_start, lo + span_end, heading_starts, heading_ends):
             while start < end and text[start].isspace():
                 start += 1
             while end > start and text[end - 1].isspace():
@@ -221,6 +225,67 @@ class DraftStore:
             return self.path(name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+
+    def has(self, name: str) -> bool:
+        """A saved text named ``name`` exists and is not empty."""
+        try:
+            return self.path(name).stat().st_size > 0
+        except OSError:
+            return False
+
+    # -- the file a draft's text came from (a sidecar: ``current.link.json``) -------------------------
+    def link_path(self, name: str = "current") -> Path:
+        return self.path(name).with_suffix(".link.json")
+
+    def save_link(self, source: str | Path, text: str, name: str = "current") -> None:
+        """Remember that the draft ``name`` is the file ``source`` whose readable text is ``text`` (when
+        it was opened or saved): saved atomically; raises ``OSError`` like :meth:`save`."""
+        import json
+
+        data = {"path": str(Path(source).absolute()), "digest": text_digest(text)}
+        atomic_write_with_text(self.link_path(name), json.dumps(data, indent=1) + "\n",
+                               f"the link of the draft {name!r}")
+
+    def load_link(self, name: str = "current") -> DraftLink | None:
+        """The file the draft ``name`` came from (None: typed text). A damaged link (not a small JSON
+        file, wrong fields) raises :class:`core.errors.DraftError` with one line."""
+        from core.errors import DraftError
+        from core.fileio import TextInputError, read_text_input
+        from core.json_shapes import loads
+
+        file = self.link_path(name)
+        if not os.path.lexists(file):
+            return None
+        try:
+            data = loads(read_text_input(file, "a draft link", max_bytes=LINK_LIMIT))
+        except (TextInputError, OSError, ValueError) as error:
+            raise DraftError(f"the draft's link to its file is damaged ({error})") from None
+        path, digest = (data.get("path"), data.get("digest")) if isinstance(data, dict) else (None, None)
+        if not (isinstance(path, str) and "\0" not in path and Path(path).is_absolute()
+                and isinstance(digest, str) and _DIGEST.match(digest)):
+            raise DraftError(f"the draft's link to its file is damaged ({file}: not a path and a digest)")
+        return DraftLink(Path(path), digest)
+
+    def forget_link(self, name: str = "current") -> None:
+        """The draft ``name`` is typed text: its link, if any, is removed (a failure is ignored)."""
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            self.link_path(name).unlink(missing_ok=True)
+
+
+def text_digest(text: str) -> str:
+    """Hex sha256 of ``text`` (UTF-8): what a draft's link remembers of its file's readable text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class DraftLink:
+    """The file a saved draft came from: its absolute ``path`` and the :func:`text_digest` of its readable
+    text when it was last opened or saved (a file whose text differs now changed on disk since)."""
+
+    path: Path
+    digest: str
 
 
 RECENT_DRAFTS = 10

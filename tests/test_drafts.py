@@ -112,3 +112,27 @@ def test_cursor_context_reads_a_stretch_of_a_long_draft_as_the_whole_draft_does(
         calls.clear()
         assert drafts.context_in_draft(text, position, neighbours=3) == _whole_text_context(text, position, 3)
         assert calls and calls[0] < len(text) / 3  # a stretch was split, not the whole draft
+
+
+def test_heading_lines_are_cut_out_of_a_span_looking_only_at_the_lines_it_crosses() -> None:
+    """``cut_out`` equals cutting every line out in turn, for spans before, across, inside and after
+    the lines, touching their edges or not."""
+    import random
+
+    from core.text.sentences import cut_out
+
+    def every_line(start: int, end: int, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        pieces = [(start, end)]
+        for line_start, line_end in lines:
+            pieces = [part for a, b in pieces
+                      for part in ((a, min(b, line_start)), (max(a, line_end), b)) if part[0] < part[1]]
+        return pieces
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        edges = sorted(rng.sample(range(200), 2 * rng.randint(0, 6)))
+        lines = list(zip(edges[::2], edges[1::2], strict=True))
+        start = rng.randrange(200)
+        end = start + rng.randint(1, 80)
+        found = cut_out(start, end, [a for a, _ in lines], [b for _, b in lines])
+        assert found == every_line(start, end, lines)

@@ -88,7 +88,7 @@ def reading_sentences(text: str, spans: list[Span], headings: list[ReadingHeadin
     """The sentences of a readable text (heading lines are not sentences; a sentence the splitter ran
     across a heading is cut there) with their source ranges, each heading's kind, and the heading index
     of each sentence (-1 before any)."""
-    from core.text.sentences import split_sentences
+    from core.text.sentences import cut_out, split_sentences
 
     derived = heading_kinds([(h.level, h.title) for h in headings])
     kinds = [h.kind if h.kind is not None else d for h, d in zip(headings, derived, strict=True)]
@@ -108,12 +108,9 @@ def reading_sentences(text: str, spans: list[Span], headings: list[ReadingHeadin
 
     sentences: list[DraftSentence] = []
     numbers: list[int] = []
+    heading_starts = [h.start for h in headings]
     for span_start, span_end in split_sentences(text):
-        pieces = [(span_start, span_end)]
-        for heading in headings:
-            pieces = [part for a, b in pieces
-                      for part in ((a, min(b, heading.start)), (max(a, heading.end), b)) if part[0] < part[1]]
-        for raw_start, raw_end in pieces:
+        for raw_start, raw_end in cut_out(span_start, span_end, heading_starts, heading_ends):
             start, end = _trimmed(text, raw_start, raw_end)
             if start >= end:
                 continue

@@ -224,3 +224,19 @@ def _append_trimmed(text: str, start: int, end: int, spans: list[tuple[int, int]
         end -= 1
     if start < end:
         spans.append((start, end))
+
+
+def cut_out(start: int, end: int, line_starts: list[int], line_ends: list[int]) -> list[tuple[int, int]]:
+    """The parts of the span ``[start, end)`` outside the lines ``[line_starts[k], line_ends[k])`` (sorted,
+    not overlapping: a draft's heading lines, which the splitter may have run a sentence across). Only
+    the lines the span crosses are looked at, so a long draft with many headings costs no more per
+    sentence."""
+    import bisect
+
+    pieces = [(start, end)]
+    k = bisect.bisect_right(line_ends, start)
+    while k < len(line_starts) and line_starts[k] < end:
+        pieces = [part for a, b in pieces
+                  for part in ((a, min(b, line_starts[k])), (max(a, line_ends[k]), b)) if part[0] < part[1]]
+        k += 1
+    return pieces
