@@ -4,8 +4,9 @@
 neighbours (``core.drafts.context_in_draft``) for the Suggestions panel. This command builds a plain-text
 draft of ``--sentences`` sentences (the bundled sample paper's sections and sentences, repeated, in
 paragraphs of four under their headings), then times that lookup at ``--positions`` cursor positions
-spread over the draft (p50 / max, against the GUI's 100 ms goal for a UI-thread pause), beside splitting the whole draft once
-(``core.drafts.draft_sections``: what each lookup cost before it read only a stretch around the cursor).
+spread over the draft (p50 / max, against the GUI's 100 ms goal for a UI-thread pause), beside splitting
+the whole draft once (``core.drafts.draft_sections``: what each lookup cost before it read only a stretch
+around the cursor).
 With ``--word-paragraphs N`` it also writes the same sentences as a Word draft of N paragraphs (headings in
 Word's heading styles, in a temporary folder) and times reading it (``core.draft_formats.read_draft``), as
 the draft pane's background read does.

@@ -93,6 +93,8 @@ class DraftPanel(QWidget):
             self.editor.setPlainText(saved)
             self.status.set_text("Draft restored.")
             self._label_timer.start()
+        self.files.linkFinished.connect(self._on_linked)
+        self.files.relink()  # the restored text is its file's again, when that file has not changed
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.cursorPositionChanged.connect(self._sentence_timer.start)
         self.editor.fileDropped.connect(self.open_draft)
@@ -154,6 +156,11 @@ class DraftPanel(QWidget):
         self._say(message)
         self._note = self.status.text()  # kept before the labelling summary
         self.status.setToolTip("\n".join(warnings))
+
+    def _on_linked(self, linked: bool) -> None:
+        """The restored text is linked to its file again: it is labelled again in the file's format."""
+        if linked:
+            self._label_timer.start()
 
     # -- the text ---------------------------------------------------------------------------------
     @property
@@ -218,6 +225,8 @@ class DraftPanel(QWidget):
 
             message = str(error) if isinstance(error, StorageError) else f"could not save the draft: {error}"
             self._say(message)
+            return
+        self.files.forget_stale_link()
 
     def flush(self) -> None:
         """Save pending changes now (called when the window closes)."""

@@ -10,23 +10,31 @@ notes.docx?" (Save / Discard / Cancel): asked then, not before reading, so what 
 was read is covered too. Discarded text is kept in the draft store as "before-open". "Save draft" writes
 the edits back where that loses nothing (``core.draft_formats.writeback``) and otherwise asks for a new
 Markdown or text file. Closing the window with unsaved edits to an opened file asks the same question
-(:meth:`DraftFiles.may_close`). A bad file is one line."""
+(:meth:`DraftFiles.may_close`). A bad file is one line.
+
+The draft store remembers which file its autosaved text is (``DraftStore.save_link``: the path and the
+digest of the file's readable text when it was opened or saved). At the next start :meth:`DraftFiles.relink`
+reads that file again and, when its text is still the same, links the restored text to it (edits made
+before the restart are unsaved changes that "Save draft" writes back); a file that is gone, unreadable or
+changed on disk since leaves the text unlinked, with one line saying so. "Restore the text replaced by the
+last open" puts the "before-open" copy back in the pane, as typed text."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QTextDocument
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox, QPlainTextEdit, QWidget
 
 from app.gui.operation import PanelOperation
 from app.gui.panels.draft_text import opened_text
 from core.draft_formats import ParsedDraft
-from core.drafts import DraftStore, RecentDrafts
-from core.errors import RhetoricaError
+from core.drafts import DraftLink, DraftStore, RecentDrafts, text_digest
+from core.errors import DraftError, RhetoricaError
 from core.jobs import JobContext
 
 OPEN_FILTER = "Drafts (*.tex *.ltx *.md *.markdown *.docx *.txt *.text);;All files (*)"
@@ -50,13 +58,31 @@ def _flat(error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
+def _as_shown(text: str) -> str:
+    """``text`` as the editor gives it back (its document turns no-break spaces and paragraph separators
+    into spaces and newlines)."""
+    document = QTextDocument()
+    document.setPlainText(text)
+    return document.toPlainText()
+
+
+def _is_file(path: Path) -> bool:
+    """``path`` is a regular file (not a folder or a device); False, not an error, for any odd path."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 class DraftFiles(QObject):
     """The draft file the pane shows (``opened``; None: typed or pasted text) and the file actions.
     ``say(message)`` puts one line in the pane's status; ``on_opened(message, warnings)`` follows an open;
     ``op`` reads files in the background. ``openFinished(opened)`` ends each read that was not stopped:
-    True when the file is shown, False when it is not (a bad file, or the author kept the pane's text)."""
+    True when the file is shown, False when it is not (a bad file, or the author kept the pane's text).
+    ``linkFinished(linked)`` ends :meth:`relink`'s read: True when the restored text is linked to its file."""
 
     openFinished = Signal(bool)
+    linkFinished = Signal(bool)
 
     def __init__(self, pane: QWidget, editor: QPlainTextEdit, store: DraftStore, say: Callable[[str], None],
                  on_opened: Callable[[str, list[str]], None], op: PanelOperation) -> None:
@@ -66,6 +92,7 @@ class DraftFiles(QObject):
         self.opened: ParsedDraft | None = None
         self._clean = ""  # the pane's text when it last matched the opened file
         self._reading: tuple[int, str] | None = None  # (the operation's generation, the file's name)
+        self._relinking: DraftLink | None = None  # the link :meth:`relink` is reading the file of
         self._say, self._on_opened = say, on_opened
         self.act_open = QAction("Open &draft…", pane)
         self.act_open.setToolTip("Open a LaTeX, Markdown, Word or text draft in the draft pane")
@@ -77,10 +104,16 @@ class DraftFiles(QObject):
         self.act_save.triggered.connect(lambda: self.save())
         self.act_save_as = QAction("Save draft &as…", pane)
         self.act_save_as.triggered.connect(lambda: self.save_as())
+        self.act_restore = QAction("&Restore the text replaced by the last open", pane)
+        self.act_restore.setToolTip("Put back the text that opening a draft file replaced (kept when you "
+                                    "chose Discard)")
+        self.act_restore.triggered.connect(lambda: self.restore_before_open())
         self.fill_recent()
+        self._update_restore()
 
     def menu_actions(self) -> list[QAction]:
-        return [self.act_open, self.recent_menu.menuAction(), self.act_save, self.act_save_as]
+        return [self.act_open, self.recent_menu.menuAction(), self.act_save, self.act_save_as,
+                self.act_restore]
 
     def fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -128,33 +161,132 @@ class DraftFiles(QObject):
         """The pane's text may be replaced by the file ``name``: when it is unsaved, the author is asked
         to save it first (only a saved text is replaced), discard it (a copy is kept in the draft store
         as "before-open") or cancel."""
+        return self._may_replace(f"opening {name}", f"not opened {name}")
+
+    def _may_replace(self, doing: str, refused: str) -> bool:
+        """:meth:`may_replace` before ``doing`` ("opening b.md"); ``refused`` starts the line said when
+        the pane's text stays ("not opened b.md")."""
         if not self.unsaved:
             return True
-        answer = self._ask_unsaved(f"Save {self._held_by()} before opening {name}?")
+        answer = self._ask_unsaved(f"Save {self._held_by()} before {doing}?")
         if answer == SAVE:
             return self.save()
         if answer == DISCARD:
-            return self._keep_copy()
-        self._say(f"not opened {name}: the draft in the pane is unchanged")
+            return self._keep_copy(refused)
+        self._say(f"{refused}: the draft in the pane is unchanged")
         return False
 
     def may_close(self) -> bool:
         """The window may close. Edits to an opened file are asked about (Save / Discard / Cancel): the
-        autosave restores them on the next start, but no longer as that file's, so they could not be
-        saved back into it. Typed text is not asked about: the autosave restores it as it was."""
+        autosave restores them on the next start, but as that file's only while the file does not change
+        meanwhile (:meth:`relink`). Typed text is not asked about: the autosave restores it as it was."""
         if self.opened is None or not self.unsaved:
             return True
         answer = self._ask_unsaved(f"Save {self._held_by()} before closing?")
         return self.save() if answer == SAVE else answer == DISCARD
 
-    def _keep_copy(self) -> bool:
-        """Keep the pane's text in the draft store as "before-open"; False (and one line) if it cannot."""
+    def _keep_copy(self, refused: str) -> bool:
+        """Keep the pane's text in the draft store as "before-open"; False (and one line starting with
+        ``refused``) if it cannot."""
         try:
             self.store.save(self.editor.toPlainText(), BEFORE_OPEN)
         except OSError as error:
-            self._say(f"not opened: the text in the pane could not be kept first ({error})")
+            self._say(f"{refused}: the text in the pane could not be kept first ({error})")
             return False
+        self._update_restore()
         return True
+
+    # -- the text the last open replaced ("before-open") ----------------------------------------------
+    def _update_restore(self) -> None:
+        """"Restore the text replaced by the last open" is offered only while there is such a text."""
+        self.act_restore.setEnabled(self.store.has(BEFORE_OPEN))
+
+    def restore_before_open(self) -> bool:
+        """Put the text the last open replaced (the store's "before-open" copy) back in the pane, as typed
+        text (linked to no file). The pane's text is asked about first, as before an open (a Discard
+        keeps it as the next "before-open" copy); False when nothing was restored."""
+        try:
+            text = self.store.load(BEFORE_OPEN)
+        except (OSError, ValueError) as error:
+            self._say(f"not restored: the replaced text cannot be read ({_flat(error)})")
+            return False
+        if not text or not self._may_replace("restoring the text replaced by the last open", "not restored"):
+            self._update_restore()
+            return False
+        self.opened, self._clean = None, ""
+        self._remember()
+        self.editor.setPlainText(text)
+        self._say("restored the text replaced by the last open (linked to no file: Save draft as… keeps it)")
+        return True
+
+    # -- the file the restored text came from (the draft store's link) --------------------------------
+    def _remember(self) -> None:
+        """Link the draft store's text to the opened file (or to none), for :meth:`relink` at the next
+        start. The link is removed before the pane's text is saved and written after, so that a crash at
+        any point never leaves another text in the store under this file's link."""
+        self._relinking = None
+        self.store.forget_link()
+        if self.opened is None or self.opened.path is None:
+            return
+        try:
+            self.store.save(self.editor.toPlainText())
+            self.store.save_link(self.opened.path, self.opened.plain)
+        except OSError:
+            pass  # not linked after a restart; the pane's autosave says what fails
+
+    def forget_stale_link(self) -> None:
+        """The pane's text was autosaved as typed text (no file opened, none being read): it has no link
+        (the pane calls this after each autosave)."""
+        if self.opened is None and not self.reading:
+            self.store.forget_link()
+
+    def relink(self) -> None:
+        """At start, link the restored text to the file it came from (the store's link): the file is read
+        in the background like an open (:meth:`_on_relink_read`). A damaged link, or a blank pane, is
+        forgotten; a file that is gone leaves the text unlinked, with one line."""
+        try:
+            link = self.store.load_link()
+        except DraftError as error:
+            self.store.forget_link()
+            self._say(f"{_flat(error)}; ignored")
+            return
+        if link is None or not self.editor.toPlainText().strip():
+            self.store.forget_link()
+            return
+        if not _is_file(link.path):
+            self._unlink(link, "it is gone" if not os.path.lexists(link.path) else "it is not a file")
+            return
+        self._relinking, name = link, link.path.name
+        self.op.run(read_job, link.path, label=f"Reading {name}", status=f"Reading {name}…",
+                    needs_model=False, on_done=partial(self._on_relink_read, link),
+                    on_error=partial(self._on_relink_failed, link))
+        self._reading = (self.op.generation, name)
+
+    def _on_relink_read(self, link: DraftLink, parsed: ParsedDraft) -> None:
+        """The linked file is read: the pane's text becomes its (edited) text, when the file's text is
+        what it was when last opened or saved; the pane's text is not replaced."""
+        self._reading = None
+        if self._relinking != link:
+            return  # another file was opened, or the text saved elsewhere, meanwhile
+        if text_digest(parsed.plain) != link.digest:
+            self._unlink(link, "it changed on disk since")
+            return
+        self._relinking, self.opened, self._clean = None, parsed, _as_shown(parsed.plain)
+        changes = " (unsaved changes)" if self.unsaved else ""
+        self._on_opened(f"Draft restored, linked to {link.path.name}{changes}", list(parsed.warnings))
+        self.linkFinished.emit(True)
+
+    def _on_relink_failed(self, link: DraftLink, error: Exception) -> None:
+        self._reading = None
+        if self._relinking == link:
+            self._unlink(link, _flat(error))
+
+    def _unlink(self, link: DraftLink, why: str) -> None:
+        """The restored text stays linked to no file: the link is forgotten and one line says ``why``."""
+        self._relinking = None
+        self.store.forget_link()
+        self._say(f"the restored text is not linked to {link.path.name}: {why} — Save draft as… or reopen it")
+        self.linkFinished.emit(False)
 
     # -- opening --------------------------------------------------------------------------------------
     def open_dialog(self) -> bool:
@@ -210,6 +342,7 @@ class DraftFiles(QObject):
         self.opened = parsed
         self.editor.setPlainText(parsed.plain)
         self._mark_clean()
+        self._remember()
         self.recent.add(path)
         self.fill_recent()
         self._show_dock()
@@ -245,10 +378,12 @@ class DraftFiles(QObject):
         except (RhetoricaError, OSError) as error:
             self._say(f"saved, but {source.name} cannot be read again: {error}")
             self.opened = None
+            self._remember()
             return True
         if self.opened.plain != text:  # whitespace the parse does not keep: show what it reads
             self.editor.setPlainText(self.opened.plain)
         self._mark_clean()
+        self._remember()
         self._say(f"Saved {', '.join(p.name for p in written) or 'nothing changed'}")
         return True
 
@@ -274,6 +409,7 @@ class DraftFiles(QObject):
             self._say(f"not saved: {_flat(error)}")
             return False
         self._mark_clean()
+        self._remember()
         self.recent.add(target)
         self.fill_recent()
         self._say(f"Saved {target.name}")
