@@ -11,6 +11,7 @@ import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,7 @@ def heading_of(line: str) -> tuple[int, str] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def heading_kind(heading: str) -> str:
     """The section kind a heading names ("other" when it names none)."""
     from core.document import SectionKind
@@ -56,13 +58,21 @@ def heading_kind(heading: str) -> str:
     return SectionKind.ABSTRACT.value if is_abstract_heading(bare) else section_kind(bare).value
 
 
+@lru_cache(maxsize=4096)
+def names_its_kind(heading: str) -> bool:
+    """A heading whose title names its kind outright (``core.pdf.headings.is_decisive_heading``, an
+    abstract or an "other" heading): a subheading such never takes its parent's kind."""
+    from core.pdf.headings import is_abstract_heading, is_decisive_heading, is_other_heading, split_number
+
+    _, bare = split_number(heading)
+    return is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
+
+
 def inherited_kinds(headings: list[tuple[int, str]]) -> list[str]:
     """The section kind of each (level, title) heading, in order: the kind its title names, except
     that a heading deeper than the one above it whose title names no kind outright
     (``core.pdf.headings.is_decisive_heading``) takes its parent's kind, as a parsed paper's
     subsections do. Level 0 (a heading known by its name only) never inherits."""
-    from core.pdf.headings import is_abstract_heading, is_decisive_heading, is_other_heading, split_number
-
     kinds: list[str] = []
     parents: list[tuple[int, str]] = []  # (level, kind) of the open headings
     for level, title in headings:
@@ -70,9 +80,7 @@ def inherited_kinds(headings: list[tuple[int, str]]) -> list[str]:
         if level:
             while parents and parents[-1][0] >= level:
                 parents.pop()
-            _, bare = split_number(title)
-            decisive = is_abstract_heading(bare) or is_decisive_heading(bare) or is_other_heading(bare)
-            if parents and not decisive:
+            if parents and not names_its_kind(title):
                 kind = parents[-1][1]
             parents.append((level, kind))
         kinds.append(kind)
@@ -85,9 +93,11 @@ def draft_headings(text: str) -> list[tuple[int, int, str]]:
     lines: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
     offset = 0
     for line in text.splitlines(keepends=True):
-        found = heading_of(line)
-        if found is not None:
-            lines.append((offset, offset + len(line.rstrip("\r\n")), *found))
+        bare = line.strip()  # a paragraph is passed over here, cheaply: a long draft has thousands
+        if bare and (bare[0] == "#" or (len(bare) <= 60 and bare[-1] not in ".?!,;:")):
+            found = heading_of(line)
+            if found is not None:
+                lines.append((offset, offset + len(line.rstrip("\r\n")), *found))
         offset += len(line)
     kinds = inherited_kinds([(level, title) for _, _, level, title in lines])
     return [(start, end, kind) for (start, end, _, _), kind in zip(lines, kinds, strict=True)]
@@ -171,17 +181,20 @@ def _sentences_around(text: str, headings: list[tuple[int, int, str]], position:
     return None if short_before or short_after else (found, at)
 
 
-def context_in_draft(text: str, position: int, neighbours: int | None = None) -> SentenceContext | None:
+def context_in_draft(text: str, position: int, neighbours: int | None = None,
+                     headings: list[tuple[int, int, str]] | None = None) -> SentenceContext | None:
     """The draft sentence at ``position`` (or the last one starting before it) with the context it is
     labelled in: the kind of the heading above it and up to ``neighbours`` (default
     ``core.labelling.sentence_context.QUERY_NEIGHBOURS``) sentences on each side under the same heading. None
     in a draft without sentences before ``position``. Only a stretch around ``position`` is split
     (:data:`CONTEXT_REACH` characters each side, to blank lines; wider while it may miss a neighbour), so
-    a resting cursor costs about the same in a draft of any length; the answer is the whole text's."""
+    a resting cursor costs about the same in a draft of any length; the answer is the whole text's.
+    ``headings``: the text's :func:`draft_headings`, when the caller kept them (the only step that reads
+    every line)."""
     from core.labelling.sentence_context import QUERY_NEIGHBOURS, SentenceContext
 
     width = QUERY_NEIGHBOURS if neighbours is None else neighbours
-    headings = draft_headings(text)
+    headings = draft_headings(text) if headings is None else headings
     reach = CONTEXT_REACH
     while (around := _sentences_around(text, headings, position, width, reach)) is None:
         reach *= 2
@@ -289,6 +302,7 @@ class DraftLink:
 
 
 RECENT_DRAFTS = 10
+RECENT_LIMIT = 1_000_000  # bytes: ten paths are far less; a larger list file is damaged
 
 
 class RecentDrafts:
@@ -299,11 +313,15 @@ class RecentDrafts:
         self.file = (Path(root) if root is not None else user_data_dir() / "drafts") / "recent.json"
 
     def load(self) -> list[str]:
-        import json
+        """The list, newest first; a damaged list (not a small JSON list of paths, nested too deeply, not
+        UTF-8, a folder …) reads as empty."""
+        from core.errors import RhetoricaError
+        from core.fileio import read_text_input
+        from core.json_shapes import loads
 
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = loads(read_text_input(self.file, "the recent drafts", max_bytes=RECENT_LIMIT))
+        except (OSError, ValueError, RhetoricaError):
             return []
         if not isinstance(data, list):
             return []

@@ -136,3 +136,80 @@ def test_heading_lines_are_cut_out_of_a_span_looking_only_at_the_lines_it_crosse
         end = start + rng.randint(1, 80)
         found = cut_out(start, end, [a for a, _ in lines], [b for _, b in lines])
         assert found == every_line(start, end, lines)
+
+
+@pytest.mark.parametrize("damage", ["deep", "latin1", "folder", "huge", "object"])
+def test_a_damaged_recent_drafts_list_reads_as_empty(tmp_path: Path, damage: str) -> None:
+    """Whatever is in the recent drafts' file, the list reads (empty when damaged): the window builds its
+    File menu from it at start, so an error here would stop the app from starting."""
+    from core.drafts import RecentDrafts
+
+    recent = RecentDrafts(tmp_path)
+    if damage == "folder":
+        recent.file.mkdir(parents=True)
+    else:
+        recent.file.parent.mkdir(parents=True, exist_ok=True)
+        content = {"deep": b"[" * 100_000, "latin1": '["caf\xe9.md"]'.encode("latin-1"),
+                   "huge": b'["' + b"x" * 2_000_000 + b'"]', "object": b'{"a": 1}'}[damage]
+        recent.file.write_bytes(content)
+    assert recent.load() == []
+    if damage != "folder":
+        assert recent.add(tmp_path / "a.md") == [str((tmp_path / "a.md").absolute())]
+
+
+def test_a_drafts_link_to_its_file_round_trips_and_is_forgotten(tmp_path: Path) -> None:
+    from core.drafts import text_digest
+
+    store = DraftStore(tmp_path / "drafts")
+    assert store.load_link() is None  # typed text: no link
+    store.save_link(tmp_path / "notes.md", "# Aim\n\nWe study X.\n")
+    link = DraftStore(tmp_path / "drafts").load_link()  # as after a restart
+    assert link is not None and link.path == tmp_path / "notes.md"
+    assert link.digest == text_digest("# Aim\n\nWe study X.\n") != text_digest("# Aim\n\nWe study Y.\n")
+    assert sorted(p.name for p in store.root.iterdir()) == ["current.link.json"]  # no temporary file left
+    store.forget_link()
+    store.forget_link()  # none: nothing to do
+    assert store.load_link() is None
+
+
+def test_a_damaged_link_is_one_line_never_a_crash(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from core.drafts import text_digest
+    from core.errors import DraftError
+
+    digest = text_digest("x")
+    store = DraftStore(tmp_path)
+    damaged: list[object] = [b"\x00garbage", b"\xff\xfe{}", "{not json", "[" * 50_000, " " * 100_000,
+                             json.dumps(["/a.md", digest]), json.dumps({"path": 3, "digest": digest}),
+                             json.dumps({"path": "a.md", "digest": digest}),
+                             json.dumps({"path": "/a\u0000.md", "digest": digest}),
+                             json.dumps({"path": "/a.md", "digest": "abc"}), json.dumps({"path": "/a.md"}),
+                             "mkdir", "/dev/zero"]
+    for content in damaged:
+        link = store.link_path()
+        if content == "mkdir":
+            link.mkdir()
+        elif content == "/dev/zero":
+            os.symlink("/dev/zero", link)
+        elif isinstance(content, bytes):
+            link.write_bytes(content)
+        else:
+            link.write_text(str(content), encoding="utf-8")
+        with pytest.raises(DraftError) as error:
+            store.load_link()
+        assert "\n" not in str(error.value) and "damaged" in str(error.value), content
+        if link.is_dir():
+            link.rmdir()
+        store.forget_link()
+        assert not os.path.lexists(link), content
+
+
+def test_has_a_saved_text(tmp_path: Path) -> None:
+    store = DraftStore(tmp_path)
+    assert not store.has("before-open")
+    store.save("", "before-open")
+    assert not store.has("before-open")  # empty: nothing to restore
+    store.save("Kept.", "before-open")
+    assert store.has("before-open")

@@ -201,9 +201,12 @@ def test_a_resting_cursor_reads_its_context_once_for_the_pane_and_the_suggestion
     from tests.gui_helpers import show_panel
 
     calls: list[int] = []
-    real = drafts.context_in_draft
+    headings: list[int] = []
+    real, real_headings = drafts.context_in_draft, drafts.draft_headings
     monkeypatch.setattr(drafts, "context_in_draft",
-                        lambda text, position: calls.append(position) or real(text, position))
+                        lambda text, position, headings: calls.append(position) or real(text, position,
+                                                                                         headings=headings))
+    monkeypatch.setattr(drafts, "draft_headings", lambda text: headings.append(1) or real_headings(text))
     for panel in show_panel(qtbot, DraftPanel, model_bundle(tmp_path_factory), (700, 400)):
         assert isinstance(panel, DraftPanel)
         panel._label_timer.stop()
@@ -215,5 +218,7 @@ def test_a_resting_cursor_reads_its_context_once_for_the_pane_and_the_suggestion
         assert published.args == ["Experiments on two datasets show large gains."]
         assert panel.current_context() is not None and panel.current_context().section_kind is None
         assert len(calls) == 1
+        editor.setTextCursor(_cursor_at(editor, 3))  # moved, same text: its headings are not read again
+        assert panel.current_sentence() and len(calls) == 2 and len(headings) == 1
         editor.insertPlainText("x")  # the text changed: read again
-        assert panel.current_sentence() and len(calls) == 2
+        assert panel.current_sentence() and len(calls) == 3 and len(headings) == 2

@@ -87,6 +87,7 @@ class DraftPanel(QWidget):
         self._save_timer = self._timer(SAVE_DELAY_MS, self.save_now)
         self._sentence = ""
         self._context: tuple[str, int, SentenceContext | None] | None = None  # (text, cursor, context)
+        self._headings: tuple[str, list[tuple[int, int, str]]] | None = None  # (text, its heading lines)
         self._sentence_timer = self._timer(LABEL_DELAY_MS, self._emit_current_sentence)
         saved = self.store.load()
         if saved:
@@ -203,11 +204,13 @@ class DraftPanel(QWidget):
         above it and its neighbours under that heading (``core.drafts.context_in_draft``: a stretch around
         the cursor, not the whole draft), read once per text and cursor position (the Suggestions panel asks
         for it after this pane)."""
-        from core.drafts import context_in_draft
+        from core.drafts import context_in_draft, draft_headings
 
         text, position = self.text, self.editor.textCursor().position()
         if self._context is None or self._context[:2] != (text, position):
-            self._context = (text, position, context_in_draft(text, position))
+            if self._headings is None or self._headings[0] != text:  # the cursor moved, the text did not
+                self._headings = (text, draft_headings(text))
+            self._context = (text, position, context_in_draft(text, position, headings=self._headings[1]))
         return self._context[2]
 
     def _emit_current_sentence(self) -> None:
