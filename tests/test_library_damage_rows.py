@@ -19,6 +19,7 @@ import random
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -322,3 +323,36 @@ def test_an_unchanged_library_is_not_scanned_again_and_a_changed_one_is(
     with pytest.raises(DamagedLibraryError, match="unknown role"), Library(library) as opened:
         opened.store.connection.execute("SELECT role FROM sentences").fetchall()
     assert len(scans) == 2
+
+
+class _CutTree:
+    """A database whose range scans stop early without an error (a damaged b-tree page), while each row
+    is still found by its rowid, and whose ``sha256`` of row 3 cannot be decoded."""
+
+    ROWS: ClassVar[dict[int, tuple[int, str, str]]] = {
+        rowid: (rowid, f"paper-{rowid}", f"{rowid:064x}") for rowid in range(1, 8)}
+
+    def execute(self, sql: str, args: tuple[int, ...]) -> object:
+        rows: list[tuple[object, ...]]
+        if "BETWEEN" in sql:
+            rows = [self.ROWS[1]] if args[0] <= 1 <= args[1] else []  # the scan ends after the first row
+        elif "sha256 " in sql and args == (3,):  # the row whole, or its digest alone
+            raise sqlite3.OperationalError("Could not decode to UTF-8 column 'sha256'")
+        else:  # one row, whole or one column
+            row, selected = self.ROWS.get(args[0]), sql.split(" FROM ")[0].removeprefix("SELECT ").split(", ")
+            names = ("id", "paper_id", "sha256")
+            rows = [] if row is None else [tuple(row[names.index(name)] for name in selected)]
+        return type("Cursor", (), {"fetchall": lambda _self: rows})()
+
+
+def test_a_scan_cut_short_by_a_damaged_page_finds_each_row_by_its_rowid() -> None:
+    """A range scan that a damaged page ends early without an error is completed row by row, and a row
+    whose digest cannot be decoded keeps its ids with a stand-in digest that no real source has."""
+    from core.library.doctor import PartialRead, PerRow, scan_rows
+
+    partial = PartialRead((None, None, PerRow("unreadable-")))
+    rows = list(scan_rows(_CutTree(), "papers", ("id", "paper_id", "sha256"), 7,  # type: ignore[arg-type]
+                          partial=partial))
+    assert [row[0] for row in rows] == list(range(1, 8))
+    assert rows[2] == (3, "paper-3", "unreadable-3") and partial.rowids == {3}
+    assert rows[4] == _CutTree.ROWS[5]

@@ -243,7 +243,8 @@ class Salvage:
                                                       (self.partial_sentences, "sentence")) if n]
         if partial:
             out.append(f"read {' and '.join(partial)} value by value (their rows are partly unreadable): the "
-                       "values that could not be read (a title, a source, a label) are left blank")
+                       "values that could not be read (a title, a source, a label) are left blank (a paper "
+                       "whose digest could not be read is not recognised when its file is added again)")
         if self.fixed:
             fixed = "; ".join(f"{what}: {n}" for what, n in sorted(self.fixed.items()))
             out.append(f"put right damaged values: {fixed}")
@@ -448,6 +449,17 @@ class _Needed:
 NEEDED = _Needed()
 
 
+@dataclass(frozen=True)
+class PerRow:
+    """The stand-in of a unique column (a paper's sha256): made from the row's rowid, so that two rows
+    read so never collide, and never a real digest (re-adding that source is not mistaken for it)."""
+
+    prefix: str
+
+    def for_row(self, rowid: int) -> str:
+        return f"{self.prefix}{rowid}"
+
+
 @dataclass
 class PartialRead:
     """How :func:`scan_rows` reads a row that cannot be read whole (a value SQLite cannot decode, an
@@ -471,7 +483,7 @@ def _row_by_values(connection: sqlite3.Connection, table: str, columns: Sequence
         elif stand_in is NEEDED:
             return None
         else:
-            values.append(stand_in)
+            values.append(stand_in.for_row(rowid) if isinstance(stand_in, PerRow) else stand_in)
     partial.rowids.add(rowid)
     return tuple(values)
 
@@ -491,6 +503,18 @@ def _one_by_one(connection: sqlite3.Connection, table: str, columns: Sequence[st
     return found
 
 
+def _with_missing(connection: sqlite3.Connection, table: str, columns: Sequence[str], rows: list[Row],
+                  rowids: range, partial: PartialRead | None) -> list[Row]:
+    """``rows`` (a range scan's) with the rows of ``rowids`` it did not give, looked up one by one: a
+    damaged page can stop a range scan silently while each row is still found by its rowid."""
+    have = {row[0] for row in rows}
+    missing = [rowid for rowid in rowids if rowid not in have]
+    found = list(rows)
+    for rowid in missing:
+        found += _one_by_one(connection, table, columns, range(rowid, rowid + 1), partial)
+    return sorted(found, key=lambda row: row[0])
+
+
 def scan_rows(connection: sqlite3.Connection, table: str, columns: Sequence[str], highest: int,
               ctx: JobContext | None = None, partial: PartialRead | None = None) -> Iterator[tuple[Any, ...]]:
     """Every row of ``table`` that can be read, by rowid (``columns[0]`` is the rowid), in order:
@@ -506,6 +530,9 @@ def scan_rows(connection: sqlite3.Connection, table: str, columns: Sequence[str]
         rows = _rows(connection, select + "BETWEEN ? AND ?", (start, stop))
         if rows is None:
             rows = _one_by_one(connection, table, columns, range(start, stop + 1), partial)
+        elif len(rows) < min(stop, highest) - start + 1:  # a damaged tree can end a range scan early
+            expected = range(start, min(stop, highest) + 1)
+            rows = _with_missing(connection, table, columns, rows, expected, partial)
         if rows:
             empty, last = 0, int(rows[-1][0])
             highest = max(highest, last)
@@ -543,7 +570,9 @@ SENTENCE_DEFAULTS = {"position": "id", "section": "''", "section_kind": "''", "r
                      "function_vector": "NULL"}
 BATCH = 2000  # sentences written per transaction
 # What a value that cannot be read is taken as, in a row read value by value (PartialRead).
-PAPER_STAND_INS = (NEEDED, NEEDED, NEEDED, "", "", "", "recovered", "", 0.0, 0)
+# A paper keeps its id and paper id; its digest (the sha256 of its source, used to skip duplicates)
+# becomes "unreadable-<rowid>".
+PAPER_STAND_INS = (NEEDED, NEEDED, PerRow("unreadable-"), "", "", "", "recovered", "", 0.0, 0)
 SENTENCE_STAND_INS = (NEEDED, NEEDED, NEEDED, NEEDED, "", "", "", 0.0, "", 0.0, NEEDED, NEEDED)
 
 
