@@ -232,12 +232,48 @@ class DraftStore:
         atomic_write_with_text(path, text, f"the draft {name!r}")
         return path
 
-    def load(self, name: str = "current") -> str:
-        """The saved text, or an empty string when there is none."""
+    def load(self, name: str = "current", notes: list[str] | None = None) -> str:
+        """The saved text, or an empty string when there is none. A saved text that cannot be read never
+        stops the caller, and is never lost to the next save: a file that is not UTF-8 text, or cannot be
+        read, is set aside (renamed ``NAME.unreadable-YYYYMMDD-HHMMSS.txt``) and what can be read of it is
+        returned (an undecodable byte as U+FFFD); a folder in its place reads as "". Each such case puts
+        one line in ``notes`` (when given)."""
+        import stat
+        import time
+
+        path = self.path(name)
+        data = b""
         try:
-            return self.path(name).read_text(encoding="utf-8")
+            mode = path.stat().st_mode
+            if stat.S_ISDIR(mode):  # left where it is: each save then says it cannot write there
+                if notes is not None:
+                    notes.append(f"the saved draft {path} is a folder, not a text; the pane starts empty")
+                return ""
+            if not stat.S_ISREG(mode):  # a pipe or a device would block or never end
+                raise OSError(f"{path.name} is not a regular file")
+            data = path.read_bytes()
+            return data.decode("utf-8")
         except FileNotFoundError:
             return ""
+        except UnicodeDecodeError:
+            why = "could not be read as UTF-8 text"
+        except OSError as error:
+            why = f"could not be read ({error.strerror or error})"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside, k = path.with_name(f"{path.stem}.unreadable-{stamp}{path.suffix}"), 1
+        while os.path.lexists(aside):  # a second one within the same second
+            k += 1
+            aside = path.with_name(f"{path.stem}.unreadable-{stamp}-{k}{path.suffix}")
+        try:
+            path.rename(aside)
+            kept = f"it was kept as {aside}"
+        except OSError as error:
+            kept = f"it could not be set aside ({error.strerror or error}): copy it elsewhere before editing"
+        recovered = data.decode("utf-8", "replace")
+        if notes is not None:
+            shown = "; the pane shows what could be read (unreadable bytes as \ufffd)" if recovered else ""
+            notes.append(f"the saved draft {why}; {kept}{shown}")
+        return recovered
 
     def has(self, name: str) -> bool:
         """A saved text named ``name`` exists and is not empty."""

@@ -83,11 +83,16 @@ def encoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 @pytest.fixture(autouse=True)
 def _no_real_unsaved_draft_question(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test meets the real "Save changes to …?" dialog of the draft pane (a modal offscreen waits
-    forever): the answer is Discard unless the test patches ``DraftFiles._ask_unsaved`` itself."""
+    forever): the answer is Discard unless the test patches ``DraftFiles._ask_unsaved`` itself; the same
+    for its other questions (``app.gui.panels.draft_questions``)."""
     import sys
 
     if "PySide6" not in sys.modules:
         return
     from app.gui.panels.draft_files import DISCARD, DraftFiles
+    from app.gui.panels.draft_questions import CANCEL
 
     monkeypatch.setattr(DraftFiles, "_ask_unsaved", lambda _self, _question: DISCARD)
+    # nor "X changed on disk" (Cancel: not saved) nor "Replace X?" (no: not saved)
+    monkeypatch.setattr(DraftFiles, "_ask_changed_on_disk", lambda _self, _message: CANCEL)
+    monkeypatch.setattr(DraftFiles, "_ask_replace", lambda _self, _question: False)

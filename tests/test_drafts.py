@@ -213,3 +213,40 @@ def test_has_a_saved_text(tmp_path: Path) -> None:
     assert not store.has("before-open")  # empty: nothing to restore
     store.save("Kept.", "before-open")
     assert store.has("before-open")
+
+
+def test_a_saved_draft_that_is_not_utf8_is_set_aside_and_recovered(tmp_path: Path) -> None:
+    """Hostile report G #1: a Latin-1 ``current.txt`` stopped the app at start (UnicodeDecodeError)."""
+    store = DraftStore(tmp_path)
+    store.path().parent.mkdir(parents=True, exist_ok=True)
+    store.path().write_bytes("Caf\u00e9 notes.\nSecond line.".encode("latin-1"))
+    notes: list[str] = []
+    assert store.load(notes=notes) == "Caf\ufffd notes.\nSecond line."
+    [aside] = list(tmp_path.glob("current.unreadable-*.txt"))
+    assert aside.read_bytes() == "Caf\u00e9 notes.\nSecond line.".encode("latin-1")  # kept byte for byte
+    assert not store.path().exists()  # the next autosave cannot overwrite it
+    [note] = notes
+    assert note.startswith(f"the saved draft could not be read as UTF-8 text; it was kept as {aside}")
+    assert "\n" not in note
+    store.save("New text.")
+    assert aside.read_bytes() == "Caf\u00e9 notes.\nSecond line.".encode("latin-1")
+    assert store.load(notes=notes) == "New text." and len(notes) == 1
+
+
+def test_a_saved_draft_that_is_a_folder_or_a_pipe_never_stops_the_load(tmp_path: Path) -> None:
+    import os
+
+    store = DraftStore(tmp_path)
+    store.path().mkdir(parents=True)
+    notes: list[str] = []
+    assert store.load(notes=notes) == "" and store.path().is_dir()  # left there: each save says so
+    assert notes == [f"the saved draft {store.path()} is a folder, not a text; the pane starts empty"]
+    assert store.load() == ""  # no notes asked for: still no error
+    pipe = DraftStore(tmp_path / "p")
+    pipe.root.mkdir()
+    os.mkfifo(pipe.path())  # reading it would block the start for ever
+    notes = []
+    assert pipe.load(notes=notes) == ""
+    assert notes[0].startswith("the saved draft could not be read (current.txt is not a regular file); "
+                               "it was kept as ")
+    assert not os.path.lexists(pipe.path())

@@ -211,10 +211,10 @@ def test_a_bad_file_dropped_just_after_typing_stays_in_the_status(qtbot, bundle:
         window.docks["draft"].show()
         draft.set_text("We study how authors write.")  # a labelling round is due
         status = said_then_labelled(qtbot, draft, lambda d: open_and_wait(qtbot, d, bad))
-        assert status.startswith(f"{error} — 1 sentences")
+        assert status.startswith(f"{error} — 1 sentence: ")
         # the next round's summary is the summary alone: the line does not come back
         status = said_then_labelled(qtbot, draft, lambda d: d.set_text("We study how people write."))
-        assert error not in status and status.startswith("1 sentences")
+        assert error not in status and status.startswith("1 sentence: ")
         # a blank pane has no summary: the line stays, once
         draft.set_text("")
         status = said_then_labelled(qtbot, draft, lambda d: open_and_wait(qtbot, d, bad))

@@ -8,9 +8,11 @@ labelled as one document with the heading's section kind (``draft_labelling``). 
 the runner-up in the tooltip), chips in the margin and the function in the tooltip; below it, a
 checklist of the moves a section of the chosen kind usually makes, judged on the sentences with a clear
 function (``core.taxonomy.moves``; ``draft_text``). The draft is saved (debounced, atomically) to
-``user_data_dir()/drafts`` and restored on the next start. Draft files (.tex, .md, .docx, .txt) are
-opened, saved and dropped through ``draft_files``. The sentence at the cursor is published with its
-context (:meth:`DraftPanel.current_context`: heading kind and neighbours) for the Suggestions panel.
+``user_data_dir()/drafts`` and restored on the next start (a saved text that cannot be read is set aside,
+with one line). Draft files (.tex, .md, .docx, .txt) are opened, saved and dropped through
+``draft_files``; what the pane says stays before the next labelling summary (``draft_status``). The
+sentence at the cursor is published with its context (:meth:`DraftPanel.current_context`: heading kind
+and neighbours) for the Suggestions panel.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from app.gui.palette import RolePalette
 from app.gui.panels.draft_editor import DraftEditor
 from app.gui.panels.draft_files import DraftFiles
 from app.gui.panels.draft_labelling import DraftLabels, label_draft
-from app.gui.panels.draft_text import ABBREVIATIONS, NO_MODEL, capitalised, labelled_summary, moves_html
+from app.gui.panels.draft_status import DraftStatus, stop_tip
+from app.gui.panels.draft_text import ABBREVIATIONS, NO_MODEL, moves_html
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
@@ -62,11 +65,13 @@ class DraftPanel(QWidget):
         super().__init__()
         self.session = session
         self.store = store or DraftStore()
-        self._note = ""  # what the pane said while a labelling round was due, shown before its summary
         self.editor = DraftEditor(session.palette)
         self.status = StatusLine("Stop labelling")
         self.op = PanelOperation(self, session, self.status, error_prefix="Labelling failed")
-        self.files = DraftFiles(self, self.editor, self.store, self._say, self._on_opened,
+        self.notes = DraftStatus(self.status, lambda: self._label_timer.isActive() or self.op.busy,
+                                 self.editor.document())
+        self._say = self.notes.say
+        self.files = DraftFiles(self, self.editor, self.store, self._say, self.notes.opened,
                                 PanelOperation(self, session, self.status, error_prefix="Not opened"))
         self.recent, self.recent_drafts_menu = self.files.recent, self.files.recent_menu
         self.legend = QLabel(legend_html(session.palette))
@@ -89,17 +94,29 @@ class DraftPanel(QWidget):
         self._context: tuple[str, int, SentenceContext | None] | None = None  # (text, cursor, context)
         self._headings: tuple[str, list[tuple[int, int, str]]] | None = None  # (text, its heading lines)
         self._sentence_timer = self._timer(LABEL_DELAY_MS, self._emit_current_sentence)
-        saved = self.store.load()
-        if saved:
-            self.editor.setPlainText(saved)
-            self.status.set_text("Draft restored.")
-            self._label_timer.start()
+        self._autosave_failed = ""  # the line the last autosave failed with ("" when it worked)
+        self._restore()
         self.files.linkFinished.connect(self._on_linked)
         self.files.relink()  # the restored text is its file's again, when that file has not changed
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.cursorPositionChanged.connect(self._sentence_timer.start)
         self.editor.fileDropped.connect(self.open_draft)
         self.labelled.connect(self.files.show_reading)
+        for op in (self.op, self.files.op):  # queued: after open() has named the file it reads
+            op.busyChanged.connect(self._update_stop_tip, Qt.ConnectionType.QueuedConnection)
+
+    def _restore(self) -> None:
+        """The text saved when the app last ran; a saved text that could not be read is one line (set
+        aside by the store: what could be read of it is shown, linked to no file)."""
+        notes: list[str] = []
+        saved = self.store.load(notes=notes)
+        if saved:
+            self.editor.setPlainText(saved)
+            self.status.set_text("Draft restored.")
+            self._label_timer.start()
+        if notes:
+            self.store.forget_link()
+            self._say(notes[0])
 
     def _lay_out(self) -> None:
         bottom = QHBoxLayout()
@@ -136,8 +153,10 @@ class DraftPanel(QWidget):
         return self.files.open_dialog()
 
     def may_close(self) -> bool:
-        """The window may close: unsaved edits to an opened draft file are asked about first."""
-        return self.files.may_close()
+        """The window may close: unsaved edits to an opened draft file are asked about first, and typed
+        text whose autosave failed (a pending autosave is tried first)."""
+        self.flush()
+        return self.files.may_close(self._autosave_failed)
 
     def save_draft(self) -> bool:
         return self.files.save()
@@ -145,18 +164,8 @@ class DraftPanel(QWidget):
     def save_draft_as(self, path: str | None = None) -> bool:
         return self.files.save_as(path)
 
-    def _say(self, message: str) -> None:
-        """One line in the status. Said while a labelling round is due or running, it is kept before
-        that round's summary (``_note``), which would otherwise replace it; said at any other time, it
-        replaces an older note, so no stale line comes back with a later summary."""
-        self.status.set_text(capitalised(message))
-        labelling = self._label_timer.isActive() or self.op.busy
-        self._note = self.status.text() if labelling else ""
-
-    def _on_opened(self, message: str, warnings: list[str]) -> None:
-        self._say(message)
-        self._note = self.status.text()  # kept before the labelling summary
-        self.status.setToolTip("\n".join(warnings))
+    def _update_stop_tip(self, *_busy: object) -> None:
+        self.status.cancel_button.setToolTip(stop_tip(self.files, self.op.busy))
 
     def _on_linked(self, linked: bool) -> None:
         """The restored text is linked to its file again: it is labelled again in the file's format."""
@@ -227,8 +236,10 @@ class DraftPanel(QWidget):
             from core.fileio import StorageError
 
             message = str(error) if isinstance(error, StorageError) else f"could not save the draft: {error}"
+            self._autosave_failed = one_line(message, 300)
             self._say(message)
             return
+        self._autosave_failed = ""
         self.files.forget_stale_link()
 
     def flush(self) -> None:
@@ -245,12 +256,12 @@ class DraftPanel(QWidget):
             self.editor.set_labels([])
             self._functions = None
             self._show_moves()
-            self.status.set_text(self._note)  # nothing to sum up: what was said stays, once
-            self._note = ""
+            self.notes.summary(None)  # nothing to sum up: what was said stays, once
             self.labelled.emit(0)
             return
         markdown = self.opened is not None and self.opened.format != "txt"
-        self.op.run(label_draft, self.text, MODEL, markdown, label="Labelling the draft", status="Labelling…",
+        self.op.run(label_draft, self.text, MODEL, markdown, label="Labelling the draft",
+                    status=self.notes.with_note("labelling…"), on_progress=self.notes.progress,
                     on_done=partial(self._on_labelled, self._version), on_error=self._on_failed)
 
     def _on_labelled(self, version: int, result: DraftLabels) -> None:
@@ -262,8 +273,7 @@ class DraftPanel(QWidget):
         self.editor.set_labels(labelled, functions)
         self._functions = functions
         self._show_moves()
-        self.status.set_text(labelled_summary(labelled, self._note))
-        self._note = ""
+        self.notes.summary(labelled)
         self.labelled.emit(len(labelled))
 
     def _on_failed(self, error: Exception) -> None:

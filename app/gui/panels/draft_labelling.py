@@ -49,7 +49,7 @@ def label_draft(ctx: JobContext, text: str, model: RoleModel, markdown: bool = F
     ctx.check()
     if not spans:
         return [], None
-    message = f"labelling {len(spans)} draft sentences"
+    message = f"labelling {len(spans)} draft sentence{'' if len(spans) == 1 else 's'}"
     ctx.progress(0, len(spans), message)
     documents: list[Document] = []
     last = None

@@ -56,7 +56,7 @@ def labelled_summary(labelled: LabelledDraft, note: str = "") -> str:
     uncertain = len(labelled) - sum(counts.values())
     summary = ", ".join([*(f"{n} {r}" for r, n in counts.items()),
                          *([f"{uncertain} uncertain"] if uncertain else [])])
-    done = f"{len(labelled)} sentences: {summary}" if labelled else ""
+    done = f"{sentences(len(labelled))}: {summary}" if labelled else ""
     return f"{note} — {done}" if note and done else note or done
 
 
@@ -71,7 +71,7 @@ def moves_html(functions: list[FunctionPrediction] | None, labelled: bool, kind:
 
 def opened_text(path: str, parsed: ParsedDraft) -> str:
     """"Opened main.tex (LaTeX): 20 sentences; 2 included files; 1 skipped: …"."""
-    parts = [f"Opened {Path(path).name} ({FORMATS[parsed.format]}): {len(parsed.sentences)} sentences"]
+    parts = [f"Opened {Path(path).name} ({FORMATS[parsed.format]}): {sentences(len(parsed.sentences))}"]
     if parsed.files:
         parts.append(f"{len(parsed.files)} included files")
     if parsed.format == "docx":
@@ -79,6 +79,11 @@ def opened_text(path: str, parsed: ParsedDraft) -> str:
     if parsed.warnings:
         parts.append(f"{len(parsed.warnings)} skipped: {parsed.warnings[0]}")
     return "; ".join(parts)
+
+
+def sentences(count: int) -> str:
+    """"1 sentence", "12 sentences"."""
+    return f"{count} sentence{'' if count == 1 else 's'}"
 
 
 def capitalised(message: str) -> str:
