@@ -111,3 +111,16 @@ def no_shipped_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import models.bundle
 
     monkeypatch.setattr(models.bundle, "default_bundle_path", lambda: tmp_path / "no-shipped-bundle")
+
+
+DRAFT_A = "# Introduction\n\nWe study how authors write.\n"
+DRAFT_B = "# Results\n\nThe yield rose by 12%.\n"
+
+
+def two_draft_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """``a.md`` and ``b.md`` (DRAFT_A, DRAFT_B) in ``tmp_path``, with a user folder of the test's own."""
+    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text(DRAFT_A, encoding="utf-8")
+    b.write_text(DRAFT_B, encoding="utf-8")
+    return a, b

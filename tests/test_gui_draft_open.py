@@ -16,10 +16,17 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from core.drafts import DraftStore
-from tests.gui_helpers import TIMEOUT_MS, model_bundle, open_window, wait_released
+from tests.gui_helpers import (
+    DRAFT_A,
+    DRAFT_B,
+    TIMEOUT_MS,
+    model_bundle,
+    open_window,
+    two_draft_files,
+    wait_released,
+)
 
-A_TEXT = "# Introduction\n\nWe study how authors write.\n"
-B_TEXT = "# Results\n\nThe yield rose by 12%.\n"
+A_TEXT, B_TEXT = DRAFT_A, DRAFT_B
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +36,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def drafts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
-    a, b = tmp_path / "a.md", tmp_path / "b.md"
-    a.write_text(A_TEXT, encoding="utf-8")
-    b.write_text(B_TEXT, encoding="utf-8")
-    return a, b
+    return two_draft_files(tmp_path, monkeypatch)
 
 
 def answering(draft, answer: str) -> list[str]:  # type: ignore[no-untyped-def]

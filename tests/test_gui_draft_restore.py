@@ -16,10 +16,9 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from core.drafts import DraftStore, text_digest
-from tests.gui_helpers import TIMEOUT_MS, model_bundle, open_window
+from tests.gui_helpers import DRAFT_A, DRAFT_B, TIMEOUT_MS, model_bundle, open_window, two_draft_files
 
-A_TEXT = "# Introduction\n\nWe study how authors write.\n"
-B_TEXT = "# Results\n\nThe yield rose by 12%.\n"
+A_TEXT, B_TEXT = DRAFT_A, DRAFT_B
 EDIT = "Our aim is to help.\n"
 RESTORE = "&Restore the text replaced by the last open"
 
@@ -31,11 +30,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def drafts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    monkeypatch.setenv("RHETORICA_HOME", str(tmp_path / "home"))
-    a, b = tmp_path / "a.md", tmp_path / "b.md"
-    a.write_text(A_TEXT, encoding="utf-8")
-    b.write_text(B_TEXT, encoding="utf-8")
-    return a, b
+    return two_draft_files(tmp_path, monkeypatch)
 
 
 def open_and_wait(qtbot, draft, path: Path) -> bool:  # type: ignore[no-untyped-def]
