@@ -1,4 +1,5 @@
-"""Reading a draft file for the draft pane (``draft_files``; a worker thread: no Qt here). A small
+"""Reading a draft file for the draft pane (``draft_files``; :func:`read_job` runs in a worker thread and
+uses no Qt; :func:`as_shown` is for the UI thread). A small
 Markdown or text draft is read in the worker thread itself; any other draft in a child process
 (``core.procjobs``), because ``core.draft_formats`` has no check points: Stop, a newer open and quitting
 end a child at once, where a thread would run on to the end of the read. Also the words of what a read
