@@ -94,19 +94,25 @@ def test_text_exports_refuse_a_folder(qtbot, tmp_path: Path) -> None:  # type: i
     assert saved.path == "" and saved.message == FOLDER.format(tmp_path)
 
 
-def test_the_graphical_abstract_png_refuses_a_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _figure_exporter(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The graphical-abstract panel's PNG exporter on a status line of its own, with no model."""
     from app.gui.model_holder import ModelHolder, ModelOptions
     from app.gui.panels.graphical_abstract_exporter import FigureExporter
     from app.gui.session import Session
     from app.gui.status_line import StatusLine
-    from core.document import Figure
 
     tracker = JobTracker()
     session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(tmp_path / "none"))), RolePalette())
     panel, line = QWidget(), StatusLine()
     qtbot.addWidget(panel)
     qtbot.addWidget(line)
-    exporter = FigureExporter(panel, session, line)
+    return FigureExporter(panel, session, line), line
+
+
+def test_the_graphical_abstract_png_refuses_a_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from core.document import Figure
+
+    exporter, line = _figure_exporter(qtbot, tmp_path)
     figure = Figure("fig1", "figure", "1", "Figure 1: a box.", 0, (0.0, 0.0, 100.0, 100.0))
     folder = tmp_path / "figure.png"
     folder.mkdir()
@@ -115,11 +121,7 @@ def test_the_graphical_abstract_png_refuses_a_folder(qtbot, tmp_path: Path) -> N
 
 
 def test_the_graphical_abstract_png_write_errors_are_plain_and_said_once(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.gui.model_holder import ModelHolder, ModelOptions
     from app.gui.panels.graphical_abstract_export import export_figure_png
-    from app.gui.panels.graphical_abstract_exporter import FigureExporter
-    from app.gui.session import Session
-    from app.gui.status_line import StatusLine
     from core.document import Figure
 
     pdf = str(two_column_pdf(tmp_path / "paper.pdf"))
@@ -127,12 +129,7 @@ def test_the_graphical_abstract_png_write_errors_are_plain_and_said_once(qtbot, 
     with pytest.raises(OSError) as caught:
         export_figure_png(pdf, 0, (0.0, 0.0, 200.0, 200.0), "", long_name, sidecar=False)
     assert str(caught.value) == "the image could not be saved there (check that the folder is writable)"
-    tracker = JobTracker()
-    session = Session(tracker, ModelHolder(tracker, ModelOptions(path=str(tmp_path / "none"))), RolePalette())
-    panel, line = QWidget(), StatusLine()
-    qtbot.addWidget(panel)
-    qtbot.addWidget(line)
-    exporter = FigureExporter(panel, session, line)
+    exporter, line = _figure_exporter(qtbot, tmp_path)
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a folder", encoding="utf-8")
     figure = Figure("fig1", "figure", "1", "Figure 1: a box.", 0, (0.0, 0.0, 200.0, 200.0))
