@@ -485,3 +485,54 @@ def side_caption_pdf(path: Path) -> Path:
     page.insert_textbox(pymupdf.Rect(RIGHT[0], 230, RIGHT[1], 700), body, fontsize=10, fontname="helv")
     doc.save(path)
     return path
+
+
+def contents_list_pdf(path: Path) -> Path:
+    """A contents list whose page numbers stand apart on each entry's baseline (JCAP), then the body."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Paper With A Contents List", fontsize=18, fontname="hebo")
+    page.insert_text((72, 110), "Abstract", fontsize=12, fontname="hebo")
+    write_lines(page, 72, 130, ["We study lists of contents in papers. They come before the body."])
+    page.insert_text((72, 180), "Contents", fontsize=12, fontname="hebo")
+    y = 200.0
+    entries = [("1. Introduction", "2"), ("2. Results", "3"), ("Acknowledgments", "4"), ("References", "5")]
+    for entry, number in entries:
+        page.insert_text((72, y), entry, fontsize=10, fontname="helv")
+        page.insert_text((520, y), number, fontsize=10, fontname="helv")
+        y += 16
+    page = doc.new_page(width=W, height=H)
+    y = 80.0
+    for heading, lines in [
+        ("1. Introduction", ["We introduce the problem in this first sentence.", "It matters a great deal."]),
+        ("2. Results", ["The method works well on every test we ran."]),
+        ("Acknowledgments", ["We thank the reviewers."]),
+        ("References", ["A. Author. 2020. A cited paper about things. In Proceedings of Things."]),
+    ]:
+        page.insert_text((72, y), heading, fontsize=12, fontname="hebo")
+        y = write_lines(page, 72, y + 20, lines) + 12
+    doc.save(path)
+    return path
+
+
+def reference_column_pdf(path: Path) -> Path:
+    """A table whose first column is headed "Reference" (Postgrad Med J), between Methods and Results."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=W, height=H)
+    page.insert_text((72, 70), "A Paper With A Table Of Studies", fontsize=18, fontname="hebo")
+    page.insert_text((72, 110), "Methods", fontsize=12, fontname="hebo")
+    y = write_lines(page, 72, 130, ["We searched three databases for trials of the treatment.",
+                                    "Two of us read every study."]) + 12
+    page.insert_text((72, y), "Table 1 Characteristics of the included studies", fontsize=9, fontname="hebo")
+    y += 16
+    page.insert_text((72, y), "Reference", fontsize=7.5, fontname="hebo")
+    page.insert_text((200, y - 8), "Year of", fontsize=7.5, fontname="hebo")
+    page.insert_text((200, y), "publication", fontsize=7.5, fontname="hebo")
+    page.insert_text((300, y), "Country", fontsize=7.5, fontname="hebo")
+    page.insert_text((72, y + 20), "Results", fontsize=12, fontname="hebo")
+    y = write_lines(page, 72, y + 40, ["The treatment raised haemoglobin in every study.",
+                                       "The effect was larger in children."]) + 12
+    page.insert_text((72, y), "References", fontsize=12, fontname="hebo")
+    write_lines(page, 72, y + 20, ["A. Author. 2020. A cited paper about things. In Proceedings of Things."])
+    doc.save(path)
+    return path

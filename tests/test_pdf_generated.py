@@ -15,10 +15,12 @@ from tests.pdf_factory import (
     RIGHT,
     bold_abstract_then_unheaded_intro_pdf,
     caption_then_paragraph_pdf,
+    contents_list_pdf,
     figure_pdf,
     furniture_pdf,
     hyphen_pdf,
     keywords_then_heading_overleaf_pdf,
+    reference_column_pdf,
     references_pdf,
     ruled_caption_pdf,
     two_column_pdf,
@@ -250,6 +252,29 @@ def test_references_left_out_appendix_kept_as_other(tmp_path):
     body = paper.body_text()
     assert "cited paper" not in body and "Proceedings of Things" not in body
     assert paper.sentences[-1].text == "The appendix gives more details about the data."
+
+
+def test_a_contents_list_does_not_end_the_paper(tmp_path: Path) -> None:
+    """Its "Acknowledgments" and "References" entries, page numbers apart, are not the back matter."""
+    paper = parse_pdf(contents_list_pdf(tmp_path / "contents.pdf"))
+    assert [(s.number, s.heading, s.kind) for s in paper.sections] == [
+        ("", "Abstract", SectionKind.ABSTRACT),
+        ("1", "Introduction", SectionKind.INTRODUCTION),
+        ("2", "Results", SectionKind.RESULT),
+        ("", "Acknowledgments", SectionKind.OTHER),
+    ]
+    texts = [s.text for s in paper.sentences]
+    assert "We introduce the problem in this first sentence." in texts
+    assert "The method works well on every test we ran." in texts
+    assert "Acknowledgments" not in texts and "cited paper" not in paper.body_text()
+
+
+def test_a_table_column_headed_reference_is_not_the_references(tmp_path: Path) -> None:
+    paper = parse_pdf(reference_column_pdf(tmp_path / "table.pdf"))
+    assert [(s.heading, s.kind) for s in paper.sections] == [
+        ("Methods", SectionKind.METHOD), ("Results", SectionKind.RESULT)]
+    assert paper.sentences[-1].text == "The effect was larger in children."
+    assert "cited paper" not in paper.body_text()
 
 
 def _small_caps(page: pymupdf.Page, x: float, y: float, words: list[str], size: float = 10.0) -> None:

@@ -8,6 +8,7 @@ out, except appendices, which are kept as ``other`` sections.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ _STRUCTURED_LABELS = re.compile(
 _NUMBERED_NOTE = re.compile(r"^\d{1,2}\s+\S")
 _FOOTNOTE = re.compile(r"^(?:[∗*†‡§¶⋆]\s*\S|\d{1,2}[A-Z][a-z])")
 _TOC_LINE = re.compile(r"\s\d{1,3}$")
+_BARE_PAGE_NUMBER = re.compile(r"\d{1,3}")
 
 
 @dataclass
@@ -211,11 +213,25 @@ def _body_lines(flow: list[Line]) -> list[Line]:
 
     Lines that read as equations or table rows get the ``equation`` tag (later passes see it
     on the shared Line objects) and are dropped with the rest."""
-    lines = [ln for ln in flow if not (ln.tags & SKIP_TAGS)]
+    _tag_contents_entries(flow)
+    lines = [ln for ln in flow if not (ln.tags & SKIP_TAGS) and "contents" not in ln.tags]
     for ln in lines:
         if is_equation(ln) or is_tabular(ln):
             ln.tags.add("equation")
     return [ln for ln in lines if "equation" not in ln.tags]
+
+
+def _tag_contents_entries(flow: list[Line]) -> None:
+    """Tag a table-of-contents entry whose page number stands apart on its baseline, in its
+    block (JCAP's contents list, whose "Acknowledgments" and "References" entries would
+    otherwise end the paper on page 2); the entries are dropped like the page numbers."""
+    for ln, nxt in itertools.pairwise(flow):
+        if _BARE_PAGE_NUMBER.fullmatch(nxt.text.strip()) and nxt.page == ln.page and nxt.block == ln.block \
+                and abs(nxt.y0 - ln.y0) < 0.5 * ln.size and nxt.x0 > ln.x1 + 3 * ln.size:
+            ln.tags.add("contents")
+    for ln, nxt in itertools.pairwise(flow):  # and the list's own label, so that no block after it is dropped
+        if "contents" in nxt.tags and re.fullmatch(r"(?:table of )?contents", ln.text.strip(), re.IGNORECASE):
+            ln.tags.add("contents")
 
 
 def _first_body_heading(lines: list[Line], heads: dict[int, HeadingMatch], body_size: float) -> int | None:
@@ -384,10 +400,24 @@ def _skip_keywords(body: _Body, cur: _Cursor) -> int | None:
 def _references_heading(body: _Body, cur: _Cursor) -> int | None:
     """A short "References" line starts the references list, which is left out."""
     _, title = split_number(cur.bare, allow_letters=body.in_refs)
-    if is_references(title) and len(cur.text) < 40:
+    if is_references(title) and len(cur.text) < 40 and not _shares_its_row(body, cur):
         body.in_refs = True
         return 1
     return None
+
+
+def _shares_its_row(body: _Body, cur: _Cursor) -> bool:
+    """Another line beside this one in its column: a table's header cell ("Reference", "Year of
+    publication", ...), not a heading, which stands alone on its row."""
+    ln, layout = cur.ln, body.layouts[cur.ln.page]
+    for j in (cur.i - 2, cur.i - 1, cur.i + 1, cur.i + 2):
+        other = body.lines[j] if 0 <= j < len(body.lines) else None
+        if other is None or other.page != ln.page or layout.column_of(other) != layout.column_of(ln):
+            continue
+        overlap = min(other.y1, ln.y1) - max(other.y0, ln.y0)
+        if overlap > 0.5 * ln.size and (other.x0 >= ln.x1 or other.x1 <= ln.x0):
+            return True
+    return False
 
 
 def _inside_references(body: _Body, cur: _Cursor) -> int | None:
