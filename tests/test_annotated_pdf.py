@@ -21,6 +21,7 @@ from core.pdf.annotate import (  # noqa: E402
     annotate_pdf,
     remove_role_highlights,
 )
+from core.taxonomy.functions import default_taxonomy  # noqa: E402
 from core.taxonomy.labels import ROLES, FunctionPrediction, RolePrediction  # noqa: E402
 from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS, hex_to_rgb  # noqa: E402
 from tests.pdf_factory import two_column_pdf  # noqa: E402
@@ -79,8 +80,8 @@ def test_one_highlight_per_sentence_and_page_with_role_colour_and_note(pdf: Path
         function = FUNCTIONS[sentence.index % len(FUNCTIONS)]
         assert page == sentence.rects[0].page
         assert info["title"] == ANNOTATION_AUTHOR and info["subject"] == role.label
-        assert f"Role: {role.label} ({role.confidence:.2f})" in info["content"]
-        assert f"Function: {function} (0.61)" in info["content"]
+        assert f"Role: {role.label} {role.confidence:.0%}\n" in info["content"]  # percent, as the GUI
+        assert f"Function: {default_taxonomy().name_of(function)} 61%" in info["content"]  # its plain name
         assert colour == pytest.approx(hex_to_rgb(DEFAULT_ROLE_COLORS[role.label]), abs=0.01)
         assert len(vertices) == 4 * len(sentence.rects)  # one quad per rectangle of the sentence
     assert {info["subject"] for info in by_note} == set(ROLES)
@@ -201,9 +202,13 @@ def test_analyze_annotated_pdf_refusals_are_one_line(bundle: Path, pdf: Path, tm
 def test_a_function_below_the_threshold_says_so() -> None:
     from core.pdf.annotate import highlight_note
 
-    clear = highlight_note("method", 0.81, FunctionPrediction("lab-procedure", (("lab-procedure", 0.7),)))
-    assert clear.splitlines() == ["Role: method (0.81)", "Function: lab-procedure (0.70)",
+    method = RolePrediction("method", {"method": 0.81, "result": 0.19})
+    clear = highlight_note(method, FunctionPrediction("lab-procedure", (("lab-procedure", 0.7),)))
+    assert clear.splitlines() == ["Role: method 81%", "Function: Describing a laboratory procedure 70%",
                                   "Labelled by Rhetorica"]
-    unclear = highlight_note("result", 0.4, FunctionPrediction("none", (("main-finding", 0.13),)))
-    assert unclear.splitlines()[1] == "Function: none clear (best guess main-finding, 0.13)"
-    assert len(highlight_note("other", 0.5).splitlines()) == 2
+    result = RolePrediction("result", {"result": 0.4, "method": 0.35, "other": 0.25})
+    unclear = highlight_note(result, FunctionPrediction("none", (("main-finding", 0.13),)))
+    assert unclear.splitlines() == ["Role: uncertain: result 40% or method 35%",
+                                    "Function: no clear function (uncertain: Reporting a finding 13%)",
+                                    "Labelled by Rhetorica"]
+    assert len(highlight_note(RolePrediction("other", {"other": 0.5})).splitlines()) == 2

@@ -50,7 +50,7 @@ def test_markdown_export(tmp_path: Path) -> None:
     assert "| Section | Sentences |" in text
     assert "| 2 Method | 2 | 0% | 0% | 100% | 0% | 0% | 0% |" in text
     assert "## 5 Conclusion" in text
-    assert "- **objective** (0.90): We propose SPECTER, a document encoder." in text
+    assert "- **objective 90%**: We propose SPECTER, a document encoder." in text  # the GUI's words
     assert text.count("\n- **") == len(paper.sentences)
 
 
@@ -82,8 +82,10 @@ def test_exports_carry_functions_when_the_model_has_them(tmp_path: Path) -> None
         rows = list(csv.DictReader(handle))
     assert [r["function"] for r in rows] == [f.label for f in functions]
     markdown = export_markdown(paper, analysis, tmp_path / "a.md").read_text(encoding="utf-8")
-    assert markdown.count("· *aim*") == sum(f.label == "aim" for f in functions)
+    assert markdown.count("· *Stating the aim 70%*") == sum(f.label == "aim" for f in functions)
     assert "*none*" not in markdown
+    unclear = "· *no clear function (uncertain: Defining a term or quantity 30% or Stating the aim 10%)*"
+    assert markdown.count(unclear) == sum(f.label == "none" for f in functions)
     # Without a function head the columns stay, empty.
     plain_path = export_json(paper, make_analysis(paper), tmp_path / "b.json")
     plain = json.loads(plain_path.read_text(encoding="utf-8"))

@@ -50,7 +50,7 @@ def test_html_page_colours_each_sentence_and_escapes_everything(tmp_path: Path) 
     spans = re.findall(r'<span class="s r-(\w+)" id="(s\d+)" title="([^"]*)">', page)
     assert [role for role, _, _ in spans] == LABELS
     assert [sid for _, sid, _ in spans] == [s.id for s in paper.sentences]
-    assert spans[1][2] == "objective (0.90)"
+    assert spans[1][2] == "sentence 2 · objective 90%"  # numbered from 1 and in percent, as the GUI
     for role in ROLES:
         assert f".r-{role} {{ background: {DEFAULT_ROLE_COLORS[role]}59; }}" in page
     assert "<h2>2 Method</h2>" in page and "&quot;quoted&quot;" in page
@@ -70,7 +70,7 @@ def test_a_drafts_labels_as_markdown_and_html_keep_the_text_before_any_heading()
     assert page.count('<span class="s r-') == len(paper.sentences)
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<title>My &lt;draft&gt;</title>" in page and "<code>m&lt;1&gt;</code>" in page
-    assert "· aim (0.55)" in page
+    assert "· Stating the aim 55%" in page  # the function's plain name
 
 
 @pytest.fixture(scope="module")

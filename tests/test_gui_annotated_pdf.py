@@ -12,6 +12,7 @@ pymupdf = pytest.importorskip("pymupdf")
 
 from PySide6.QtWidgets import QMenu  # noqa: E402
 
+from core.exporting.label_words import role_words  # noqa: E402
 from core.taxonomy.role_colors import hex_to_rgb  # noqa: E402
 from tests.gui_helpers import TIMEOUT_MS, open_window, wait_released  # noqa: E402
 from tests.pdf_factory import two_column_pdf  # noqa: E402
@@ -54,7 +55,8 @@ def test_export_annotated_pdf_in_the_background(qtbot, bundle: Path, tmp_path: P
             annots = [a for page in doc for a in page.annots()]
             assert len(annots) >= len(roles)
             first = annots[0]
-            assert first.info["subject"] == role and first.info["content"].startswith(f"Role: {role} (")
+            assert first.info["subject"] == role
+            assert first.info["content"].startswith(f"Role: {role_words(roles[0])}\n")
             assert tuple(first.colors["stroke"]) == pytest.approx(hex_to_rgb("#123456"), abs=0.01)
         blocker = tmp_path / "blocker"
         blocker.write_text("a file", encoding="utf-8")

@@ -19,7 +19,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, default_threads: int |
     threads_default = "all cores" if default_threads is None else str(default_threads)
     parser.add_argument("--threads", type=bounded_int(1, MAX_THREADS), default=default_threads,
                         help=f"onnxruntime threads (default: {threads_default})")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where the model runs: auto (a CUDA GPU when onnxruntime has one that works, "
+                        "else the CPU), cpu or cuda (default: auto)")
 
 
 def progress_line(quiet: bool) -> Callable[[Any], None]:

@@ -64,14 +64,13 @@ def run_rank(args: argparse.Namespace) -> int:
     ranking = rank_figures(paper, load_figure_scorer(model, threads=args.threads), weights,
                            "fitted on the graphical-abstract dev set" if weights else "",
                            include_tables=args.include_tables)
-    if not ranking.figures:
-        kinds = ("figures or tables" if args.include_tables
-                 else "figures (tables are not candidates: --include-tables)")
-        print(f"{args.pdf.name}: no {kinds} found", file=sys.stderr)
+    if not ranking.figures:  # nothing to rank is a finding, not a failure: exit 0, as parse does
+        written = "; no PNG written" if args.png is not None else ""
+        print(f"{args.pdf.name}: {nothing_to_rank(paper, args.include_tables)}{written}", file=sys.stderr)
     pngs = _render_pngs(args.pdf, paper, ranking) if args.png is not None else {}  # before any write
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(ranking.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    if args.png is not None:
+    if pngs:  # no folder is made for nothing
         _write_pngs(pngs, args.png)
     print(f"{ranking.paper or args.pdf.name}  (scorer: {ranking.scorer}; weights: {ranking.weights_source})")
     for figure in ranking.figures:
@@ -79,6 +78,19 @@ def run_rank(args: argparse.Namespace) -> int:
         print(f"{figure.rank:>3}. {label} {figure.number:<4} score {figure.score:+.2f}  p.{figure.page + 1}  "
               f"{figure.reason}")
     return 0
+
+
+def nothing_to_rank(paper: Paper, include_tables: bool) -> str:
+    """Why no figure is ranked, in one sentence: "no figures found", with what to do when the paper
+    has tables that were left out, or only supplementary figures (never candidates)."""
+    main = [f for f in paper.figures if not f.number.upper().startswith("S")]
+    if include_tables:
+        return "no figures or tables found" + (" (supplementary ones are not candidates)" if paper.figures
+                                               else "")
+    if any(f.kind == "table" for f in main):
+        return "no figures found (tables are not candidates; add --include-tables to rank them)"
+    supplementary = any(f.kind == "figure" for f in paper.figures)
+    return "no figures found" + (" (supplementary figures are not candidates)" if supplementary else "")
 
 
 def _render_pngs(pdf: Path, paper: Paper, ranking: FigureRanking) -> dict[str, bytes]:

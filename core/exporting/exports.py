@@ -1,7 +1,11 @@
 """Export a paper's (or a draft's) role analysis as JSON, CSV, Markdown or HTML (no Qt).
 
-All three carry the same facts: per sentence its id, section, page, role, confidence and every
-class probability; JSON and Markdown also summarise the role mix per section.
+The machine formats (JSON, CSV) carry per sentence its id, 0-based index, section, page, role,
+confidence, whether the role is uncertain and its runner-up, every class probability and the function
+ids; JSON and Markdown also summarise the role mix per section. The reading formats (Markdown, HTML)
+say the labels as the GUI does (``core.exporting.label_words``): percentages, "uncertain: A 39% or
+B 39%", plain function names. A CSV text cell that a spreadsheet would read as a formula (it starts
+with ``= + - @``, a tab or a carriage return) is prefixed with ``'`` (:func:`spreadsheet_safe`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.document import Paper, Sentence
+from core.exporting.label_words import function_words, role_is_uncertain, role_words
 from core.fileio import atomic_write_text
-from core.taxonomy.labels import ROLES
+from core.taxonomy.labels import ROLES, UNCERTAIN_BELOW, FunctionPrediction, RolePrediction, runner_up
 from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,8 +30,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EXPORT_FORMAT = 1
 CSV_COLUMNS = ("id", "index", "section_number", "section_heading", "section_kind", "page", "role",
-               "confidence", *(f"p_{role}" for role in ROLES), "function", "function_confidence",
-               "function_2", "function_3", "text")
+               "confidence", "uncertain", "role_2", "role_2_confidence", *(f"p_{role}" for role in ROLES),
+               "function", "function_confidence", "function_2", "function_3", "text")
+# How the reading exports say confidence (the GUI's rule, core.taxonomy.labels.UNCERTAIN_BELOW).
+CONFIDENCE_NOTE = (f"Confidence is the model's probability; a role below {UNCERTAIN_BELOW:.0%} is marked "
+                   "uncertain, with the runner-up.")
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _function_fields(analysis: PaperAnalysis, index: int) -> dict[str, Any]:
@@ -38,6 +48,15 @@ def _function_fields(analysis: PaperAnalysis, index: int) -> dict[str, Any]:
     top = list(prediction.top) + [("", 0.0)] * 3
     return {"function": prediction.label, "function_confidence": round(prediction.confidence, 4),
             "function_2": top[1][0], "function_3": top[2][0]}
+
+
+def _role_fields(prediction: RolePrediction) -> dict[str, Any]:
+    """The role columns of one sentence: the label, its confidence, whether it is uncertain (below
+    ``UNCERTAIN_BELOW``, as the GUI shows it) and the runner-up."""
+    second, probability = runner_up(prediction)
+    return {"role": prediction.label, "confidence": round(prediction.confidence, 4),
+            "uncertain": role_is_uncertain(prediction), "role_2": second,
+            "role_2_confidence": round(probability, 4) if second else ""}
 
 
 def _check(paper: Paper, analysis: PaperAnalysis) -> None:
@@ -61,8 +80,7 @@ def sentence_rows(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]
             "section_heading": section.heading,
             "section_kind": section.kind.value,
             "page": (sentence.pages[0] + 1) if sentence.pages else "",
-            "role": prediction.label,
-            "confidence": round(prediction.confidence, 4),
+            **_role_fields(prediction),
         }
         for role in ROLES:
             row[f"p_{role}"] = round(float(prediction.probabilities.get(role, 0.0)), 4)
@@ -117,11 +135,21 @@ def export_json(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path
     return Path(path)
 
 
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (``=1+1``, ``- T1 < T2``, ``@SUM(…)``) prefixed
+    with ``'`` (OWASP's advice: shown as typed); any other value as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def to_csv_text(paper: Paper, analysis: PaperAnalysis) -> str:
+    """The CSV export: one row per sentence (:func:`sentence_rows`), text cells spreadsheet-safe."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(sentence_rows(paper, analysis))
+    writer.writerows({key: spreadsheet_safe(value) for key, value in row.items()}
+                     for row in sentence_rows(paper, analysis))
     return buffer.getvalue()
 
 
@@ -148,6 +176,14 @@ def markdown_text(text: str) -> str:
     return _UNSAFE_SCHEME.sub(lambda m: m.group(0)[:-1] + "\\:", text)
 
 
+def reading_labels(analysis: PaperAnalysis, index: int) -> tuple[str, str]:
+    """(role, function) of sentence ``index`` as the reading exports say them (``label_words``):
+    "uncertain: objective 39% or background 39%", "Introducing the proposed approach 87%"; the function
+    is "" when the model has no function head."""
+    functions = analysis.functions
+    function: FunctionPrediction | None = functions[index] if functions is not None else None
+    return role_words(analysis.roles[index]), function_words(function)
+
 
 def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
     _check(paper, analysis)
@@ -156,7 +192,7 @@ def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
         lines += [markdown_text(", ".join(paper.authors)), ""]
     model_id = analysis.model_id.replace("`", "'")  # it sits in a code span
     lines += [f"Rhetorical roles by model `{model_id}`; {len(paper.sentences)} sentences, "
-              f"{paper.page_count} pages.", "", "## Role mix per section", ""]
+              f"{paper.page_count} pages. {CONFIDENCE_NOTE}", "", "## Role mix per section", ""]
     lines.append("| Section | Sentences | " + " | ".join(ROLES) + " |")
     lines.append("|---|---:|" + "---:|" * len(ROLES))
     for entry in section_summary(paper, analysis):
@@ -168,11 +204,9 @@ def to_markdown(paper: Paper, analysis: PaperAnalysis) -> str:
     for title, sentences in labelled_groups(paper):
         lines += [f"## {markdown_text(title) or '(untitled section)'}", ""]
         for sentence in sentences:
-            prediction = analysis.roles[sentence.index]
-            text = markdown_text(sentence.text)
-            function = analysis.functions[sentence.index].label if analysis.functions is not None else ""
-            shown = f" · *{function}*" if function and function != "none" else ""
-            lines.append(f"- **{prediction.label}** ({prediction.confidence:.2f}){shown}: {text}")
+            role, function = reading_labels(analysis, sentence.index)
+            shown = f" · *{markdown_text(function)}*" if function else ""
+            lines.append(f"- **{markdown_text(role)}**{shown}: {markdown_text(sentence.text)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -197,8 +231,9 @@ def labelled_groups(paper: Paper) -> list[tuple[str, list[Sentence]]]:
 
 def to_html(paper: Paper, analysis: PaperAnalysis, colors: dict[str, str] | None = None) -> str:
     """One standalone HTML page (inline CSS, no script, nothing fetched): each sentence on its role's
-    colour (``core.taxonomy.role_colors``, or ``colors``), its role, confidence and function in its tooltip
-    and after it; a legend; every text escaped."""
+    colour (``core.taxonomy.role_colors``, or ``colors``), its role and function (:func:`reading_labels`)
+    after it and in its tooltip, with its number counted from 1 as the GUI counts; a legend; every text
+    escaped."""
     _check(paper, analysis)
     esc = html.escape
     palette = {**DEFAULT_ROLE_COLORS, **(colors or {})}
@@ -210,12 +245,10 @@ def to_html(paper: Paper, analysis: PaperAnalysis, colors: dict[str, str] | None
     for heading, sentences in labelled_groups(paper):
         body.append(f"<h2>{esc(heading) or '(untitled section)'}</h2>\n<p>")
         for sentence in sentences:
-            role = analysis.roles[sentence.index]
-            function = analysis.functions[sentence.index] if analysis.functions is not None else None
-            note = f"{role.label} ({role.confidence:.2f})"
-            if function is not None and function.label not in ("", "none"):
-                note += f" · {function.label} ({function.confidence:.2f})"
-            body.append(f'<span class="s r-{esc(role.label)}" id="{esc(sentence.id)}" title="{esc(note)}">'
+            note = " · ".join(part for part in reading_labels(analysis, sentence.index) if part)
+            tooltip = f"sentence {sentence.index + 1} · {note}"
+            role = esc(analysis.roles[sentence.index].label)
+            body.append(f'<span class="s r-{role}" id="{esc(sentence.id)}" title="{esc(tooltip)}">'
                         f"{esc(sentence.text)}</span> <small>[{esc(note)}]</small>")
         body.append("</p>")
     model_id = esc(analysis.model_id)
@@ -230,7 +263,8 @@ small {{ color: #555; }}
 {css}
 </style></head><body>
 <h1>{title}</h1>
-<p>Rhetorical roles by model <code>{model_id}</code>; {len(paper.sentences)} sentences. Roles: {legend}</p>
+<p>Rhetorical roles by model <code>{model_id}</code>; {len(paper.sentences)} sentences. {CONFIDENCE_NOTE}
+Roles: {legend}</p>
 {chr(10).join(body)}
 </body></html>
 """

@@ -1,12 +1,12 @@
 """The open paper as a PDF with its role colours as real highlight annotations (issue 27.4).
 
 One highlight annotation per labelled sentence and page (its quads are the sentence's rectangles on
-that page), coloured with the role's colour (``core.taxonomy.role_colors``), its note (``/Contents``) carrying
-the role, the communicative function and both confidences, its author (``/T``) :data:`ANNOTATION_AUTHOR`
-and its subject the role. Only annotations are added: no page content changes, so any reader can
-hide or delete them, and :func:`remove_role_highlights` takes them all out again. The source PDF is
-never written; the copy is written atomically (``core.fileio``), and a source that is not the PDF the
-analysis was made from (another sha256) is refused.
+that page), coloured with the role's colour (``core.taxonomy.role_colors``), its note (``/Contents``)
+carrying the role and the communicative function in the GUI's words (:func:`highlight_note`), its
+author (``/T``) :data:`ANNOTATION_AUTHOR` and its subject the role. Only annotations are added: no
+page content changes, so any reader can hide or delete them, and :func:`remove_role_highlights` takes
+them all out again. The source PDF is never written; the copy is written atomically (``core.fileio``),
+and a source that is not the PDF the analysis was made from (another sha256) is refused.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.document import PageRect, Paper
 from core.errors import CorruptPdfError, EncryptedPdfError, MissingFileError, NotAPdfError, RhetoricaError
+from core.exporting.label_words import function_words, role_words
 from core.fileio import StorageError, atomic_write_with, file_sha256
 from core.jobs import JobContext, ensure_context
-from core.taxonomy.labels import FunctionPrediction, function_is_clear
+from core.taxonomy.labels import FunctionPrediction, RolePrediction
 from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS, UNLABELLED_COLOR, hex_to_rgb
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,15 +47,14 @@ class AnnotatedPdf:
     skipped: int
 
 
-def highlight_note(role: str, confidence: float, function: FunctionPrediction | None = None) -> str:
-    """The note a highlight carries, one fact a line; a function below the bundle's threshold
-    ("none") says so, with the best candidate."""
-    lines = [f"Role: {role} ({confidence:.2f})"]
-    if function is not None and function_is_clear(function):
-        lines.append(f"Function: {function.label} ({function.confidence:.2f})")
-    elif function is not None and function.top:
-        best, probability = function.top[0]
-        lines.append(f"Function: none clear (best guess {best}, {probability:.2f})")
+def highlight_note(role: RolePrediction, function: FunctionPrediction | None = None) -> str:
+    """The note a highlight carries, one fact a line, worded as the GUI words it
+    (``core.exporting.label_words``): "Role: method 81%" or "Role: uncertain: objective 39% or
+    background 39%"; "Function: Stating the aim 70%" or, below the bundle's threshold, "Function: no
+    clear function (uncertain: A 13% or B 10%)"; no function line without a function head."""
+    lines = [f"Role: {role_words(role)}"]
+    if function is not None:
+        lines.append(f"Function: {function_words(function)}")
     lines.append(f"Labelled by {ANNOTATION_AUTHOR}")
     return "\n".join(lines)
 
@@ -122,7 +122,7 @@ def annotate_pdf(source: str | os.PathLike[str], paper: Paper, analysis: PaperAn
                 skipped += 1
                 continue
             function = analysis.functions[sentence.index] if analysis.functions is not None else None
-            note = highlight_note(role.label, role.confidence, function)
+            note = highlight_note(role, function)
             colour = _colour(role.label, colors)
             for page_index, rects in sorted(pages.items()):
                 page = doc[page_index]
