@@ -54,8 +54,8 @@ def test_the_threshold_is_defined_once_and_sits_above_chance() -> None:
 def test_an_uncertain_role_names_its_runner_up() -> None:
     weak = role("method", 0.41, "result", 0.35)
     assert runner_up(weak) == ("result", pytest.approx(0.35))
-    assert role_text(weak) == "uncertain: method (0.41) or result (0.35)"
-    assert role_text(role("result", 0.93)) == "result (0.93)"
+    assert role_text(weak) == "uncertain: method 41% or result 35%"
+    assert role_text(role("result", 0.93)) == "result 93%"
 
 
 def test_a_function_below_the_threshold_is_not_clear() -> None:
@@ -209,7 +209,7 @@ def test_a_suggestion_query_is_labelled_with_its_heading_and_neighbours() -> Non
     model.documents.clear()
     alone_result = suggest("We used R.", model, [])  # type: ignore[arg-type]
     assert model.documents == [(["We used R."], None)] and alone_result.query["role"] == "background"
-    assert alone_result.query["role_text"].startswith("uncertain: background (0.40)")
+    assert alone_result.query["role_text"].startswith("uncertain: background 40%")
     model.documents.clear()
     suggest("Another sentence.", model, [], context=context)  # type: ignore[arg-type]
     assert model.documents == [(["Another sentence."], None)]  # a context of another sentence is ignored

@@ -72,10 +72,10 @@ def test_reads_as_names_the_context_and_an_uncertain_role() -> None:
     from app.gui.panels.suggestion_text import reads_as
 
     query = {"text": "x", "role": "method", "function": "none",
-             "role_text": "uncertain: method (0.41) or result (0.35)",
+             "role_text": "uncertain: method 41% or result 35%",
              "context": "with its heading (method) and 2+2 neighbouring sentences"}
     text = reads_as(query)
-    assert text.startswith("reads as: uncertain: method (0.41) or result (0.35); no clear function")
+    assert text.startswith("reads as: uncertain: method 41% or result 35%; no clear function")
     assert text.endswith("· with its heading (method) and 2+2 neighbouring sentences")
     assert reads_as({"text": "x", "role": "objective", "function": "aim"}).startswith("reads as: ")
 

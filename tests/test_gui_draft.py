@@ -56,7 +56,7 @@ def test_typed_sentences_are_labelled_and_saved(qtbot, bundle: Path, home: Path)
         tip = editor.tooltip_at(editor.cursorRect(cursor).center())
         prediction = editor.labels[3][1]
         assert tip.startswith(f"<b>{prediction.label}</b>" if is_confident(prediction)
-                              else f"<b>uncertain: {prediction.label} (")
+                              else f"<b>uncertain: {prediction.label} ")
         qtbot.waitUntil(lambda: DraftStore().load() == TEXT, timeout=10_000)  # autosaved, debounced
         # editing drops stale labels' meaning: typing more triggers a new round
         with qtbot.waitSignal(draft.labelled, timeout=TIMEOUT_MS) as again:
@@ -172,7 +172,7 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         styles = [s.format.background().style() for s in editor.extraSelections()]
         assert styles == [Qt.BrushStyle.SolidPattern, Qt.BrushStyle.SolidPattern, Qt.BrushStyle.BDiagPattern]
         tip = editor.tooltip_at(editor.cursorRect(_cursor_at(editor, spans[2][0] + 2)).center())
-        assert tip.startswith("<b>uncertain: method (0.41) or result (0.35)</b>")
+        assert tip.startswith("<b>uncertain: method 41% or result 35%</b>")
         assert "no clear function" in tip and default_taxonomy().name_of("gap-neglected") in tip
         assert "2 background" not in panel.status.text() and "1 uncertain" in panel.status.text()
         # the checklist: the unclear gap is not counted, and it says on how many sentences it judged

@@ -304,7 +304,7 @@ def test_an_uncertain_label_is_drawn_hatched_with_its_runner_up(qtbot, make_view
         overlays.set_overlays(paper, analysis)
     items = overlays.items
     assert items[1].uncertain and not any(i.uncertain for k, i in enumerate(items) if k != 1)
-    assert items[1].toolTip().startswith("<b>uncertain</b>: method (0.41) or result (0.35)")
+    assert items[1].toolTip().startswith("<b>uncertain</b>: method 41% or result 35%")
     assert items[0].toolTip().startswith("<b>background</b> — 90% confident")
     assert len(_item_colours(items[0])) == 1  # a flat fill
     assert len(_item_colours(items[1])) >= 2  # hatched: lines in the role colour over a faint fill

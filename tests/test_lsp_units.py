@@ -271,9 +271,9 @@ def test_labels_in_words() -> None:
     unsure = SentenceLabel(RolePrediction("method", {"method": 0.41, "result": 0.35, "other": 0.24}),
                            FunctionPrediction("none", (("aim", 0.22),)))
     assert inlay_text(sure).startswith("method · ") and inlay_text(unsure) == "method?"
-    assert hint_message(sure).startswith("method (0.83) · ")
+    assert hint_message(sure).startswith("method 83% · ")
     assert hint_message(unsure).startswith(
-        "uncertain: method (0.41) or result (0.35) · no clear function (top: ")
+        "uncertain: method 41% or result 35% · no clear function (top: ")
     assert markdown_text("a*b_[c]\n\n d") == "a\\*b\\_\\[c\\] d"
     result = SuggestionResult({"text": "q"}, [
         Suggestion("We used data from X.", {"kind": "corpus", "paper_id": "p1", "title": "A *bold* title",

@@ -108,12 +108,12 @@ class SentenceItem(QGraphicsItem):
 
 def role_line(prediction: RolePrediction) -> str:
     """Rich text for a role label: "<b>method</b> — 83% confident", or below ``UNCERTAIN_BELOW``
-    "<b>uncertain</b>: method (0.41) or result (0.35)"."""
+    "<b>uncertain</b>: method 41% or result 35%" (the words of ``core.taxonomy.labels.role_text``)."""
     if is_confident(prediction):
         return f"<b>{prediction.label}</b> — {prediction.confidence:.0%} confident"
     second, p = runner_up(prediction)
-    other = f" or {second} ({p:.2f})" if second else ""
-    return f"<b>uncertain</b>: {prediction.label} ({prediction.confidence:.2f}){other}"
+    other = f" or {second} {p:.0%}" if second else ""
+    return f"<b>uncertain</b>: {prediction.label} {prediction.confidence:.0%}{other}"
 
 
 def role_tooltip(paper: Paper, sentence: Sentence, analysis: PaperAnalysis) -> str:

@@ -20,7 +20,7 @@ from core.taxonomy.labels import (
     RolePrediction,
     function_is_clear,
     is_confident,
-    runner_up,
+    role_text,
 )
 
 NO_CLEAR_FUNCTION = "no clear function"
@@ -37,12 +37,9 @@ def role_is_uncertain(prediction: RolePrediction) -> bool:
 
 
 def role_words(prediction: RolePrediction) -> str:
-    """"method 83%", or for an uncertain role "uncertain: objective 39% or background 39%"."""
-    shown = f"{prediction.label} {percent(prediction.confidence)}"
-    if not role_is_uncertain(prediction):
-        return shown
-    second, probability = runner_up(prediction)
-    return f"uncertain: {shown}" + (f" or {second} {percent(probability)}" if second else "")
+    """"method 83%", or for an uncertain role "uncertain: objective 39% or background 39%"
+    (``core.taxonomy.labels.role_text``, which the window, the draft pane and the language server use)."""
+    return role_text(prediction)
 
 
 def function_name(function_id: str, taxonomy: FunctionTaxonomy | None = None) -> str:

@@ -73,13 +73,14 @@ def runner_up(prediction: RolePrediction) -> tuple[str, float]:
 
 
 def role_text(prediction: RolePrediction) -> str:
-    """"method (0.83)" for a confident label; "uncertain: method (0.41) or result (0.35)" below
-    ``UNCERTAIN_BELOW`` (plain text)."""
-    shown = f"{prediction.label} ({prediction.confidence:.2f})"
+    """"method 83%" for a confident label; "uncertain: method 41% or result 35%" below
+    ``UNCERTAIN_BELOW`` (plain text; the words of the window, the exports, the draft pane and the
+    language server alike)."""
+    shown = f"{prediction.label} {prediction.confidence:.0%}"
     if is_confident(prediction):
         return shown
     second, p = runner_up(prediction)
-    return f"uncertain: {shown}" + (f" or {second} ({p:.2f})" if second else "")
+    return f"uncertain: {shown}" + (f" or {second} {p:.0%}" if second else "")
 
 
 NO_FUNCTION = "none"  # a sentence whose best function is below the bundle's calibrated threshold
