@@ -193,3 +193,49 @@ def test_the_panel_opens_the_side_by_side_window_after_an_alignment(qtbot, bundl
         assert view.link_count() > 0
         panel.clear()  # the paper changed: the window goes
         assert panel.pages_window is None
+
+
+# -- rendering off the UI thread ------------------------------------------------------------------
+def test_the_side_by_side_pages_render_in_the_shared_render_process(qtbot, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Both page sides ask the application's render process for their pages (heavy pages used to
+    render here, on the UI thread, for seconds); nothing renders on this thread."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from PySide6.QtWidgets import QWidget
+
+    from app.gui import pdf_pages, render_client
+    from app.gui.panels.alignment_pages import pages_window
+    from tests.fake_render_client import FakeRenderClient
+
+    def no_ui_thread_render(*_args: object) -> None:
+        raise AssertionError("a page rendered on the UI thread")
+
+    monkeypatch.setattr(pdf_pages.BandedRender, "step", no_ui_thread_render)
+    client = FakeRenderClient()
+    monkeypatch.setattr(render_client, "shared_client", lambda: client)
+    path_a, path_b = pdf_of(tmp_path / "a.pdf"), pdf_of(tmp_path / "b.pdf")
+    doc_a = pymupdf.open(path_a)
+    paper = make_paper()
+    session = SimpleNamespace(document=SimpleNamespace(path=str(path_a), doc=doc_a), paper=paper,
+                              analysis=None, palette=RolePalette())
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    second = (dataclasses.replace(paper, source_path=str(path_b)), None)
+    window, note = pages_window(parent, session, make_alignment(), True, second)  # type: ignore[arg-type]
+    assert note == ""
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        assert isinstance(window.view.side_a, PageSide) and isinstance(window.view.side_b, PageSide)
+        assert window.view.side_a.view.uses_render_server and window.view.side_b.view.uses_render_server
+        assert sorted(path for _, path in client.opened) == sorted([str(path_a), str(path_b)])
+        tokens = {path: token for token, path in client.opened}
+        qtbot.waitUntil(lambda: {t for t, _, _ in client.requests} == set(tokens.values()))
+        token_a, page, scale = next(r for r in client.requests if r[0] == tokens[str(path_a)])
+        client.reply(token_a, page, scale)
+        assert window.view.side_a.view.is_sharp(page) and not window.view.side_b.view.has_pixmap(page)
+    finally:
+        window.close()
+    assert sorted(client.closed) == sorted(tokens.values())  # the process lets go of both documents
+    doc_a.close()

@@ -2,9 +2,10 @@
 or the draft (B, right), with a thin canvas between them that links each aligned sentence on screen to
 its partner(s).
 
-- A side with a PDF is a :class:`~app.gui.page_view.PageView` (pages rendered here in short banded steps,
-  no render process: the view is a second window and should not share the main view's render client);
-  a side without one (the draft, or a paper whose PDF is not open) is a list of its sentences.
+- A side with a PDF is a :class:`~app.gui.page_view.PageView`; its pages render in the application's
+  render process when it is given one (the main view's :class:`~app.gui.render_client.RenderClient`,
+  shared: each view's document has its own token there), else here in short banded steps; a side
+  without one (the draft, or a paper whose PDF is not open) is a list of its sentences.
 - "Scroll in step" (default on): scrolling one side scrolls the other so that the partner of the aligned
   sentence nearest the viewport's vertical centre sits at the same height (:func:`step_target`); a
   guard stops the other side's scroll from coming back.
@@ -56,6 +57,7 @@ from core.taxonomy.labels import NO_FUNCTION, RolePrediction
 if TYPE_CHECKING:  # pragma: no cover
     import pymupdf
 
+    from app.gui.render_client import RenderClient
     from core.alignment.align import AlignedPair, Alignment, AlignSide
 
 LINK_WIDTH = 56  # the canvas between the two sides (pixels)
@@ -165,12 +167,13 @@ class PageSide(SideView):
     """A side shown as PDF pages with role overlays."""
 
     def __init__(self, palette: RolePalette, doc: pymupdf.Document, paper: Paper,
-                 analysis: PaperAnalysis | None, path: str | None = None) -> None:
+                 analysis: PaperAnalysis | None, path: str | None = None,
+                 renderer: RenderClient | None = None) -> None:
         super().__init__()
         from app.gui.pdf_pages import page_sizes
 
         self.paper = paper
-        self.view = PageView(palette, None)
+        self.view = PageView(palette, renderer if path is not None else None)
         self.widget = self.view
         self.view.set_document(doc, page_sizes(doc), zoom=0.0, path=path)
         self.view.set_overlays(paper, analysis)
@@ -444,10 +447,12 @@ class AlignedPagesView(QWidget):
     selectionChanged = Signal(str, int)  # the side and sentence clicked or selected (-1: none)
 
     def __init__(self, alignment: Alignment, palette: RolePalette, a: SideSource | None = None,
-                 b: SideSource | None = None, parent: QWidget | None = None) -> None:
+                 b: SideSource | None = None, parent: QWidget | None = None,
+                 renderer: RenderClient | None = None) -> None:
         super().__init__(parent)
         self.alignment = alignment
         self.role_palette = palette
+        self._renderer = renderer  # the render process the page sides share (None: they render here)
         self._sources = (a or SideSource(), b or SideSource())
         self.side_a = self._make_side(alignment.a, self._sources[0])
         self.side_b = self._make_side(alignment.b, self._sources[1])
@@ -507,7 +512,7 @@ class AlignedPagesView(QWidget):
             analysis = source.analysis
             if analysis is None or len(analysis.roles) != len(paper.sentences):
                 analysis = analysis_from_side(paper, aligned)
-            return PageSide(self.role_palette, doc, paper, analysis, source.path)
+            return PageSide(self.role_palette, doc, paper, analysis, source.path, self._renderer)
         return ListSide(self.role_palette, aligned)
 
     def side(self, name: str) -> SideView:
@@ -612,13 +617,14 @@ class AlignedPagesWindow(QDialog):
     """The view in a window of its own (non-modal), made by the Alignment panel's "Side by side"."""
 
     def __init__(self, alignment: Alignment, palette: RolePalette, a: SideSource | None = None,
-                 b: SideSource | None = None, parent: QWidget | None = None) -> None:
+                 b: SideSource | None = None, parent: QWidget | None = None,
+                 renderer: RenderClient | None = None) -> None:
         super().__init__(parent)
         self.setWindowFlag(Qt.WindowType.Window, True)
         self.setModal(False)
         names = f"{alignment.a.title or 'A'} · {alignment.b.title or 'B'}"
         self.setWindowTitle(f"Alignment side by side — {names}")
-        self.view = AlignedPagesView(alignment, palette, a, b, self)
+        self.view = AlignedPagesView(alignment, palette, a, b, self, renderer)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)

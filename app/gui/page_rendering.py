@@ -1,14 +1,18 @@
 """Lazy page rendering: pixmaps for the pages near the viewport, crisp at the current zoom, cached.
 
 Pages are rendered at ``zoom × devicePixelRatio`` so that one rendered pixel lands on one device pixel,
-only for the pages :meth:`PageLayout.visible_pages` names, and kept for the last ``PIXMAP_CACHE_PAGES``
-pages rendered (LRU).  Requests go to the render process (:class:`RenderClient`), at most
-``MAX_IN_FLIGHT`` at a time; while it is not up (or if it dies) pages render here in short banded
-steps, one slice of UI-thread time per event-loop turn, so the UI never stalls.
+only for the pages :meth:`PageLayout.visible_pages` names, and kept for the pages rendered last (LRU),
+at most ``PIXMAP_CACHE_PAGES`` pages and ``PIXMAP_CACHE_BYTES`` of pixels (a page at 600 % is about
+50 MB); the pages near the viewport are never dropped.  When the zoom changes, the pixmaps of other
+pages (rendered for the old zoom) are dropped at once.  Requests go to the render process
+(:class:`RenderClient`, which several views may share: each rendering's document has a token of its
+own), at most ``MAX_IN_FLIGHT`` at a time; while it is not up (or if it dies) pages render here in short
+banded steps, one slice of UI-thread time per event-loop turn.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,8 +26,17 @@ from app.gui.pdf_pages import BandedRender
 from app.gui.render_client import RenderClient
 
 PIXMAP_CACHE_PAGES = 24
+PIXMAP_CACHE_BYTES = 256 * 1024 * 1024
 MAX_IN_FLIGHT = 2  # page requests outstanding at the render process
 RENDER_SLICE_S = 0.012  # fallback renderer: UI-thread time per turn before yielding to the event loop
+_TOKENS = itertools.count(1)  # one per document opened, unique across the views sharing a render process
+
+
+def pixmap_bytes(pixmap: QPixmap | None) -> int:
+    """Memory a pixmap's pixels take."""
+    if pixmap is None:
+        return 0
+    return pixmap.width() * pixmap.height() * max(1, pixmap.depth() // 8)
 
 
 class PageRendering(QObject):
@@ -36,9 +49,11 @@ class PageRendering(QObject):
         self._client = client
         self._device_pixel_ratio = device_pixel_ratio
         self._doc: pymupdf.Document | None = None
-        self._token = 0
+        self._token = next(_TOKENS)
+        self._opened = 0  # the token the render process has a document open for (0: none)
         self._in_flight: set[int] = set()
-        self._lru: OrderedDict[int, None] = OrderedDict()
+        self._lru: OrderedDict[int, int] = OrderedDict()  # page -> bytes of its pixmap
+        self._cache_scale = 0.0  # the scale the cached pixmaps were last kept for
         self._queue: list[int] = []
         self._job: BandedRender | None = None
         self._timer = QTimer(self)
@@ -54,10 +69,12 @@ class PageRendering(QObject):
 
     def open(self, doc: pymupdf.Document, path: str | None) -> None:
         """Render ``doc`` from now on (the render process opens ``path`` when given)."""
+        self._close_in_client()
         self._doc = doc
-        self._token += 1
+        self._token = next(_TOKENS)
         if self._client is not None and path is not None:
             self._client.open(self._token, path)
+            self._opened = self._token
 
     def clear(self) -> None:
         """Stop rendering and forget the document; replies still on their way are ignored."""
@@ -65,9 +82,20 @@ class PageRendering(QObject):
         self._queue.clear()
         self._job = None
         self._in_flight.clear()
-        self._token += 1
+        self._close_in_client()
+        self._token = next(_TOKENS)
         self._lru.clear()
         self._doc = None
+
+    def _close_in_client(self) -> None:
+        if self._opened and self._client is not None:
+            self._client.close(self._opened)
+        self._opened = 0
+
+    @property
+    def cached_bytes(self) -> int:
+        """Memory the cached page pixmaps take."""
+        return sum(self._lru.values())
 
     def scale(self) -> float:
         """Device pixels per point at the current zoom."""
@@ -92,7 +120,11 @@ class PageRendering(QObject):
             return
         scale = self.scale()
         pages = self._layout.pages
-        wanted = [i for i in self._layout.visible_pages() if abs(pages[i].pixmap_scale - scale) > 1e-3]
+        near = self._layout.visible_pages()
+        if abs(scale - self._cache_scale) > 1e-3:
+            self._cache_scale = scale
+            self._drop_stale(scale, set(near))
+        wanted = [i for i in near if abs(pages[i].pixmap_scale - scale) > 1e-3]
         self._queue = wanted
         if wanted and not self._timer.isActive():
             self._timer.start()
@@ -149,11 +181,27 @@ class PageRendering(QObject):
         self.schedule_visible()  # falls back to rendering on this thread
 
     def _remember(self, index: int) -> None:
+        """Cache page ``index``'s new pixmap; drop the least recently rendered pages (not those near the
+        viewport) while the cache is over its page count or its bytes."""
+        pages = self._layout.pages
         self._lru.pop(index, None)
-        self._lru[index] = None
-        while len(self._lru) > PIXMAP_CACHE_PAGES:
-            old, _ = self._lru.popitem(last=False)
-            self._layout.pages[old].set_pixmap(None, 0.0)
+        self._lru[index] = pixmap_bytes(pages[index].pixmap)
+        keep = set(self._layout.visible_pages()) | {index}
+        total = self.cached_bytes
+        for old in list(self._lru):
+            if len(self._lru) <= PIXMAP_CACHE_PAGES and total <= PIXMAP_CACHE_BYTES:
+                break
+            if old not in keep:
+                total -= self._lru.pop(old)
+                pages[old].set_pixmap(None, 0.0)
+
+    def _drop_stale(self, scale: float, keep: set[int]) -> None:
+        """The zoom changed: drop the pixmaps of other scales, except on the pages in ``keep`` (shown
+        scaled until their new pixmap arrives)."""
+        for item in self._layout.pages:
+            if item.pixmap is not None and item.index not in keep and abs(item.pixmap_scale - scale) > 1e-3:
+                self._lru.pop(item.index, None)
+                item.set_pixmap(None, 0.0)
 
     def _render_step(self, doc: pymupdf.Document) -> bool:
         """One render step; False when there is nothing left to do."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pymupdf
@@ -72,9 +73,16 @@ class BandedRender:
     machine) would freeze the event loop, and a thread would not help.  Instead: step 1 builds
     the page's display list, each next step rasterises a band of about ``BAND_PIXELS`` pixels
     straight into the page image at its exact pixel offset (no seams).
+
+    Some pages cost about as much per band as in one go (a large scanned image or a shading is
+    decoded again for every band's clip: 33 bands of 0.3–0.9 s where the whole page takes 1 s).
+    Bands only help when they are cheap, so a band slower than ``SLOW_BAND_S`` ends the banding:
+    the next step renders the rest of the page in one clip, and the page never costs much more
+    than rendering it whole.
     """
 
     BAND_PIXELS = 40_000
+    SLOW_BAND_S = 0.1
 
     def __init__(self, doc: pymupdf.Document, index: int, scale: float) -> None:
         self.index = index
@@ -108,6 +116,16 @@ class BandedRender:
             return True
         top, bottom = self._bands[self._next]
         self._next += 1
+        start = time.perf_counter()
+        self._render_band(top, bottom)
+        if time.perf_counter() - start > self.SLOW_BAND_S and self._next < len(self._bands):
+            # banding does not pay on this page: the rest in one clip (one decode, not one per band)
+            self._bands[self._next:] = [(self._bands[self._next][0], self._bands[-1][1])]
+        return self.done
+
+    def _render_band(self, top: int, bottom: int) -> None:
+        """Rasterise pixel rows ``top``..``bottom`` of the page into :attr:`image`."""
+        assert self._display_list is not None
         y0 = self._page_rect.y0 + (self._origin[1] + top) / self.scale
         y1 = self._page_rect.y0 + (self._origin[1] + bottom) / self.scale
         clip = pymupdf.Rect(self._page_rect.x0, y0, self._page_rect.x1, y1)
@@ -117,9 +135,35 @@ class BandedRender:
         painter.drawImage(pix.x - self._origin[0], pix.y - self._origin[1], band)
         painter.end()
         del band, pix
-        return self.done
+
+
+Word = tuple[float, float, float, float, str, int, int, int]  # x0, y0, x1, y1, text, block, line, word
+
+
+def page_words(doc: pymupdf.Document, index: int) -> list[Word]:
+    """The words of page ``index`` with their boxes (points) and block/line numbers, in reading order.
+
+    One text extraction (5–10 ms a page); taking the text of a rectangle with ``get_textbox`` instead
+    costs 150–300 ms on a dense page, every time."""
+    return [(float(w[0]), float(w[1]), float(w[2]), float(w[3]), str(w[4]), int(w[5]), int(w[6]), int(w[7]))
+            for w in doc[index].get_text("words")]
+
+
+def words_text(words: list[Word], rect: tuple[float, float, float, float]) -> str:
+    """The text of the ``words`` that overlap ``rect``: words joined by spaces, lines by newlines."""
+    x0, y0, x1, y1 = rect
+    lines: list[list[str]] = []
+    last: tuple[int, int] | None = None
+    for wx0, wy0, wx1, wy1, text, block, line, _ in words:
+        if wx0 >= x1 or wx1 <= x0 or wy0 >= y1 or wy1 <= y0:
+            continue
+        if (block, line) != last:
+            lines.append([])
+            last = (block, line)
+        lines[-1].append(text)
+    return "\n".join(" ".join(line) for line in lines).strip()
 
 
 def text_in_rect(doc: pymupdf.Document, index: int, rect: tuple[float, float, float, float]) -> str:
     """Text inside ``rect`` (points, top-left origin) on page ``index``."""
-    return doc[index].get_textbox(pymupdf.Rect(*rect)).strip()
+    return words_text(page_words(doc, index), rect)

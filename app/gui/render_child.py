@@ -4,8 +4,12 @@ pymupdf holds the GIL while it rasterises (50–150 ms per page on a busy 2-core
 rendering in the GUI process — on the UI thread or any other thread — stalls the event loop.  This
 process renders instead and sends raw RGB rows back; the GUI only wraps them in a QImage.
 
+One process serves every page view of the application (the main view and the side-by-side
+Alignment window's two sides): each view's document is open under its own token, until the view
+sends ``close`` (at most ``MAX_OPEN_DOCS`` stay open; the oldest goes first).
+
 Protocol (``multiprocessing`` connections, one each way):
-requests  ``("open", token, path)``, ``("render", token, page, scale)``, ``("quit",)``;
+requests  ``("open", token, path)``, ``("close", token)``, ``("render", token, page, scale)``, ``("quit",)``;
 replies   ``("ready",)``, ``("page", token, page, scale, width, height, stride, bytes)``,
           ``("error", token, page, message)``.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 MAX_SCALE = 5.0
+MAX_OPEN_DOCS = 6  # tokens kept open at once (views that never said "close" do not pile up)
 
 
 def serve(requests: Any, replies: Any) -> None:  # runs in the child process
@@ -35,13 +40,16 @@ def serve(requests: Any, replies: Any) -> None:  # runs in the child process
             break
         if kind == "open":
             _, token, path = message
-            for old in docs.values():
-                old.close()
-            docs.clear()
+            while len(docs) >= MAX_OPEN_DOCS:
+                docs.pop(next(iter(docs))).close()  # the oldest
             try:
                 docs[token] = pymupdf.open(path)
             except Exception as error:
                 replies.send(("error", token, -1, str(error)))
+        elif kind == "close":
+            old = docs.pop(message[1], None)
+            if old is not None:
+                old.close()
         elif kind == "render":
             _, token, page, scale = message
             doc = docs.get(token)

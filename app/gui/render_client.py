@@ -1,10 +1,12 @@
 """GUI side of the page-render server (see :mod:`app.gui.render_child`).
 
-One child process for the whole application, started with the window.  Requests go out from the
-UI thread; a :class:`~app.gui.workers.Worker` waits for replies and hands each page to the UI
-thread (``yielded``), which wraps the bytes in a ``QImage``; the reader thread itself holds only plain
-data (the connection, the process handle, reply tuples), and the reader ``Worker`` is released on the
-UI thread (see :mod:`app.gui.workers` on why Qt objects must not die on a pool thread).  If the server
+One child process for the whole application, started with the window and shared by every page
+view (:func:`shared_client`: the side-by-side Alignment window renders through it too, each view's
+document under its own token).  Requests go out from the UI thread; a
+:class:`~app.gui.workers.Worker` waits for replies and hands each page to the UI thread
+(``yielded``), which wraps the bytes in a ``QImage``; the reader thread itself holds only plain data
+(the connection, the process handle, reply tuples), and the reader ``Worker`` is released on the UI
+thread (see :mod:`app.gui.workers` on why Qt objects must not die on a pool thread).  If the server
 cannot start or dies, ``available`` turns False and the page view falls back to rendering in short
 steps on the UI thread.
 """
@@ -12,6 +14,7 @@ steps on the UI thread.
 from __future__ import annotations
 
 import multiprocessing as mp
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +35,16 @@ def _read_replies(ctx: JobContext, conn: Any, process: Any) -> Iterator[tuple]:
             yield conn.recv()
         except (EOFError, OSError):
             return
+
+
+_SHARED: weakref.ref[RenderClient] | None = None
+
+
+def shared_client() -> RenderClient | None:
+    """The application's render process (the client started last), while it is up; None: none is, and
+    pages render on the UI thread."""
+    client = _SHARED() if _SHARED is not None else None
+    return client if client is not None and client.available else None
 
 
 class RenderClient(QObject):
@@ -71,6 +84,8 @@ class RenderClient(QObject):
         reader.finished.connect(self._on_stopped)
         self._reader = reader
         reader.start(thread_pool())
+        global _SHARED
+        _SHARED = weakref.ref(self)
         return True
 
     def _send(self, message: tuple) -> bool:
@@ -85,6 +100,10 @@ class RenderClient(QObject):
 
     def open(self, token: int, path: str) -> bool:
         return self._send(("open", token, path))
+
+    def close(self, token: int) -> bool:
+        """The view that opened ``token`` is done with it: the process closes that document."""
+        return self._send(("close", token))
 
     def render(self, token: int, page: int, scale: float) -> bool:
         return self._send(("render", token, page, scale))

@@ -1,7 +1,8 @@
 """Text selection on the pages: a rubber band dragged over the view selects the text under it.
 
 A press that moves ``DRAG_THRESHOLD`` pixels becomes a rubber band; on release the text inside the
-band is taken from the PDF, page by page, shown as a dashed rectangle, announced with
+band is taken from each page's words (:class:`~app.gui.page_words.PageWords`: extracted once per page,
+the pages on screen ahead of the release), shown as a dashed rectangle, announced with
 ``textSelected`` and copied on request.  A press that does not move is a click, handed back to the
 caller (it selects a sentence, not text).
 """
@@ -14,7 +15,10 @@ from PySide6.QtGui import QColor, QGuiApplication, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsView, QRubberBand
 
 from app.gui.page_layout import PageLayout
+from app.gui.page_words import PageWords
 from app.gui.pdf_pages import text_in_rect
+
+__all__ = ["DRAG_THRESHOLD", "TextSelection", "text_in_rect"]
 
 DRAG_THRESHOLD = 5  # pixels before a press becomes a rubber-band selection
 
@@ -29,6 +33,7 @@ class TextSelection(QObject):
         self._view = view
         self._layout = layout
         self._doc: pymupdf.Document | None = None
+        self.words = PageWords(self)
         self._press_pos: QPoint | None = None
         self._rubber: QRubberBand | None = None
         self._item: QGraphicsRectItem | None = None
@@ -36,12 +41,14 @@ class TextSelection(QObject):
 
     def set_document(self, doc: pymupdf.Document | None) -> None:
         self._doc = doc
+        self.words.set_document(doc)
 
     def clear(self) -> None:
         """Forget the document and the selection, silently (the owner clears the scene)."""
         self._item = None
         self.selected_text = ""
         self._doc = None
+        self.words.set_document(None)
 
     # -- the mouse gesture ---------------------------------------------------------------
     @property
@@ -51,6 +58,8 @@ class TextSelection(QObject):
 
     def press(self, pos: QPoint) -> None:
         self._press_pos = pos
+        if self._doc is not None:  # a drag may follow: have the words of the pages on screen ready
+            self.words.prefetch(self._layout.visible_pages(margin=0))
 
     def drag(self, pos: QPoint) -> None:
         """Follow the mouse at ``pos`` (viewport pixels): past the threshold, show the rubber band."""
@@ -87,7 +96,7 @@ class TextSelection(QObject):
             if hit.isEmpty():
                 continue
             local = hit.translated(-page_rect.topLeft())
-            text = text_in_rect(self._doc, i, (local.left(), local.top(), local.right(), local.bottom()))
+            text = self.words.text_in(i, (local.left(), local.top(), local.right(), local.bottom()))
             if text:
                 parts.append(text)
         self.selected_text = "\n".join(parts)

@@ -1,6 +1,8 @@
 """The Alignment panel's "Side by side": which pages each side shows in the
 :class:`~app.gui.align_pages.AlignedPagesWindow` (the open paper's document; the second PDF opened for
-rendering only; a draft, or a PDF that cannot be opened, as a list of its sentences)."""
+rendering only; a draft, or a PDF that cannot be opened, as a list of its sentences).  The page sides
+render in the application's render process (:func:`~app.gui.render_client.shared_client`), like the
+main view, so heavy pages do not hold up the UI thread."""
 
 from __future__ import annotations
 
@@ -25,22 +27,24 @@ def pages_window(parent: QWidget, session: Session, alignment: Alignment, a_is_o
     sides show what they should). ``second``: the second PDF's parsed paper and analysis, when B is one."""
     from app.gui.align_pages import AlignedPagesWindow, SideSource
     from app.gui.pdf_pages import open_for_view
+    from app.gui.render_client import shared_client
 
     document, paper = session.document, session.paper
     a = SideSource()
     if document is not None and paper is not None and a_is_open_paper:
-        a = SideSource(paper, document.doc, session.analysis, None)
+        a = SideSource(paper, document.doc, session.analysis, document.path)
     b = SideSource()
     note = ""
     if alignment.b.kind == "pdf" and second is not None:
         paper_b, analysis_b = second
+        path_b = paper_b.source_path or alignment.b.source
         try:
-            doc = open_for_view(paper_b.source_path or alignment.b.source)
+            doc = open_for_view(path_b)
         except RhetoricaError as error:
             note = f"B shown as a list: {error}"
         else:
-            b = SideSource(paper_b, doc, analysis_b, None, owns_doc=True)
-    return AlignedPagesWindow(alignment, session.palette, a, b, parent), note
+            b = SideSource(paper_b, doc, analysis_b, str(path_b), owns_doc=True)
+    return AlignedPagesWindow(alignment, session.palette, a, b, parent, shared_client()), note
 
 
 class SideBySide:

@@ -7,6 +7,7 @@ one thumbnail per step, shown as it arrives); clicking one jumps to the figure o
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 
 from PySide6.QtCore import QSize, Qt
@@ -97,12 +98,19 @@ class FiguresPanel(QWidget):
             self.list.addItem(item)
         self.stack.setCurrentWidget(self.list)
         worker = Worker(render_thumbnails, paper.source_path, list(paper.figures), name="figures")
-        worker.yielded.connect(while_alive(self, lambda value, w=worker: self._on_thumbnail(w, value)))
+        # weakly: a slot that holds its own sender keeps it alive for ever (Qt holds the slot)
+        ref = weakref.ref(worker)
+        worker.yielded.connect(while_alive(self, lambda value, r=ref: self._on_thumbnail(r(), value)))
+        worker.finished.connect(while_alive(self, lambda r=ref: self._on_finished(r())))
         self.worker = worker
         self.session.tracker.start(worker, "Rendering figure thumbnails")
 
-    def _on_thumbnail(self, worker: Worker, value: tuple[int, bytes | None]) -> None:
-        if worker is not self.worker:
+    def _on_finished(self, worker: Worker | None) -> None:
+        if worker is not None and worker is self.worker:
+            self.worker = None  # done: the panel lets go of it
+
+    def _on_thumbnail(self, worker: Worker | None, value: tuple[int, bytes | None]) -> None:
+        if worker is None or worker is not self.worker:
             return
         index, png = value
         item = self.list.item(index)
