@@ -21,6 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui.job_progress import Part
 from app.gui.job_tracker import JobTracker
 from app.gui.model_holder import ModelHolder
 from app.gui.workers import Worker
@@ -47,7 +48,52 @@ def grow_in_background(ctx: JobContext, bundle_dir: Path) -> Any:
         return None
     ctx.check()
     model = load_model(bundle_dir, device="cpu", threads=1)
-    return grow_corpus(model, model_sha256, ctx)
+    return grow_corpus(model, model_sha256, GrowthProgress(ctx, extra_sentences()))
+
+
+def extra_sentences() -> int:
+    """How many sentences of extra text the growth labels (its manifest's count; 0 when unreadable)."""
+    from core.errors import RhetoricaError
+    from core.library.corpus_extra import read_extra_manifest
+    from core.library.corpus_growth import GrowthPaths
+
+    try:
+        return int(read_extra_manifest(GrowthPaths.default().extra).get("sentences", 0))
+    except (RhetoricaError, TypeError, ValueError):
+        return 0
+
+
+class GrowthProgress(JobContext):
+    """The growth's progress on one total. ``grow_corpus`` reports its labelling as "763 of 262,984
+    sentences labelled" on a scale that also holds the join's share (262,984 + 5 %), so the bar and the
+    words had two totals: here the labelling is shown as done of ``sentences`` (the words' total), and
+    the join that follows, which counts no sentences, as busy (total 0) with the step named."""
+
+    def __init__(self, ctx: JobContext, sentences: int) -> None:
+        super().__init__()
+        self.parent = ctx
+        self.sentences = sentences
+
+    def progress(self, done: int, total: int, message: str = "") -> None:
+        self.check()
+        if total > 0 and done < self.sentences:
+            self.parent.progress(done, self.sentences, message)
+        else:  # the join (or a count this cannot place): busy, said
+            self.parent.progress(0, 0, message)
+
+    def child(self, start: float, end: float) -> JobContext:
+        return Part(self, lambda fraction, message: self.progress(round(fraction * self.sentences),
+                                                                  self.sentences, message), start, end)
+
+    def check(self) -> None:
+        self.parent.check()
+
+    def cancel(self) -> None:
+        self.parent.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.parent.cancelled
 
 
 def may_need_growth() -> bool:

@@ -1,4 +1,8 @@
-"""Keeps track of running background workers for the status bar (progress + Cancel)."""
+"""Keeps track of running background workers for the status bar (progress + Cancel).
+
+A progress report with a total of 0 means "busy, no measure" (a step that cannot say how far it is,
+such as the training's parity check: ``app.gui.job_progress``): the tracker then also emits ``changed``,
+on which the status bar shows a moving bar (its range, else, stays the last measured one)."""
 
 from __future__ import annotations
 
@@ -22,13 +26,18 @@ class JobTracker(QObject):
     def start(self, worker: Worker, label: str, cancellable: bool = True) -> Worker:
         """Register ``worker`` and start it (connect your own slots before calling this)."""
         self._jobs.append((worker, label, cancellable))
-        worker.progress.connect(lambda d, t, m, lab=label: self.progress.emit(lab, d, t, m))
+        worker.progress.connect(lambda d, t, m, lab=label: self._relay(lab, d, t, m))
         # weakly: a slot that holds its own sender keeps it alive for ever (Qt holds the slot)
         ref = weakref.ref(worker)
         worker.finished.connect(lambda r=ref: self._done(r()))
         worker.start()
         self.changed.emit()
         return worker
+
+    def _relay(self, label: str, done: int, total: int, message: str) -> None:
+        if total <= 0:  # busy, no measure: the status bar shows a moving bar again
+            self.changed.emit()
+        self.progress.emit(label, done, total, message)
 
     def _done(self, worker: Worker | None) -> None:
         self._jobs = [j for j in self._jobs if j[0] is not worker]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.gui.job_progress import PaperSteps, Steps
 from core.errors import Cancelled, RhetoricaError
 from core.jobs import JobContext
 from core.model_api import RoleModel
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.document import Paper
     from core.labelling.analysis import PaperAnalysis
     from core.library.doctor import RepairReport
-    from core.library.library import AddReport
+    from core.library.library import AddReport, Library
     from core.library.store import LibraryStats, PaperRecord
 
 
@@ -59,7 +60,6 @@ def add_pdfs_job(ctx: JobContext, folder: Path, paths: list[Path], model: RoleMo
     Duplicates are found first; several new PDFs go to ``Library.add_pdfs`` (parsed in worker
     processes), a single one is parsed in a child process here, because ``add_pdfs`` parses a lone
     PDF in the calling process and the GUI process runs pymupdf only on its UI thread."""
-    from app.gui.pdf_jobs import parse_isolated
     from core.fileio import file_sha256
     from core.library.library import AddReport, Library, find_pdfs
 
@@ -80,25 +80,33 @@ def add_pdfs_job(ctx: JobContext, folder: Path, paths: list[Path], model: RoleMo
             else:
                 todo.append(path)
         if len(todo) == 1:
-            path = todo[0]
-            ctx.progress(0, 1, f"reading {path.name}")
-            try:
-                paper = parse_isolated(ctx, str(path))
-            except Cancelled:
-                raise
-            except (RhetoricaError, OSError) as error:
-                report.skipped.append((str(path), str(error)))
-            else:
-                ctx.progress(0, 1, f"adding {path.name}")
-                report.record(str(path), paper.sha256, library.add_paper(paper, model, ctx=ctx))
-            ctx.progress(1, 1, f"added {len(report.added)} of 1")
+            _add_one(ctx, library, todo[0], model, report)
         elif todo:
-            ctx.progress(0, len(todo), f"reading {len(todo)} PDFs")
-            added = library.add_pdfs(todo, model, ctx, workers=workers or _workers())
+            papers = PaperSteps(ctx, len(todo))  # "paper 7 of 25 (name.pdf)", one scale, forward only
+            papers.progress(0, len(todo), f"reading {len(todo)} PDFs")
+            added = library.add_pdfs(todo, model, papers, workers=workers or _workers())
             report.added += added.added
             report.skipped += added.skipped
             report.sentences += added.sentences
     return report
+
+
+def _add_one(ctx: JobContext, library: Library, path: Path, model: RoleModel, report: AddReport) -> None:
+    """Add one new PDF, parsed in a child process: reading it, then labelling and storing it, on one
+    scale that only moves forward (``job_progress.Steps``)."""
+    from app.gui.pdf_jobs import parse_isolated
+
+    steps = Steps(ctx, [("read", 1.0), ("add", 2.0)])
+    try:
+        paper = parse_isolated(steps.step("read", f"reading {path.name}"), str(path))
+    except Cancelled:
+        raise
+    except (RhetoricaError, OSError) as error:
+        report.skipped.append((str(path), str(error)))
+    else:
+        ids = library.add_paper(paper, model, ctx=steps.step("add", f"adding {path.name}"))
+        report.record(str(path), paper.sha256, ids)
+    ctx.progress(1, 1, f"added {len(report.added)} of 1")
 
 
 def add_paper_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel,
@@ -110,8 +118,9 @@ def add_paper_job(ctx: JobContext, folder: Path, paper: Paper, model: RoleModel,
     with Library(folder) as library:
         if library.store.has_sha256(paper.sha256):
             return None
-        ctx.progress(0, 1, f"adding {paper.title or Path(paper.source_path).name}")
-        ids = library.add_paper(paper, model, ctx=ctx, analysis=analysis)
+        steps = Steps(ctx, [("add", 1.0)])
+        share = steps.step("add", f"adding {paper.title or Path(paper.source_path).name}")
+        ids = library.add_paper(paper, model, ctx=share, analysis=analysis)
         ctx.progress(1, 1, "added")
     return None if ids is None else len(ids)
 

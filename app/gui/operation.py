@@ -107,6 +107,7 @@ class PanelOperation(QObject):
     """A panel's background job: generations, cancel-and-restart, waits, deferral, the status line."""
 
     busyChanged = Signal(bool)  # the operation became busy (True) or idle (False)
+    cancelled = Signal()  # the job asked for was cancelled (by ``cancel``, the line's Cancel, or Esc)
 
     def __init__(self, panel: QWidget, session: Session, line: StatusLine | None = None,
                  error_prefix: str = "Failed") -> None:
@@ -182,6 +183,7 @@ class PanelOperation(QObject):
         self.invalidate()
         if was_busy:
             self.set_status(CANCELLED)
+            self.cancelled.emit()
 
     def invalidate(self) -> None:
         """Drop the running job's result (it is cancelled) and forget any asked job, silently."""
@@ -326,6 +328,7 @@ class PanelOperation(QObject):
             self.set_status(CANCELLED)
             if request.on_cancelled is not None:
                 request.on_cancelled()
+            self.cancelled.emit()
 
     def _on_finished(self, worker: Worker | None) -> None:
         if worker is None or worker is not self._worker or not self._current(self.generation):

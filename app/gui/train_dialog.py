@@ -287,6 +287,7 @@ class TrainDialog(QDialog):
         self.report = None
         self.table.setRowCount(0)
         self.verdict.setText("")
+        self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.status.setText("Starting…")
         # The worker thread only waits on the child process (issue 26): no training in this process.
@@ -309,11 +310,19 @@ class TrainDialog(QDialog):
             self.cancel_button.setEnabled(False)
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
-        self.progress.setValue(int(1000 * done / total) if total > 0 else 0)
+        """A measured report moves the bar (never back); one without a total (0: the last step, whose
+        parity checks say nothing of how far they are) makes it a moving bar, the step named."""
+        if total > 0:
+            value = int(1000 * done / total)
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(max(value, self.progress.value()))
+        else:
+            self.progress.setRange(0, 0)
         self.status.setText(message[:1].upper() + message[1:] if message else "")
 
     def _on_result(self, report: TrainingOutcome) -> None:
         self.report = report
+        self.progress.setRange(0, 1000)
         self.progress.setValue(1000)
         minutes = (time.monotonic() - self._started) / 60
         self.status.setText(f"Trained on {report.corrections.get('trained_on', '?')} corrections, "

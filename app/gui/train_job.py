@@ -119,13 +119,18 @@ def build_then_install(request: TrainingRequest, build: Callable[[Path], T]) -> 
 
 
 def train_in_child(ctx: JobContext, request: TrainingRequest) -> TrainingOutcome:
-    """Runs in the child process: the real training job (torch), installed whole or not at all."""
+    """Runs in the child process: the real training job (torch), installed whole or not at all; its
+    progress says which step of three runs (``train_progress.TrainingSteps``), and no tqdm bar of the
+    libraries it loads reaches the GUI's terminal."""
+    from app.gui.train_progress import TrainingSteps, quiet_progress_bars
+
+    quiet_progress_bars()  # before torch and transformers are imported
     from models.training.corrections import CorrectionJob, train_on_corrections
 
     def build(staging: Path) -> Any:
         job = CorrectionJob(bundle=request.bundle, corrections=request.corrections, work=request.work,
                             out=staging, command=COMMAND, threads=request.threads)
-        return train_on_corrections(job, ctx)
+        return train_on_corrections(job, TrainingSteps(ctx))
 
     return TrainingOutcome.from_report(build_then_install(request, build))
 

@@ -16,16 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QLabel,
-    QListWidgetItem,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QLabel, QListWidgetItem, QWidget
 
-from app.gui.operation import ANALYSIS, MODEL, Late, ModelUnavailable, PanelOperation, Ready
+from app.gui.operation import ANALYSIS, CANCELLED, MODEL, Late, ModelUnavailable, PanelOperation, Ready
 from app.gui.panels.alignment_controls import SIDE_BY_SIDE_SHORTCUT, AlignmentControls
-from app.gui.panels.alignment_job import AlignOutcome, align_job, failure_line, refusal
+from app.gui.panels.alignment_job import AlignOutcome, align_job, cancelled_line, failure_line, refusal
 from app.gui.panels.alignment_pages import SideBySide
 from app.gui.panels.alignment_text import EXPORTS, gap_target, gaps_basis, summary_html, summary_line
 from app.gui.panels.alignment_view import AlignmentResults
@@ -67,6 +62,7 @@ class AlignmentPanel(QWidget):
         self._syncing = False  # a pair selected here moves the page's selection: not back to the table
         self.op = PanelOperation(self, session, error_prefix="Alignment failed")
         self.op.line.cancel_button.setToolTip("Stop the alignment")
+        self.op.cancelled.connect(lambda: self._message(cancelled_line(self._last), CANCELLED))
         self.status, self.cancel_button = self.op.line.label, self.op.line.cancel_button
         self.summary = QLabel(START)
         self.summary.setWordWrap(True)

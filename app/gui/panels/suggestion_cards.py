@@ -1,14 +1,16 @@
 """The Suggestions panel's rows: a card per suggestion (its highlighted sentence, source and similarity;
 on the selected row also its template and buttons) and the list that holds them (Ctrl+C copies the
-selected row's sentence; each row has a context menu)."""
+selected row's sentence; each row has a context menu). Cards cost the UI thread (widgets, style sheets):
+a new result refills the cards already listed and makes the missing ones a few at a time
+(:meth:`SuggestionList.show_items`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QContextMenuEvent, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +29,10 @@ from app.gui.widgets import MUTED
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.phrasing.suggest import Suggestion
+
+
+BUILT_AT_ONCE = 2  # a new result's rows whose cards are made at once (the others: one per event-loop turn)
+UNBUILT_HEIGHT = 56  # a row's height until its card is made
 
 
 @dataclass(frozen=True)
@@ -59,34 +65,27 @@ class SuggestionCard(QWidget):
 
     def __init__(self, item: Suggestion) -> None:
         super().__init__()
-        self.item = item
-        self.sentence = QLabel(highlighted_html(item.text, item.spans))
+        self.sentence = QLabel()
         self.sentence.setTextFormat(Qt.TextFormat.RichText)
         self.sentence.setWordWrap(True)
-        self.template = QLabel(item.template)
+        self.template = QLabel()
         self.template.setTextFormat(Qt.TextFormat.PlainText)
         self.template.setWordWrap(True)
         self.template.setStyleSheet(f"color: {MUTED}; font-style: italic;")
         self.template.setToolTip("The template: the formulaic wording kept, the content replaced by slots")
-        self.source = QLabel(source_text(item))
+        self.source = QLabel()
         self.source.setTextFormat(Qt.TextFormat.PlainText)
         self.source.setWordWrap(True)
         self.source.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
-        self.source.setToolTip(item.source.get("title", ""))
-        self.match = QLabel(match_text(item))
+        self.match = QLabel()
         self.match.setTextFormat(Qt.TextFormat.PlainText)
         self.match.setWordWrap(True)  # wraps rather than being cut beside the buttons
         self.match.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
         self.copy_sentence = _small_button("Copy sentence", "Copy this sentence")
         self.copy_template = _small_button("Copy template", "Copy this sentence's template")
-        self.copy_template.setEnabled(bool(item.template))
         self.insert_template = _small_button("Insert template", "Insert this template in the draft at its "
                                              "cursor")
-        self.insert_template.setEnabled(bool(item.template))
-        self.source_path = source_pdf(item)
-        self.open_paper = _small_button("Open paper", "Open the paper this sentence comes from\n"
-                                        + self.source_path)
-        self.open_paper.setEnabled(bool(self.source_path))
+        self.open_paper = _small_button("Open paper", "")
         self.buttons = QWidget()
         buttons = QHBoxLayout(self.buttons)
         buttons.setContentsMargins(0, 0, 0, 0)
@@ -94,18 +93,30 @@ class SuggestionCard(QWidget):
         buttons.addStretch(1)
         for button in (self.copy_sentence, self.copy_template, self.insert_template, self.open_paper):
             buttons.addWidget(button)
-        if item.template:
-            self.sentence.setToolTip(f"Template: {item.template}")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(2)
-        layout.addWidget(self.sentence)
-        layout.addWidget(self.template)
-        layout.addWidget(self.source)
-        layout.addWidget(self.match)
-        layout.addWidget(self.buttons)
-        self.expanded = True
-        self.set_expanded(False)
+        for widget in (self.sentence, self.template, self.source, self.match, self.buttons):
+            layout.addWidget(widget)
+        self.expanded = False
+        self.set_item(item)
+
+    def set_item(self, item: Suggestion) -> None:
+        """Show ``item`` (a card is made once and refilled for the next result's row: making one costs
+        the UI thread far more than refilling it)."""
+        self.item = item
+        self.sentence.setText(highlighted_html(item.text, item.spans))
+        self.sentence.setToolTip(f"Template: {item.template}" if item.template else "")
+        self.template.setText(item.template)
+        self.source.setText(source_text(item))
+        self.source.setToolTip(item.source.get("title", ""))
+        self.match.setText(match_text(item))
+        self.copy_template.setEnabled(bool(item.template))
+        self.insert_template.setEnabled(bool(item.template))
+        self.source_path = source_pdf(item)
+        self.open_paper.setToolTip("Open the paper this sentence comes from\n" + self.source_path)
+        self.open_paper.setEnabled(bool(self.source_path))
+        self.set_expanded(self.expanded)  # (the selected row stays the expanded one)
 
     def connect_buttons(self, actions: RowActions) -> None:
         for button, action in ((self.copy_sentence, actions.copy_sentence),
@@ -148,6 +159,10 @@ class SuggestionList(QListWidget):
                            "QListWidget::item { border-bottom: 1px solid #e6e6e6; }"
                            "QListWidget::item:selected { background: #e4eefc; }"
                            "QListWidget::item:hover:!selected { background: #f6f8fb; }")
+        self._actions: Callable[[int], RowActions] | None = None
+        self._builder = QTimer(self)  # makes the cards of a new result's later rows, one per tick
+        self._builder.setInterval(0)
+        self._builder.timeout.connect(self._build_next)
 
     def event(self, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
@@ -175,32 +190,73 @@ class SuggestionList(QListWidget):
 
     def fit_rows(self) -> None:
         """Give each row the height its wrapped text needs at the current width."""
-        width = max(120, self.viewport().width())
         for row in range(self.count()):
-            item = self.item(row)
-            card = self.itemWidget(item)
-            if card is not None:
-                item.setSizeHint(QSize(width, card.heightForWidth(width)))
+            self._fit(row)
 
-    def card(self, row: int) -> SuggestionCard | None:
+    def _fit(self, row: int) -> None:
+        item, width = self.item(row), max(120, self.viewport().width())
+        card = self.itemWidget(item)
+        item.setSizeHint(QSize(width, card.heightForWidth(width) if card is not None else UNBUILT_HEIGHT))
+
+    def card(self, row: int, build: bool = True) -> SuggestionCard | None:
+        """Row ``row``'s card (made now if it is not yet and ``build``)."""
         item = self.item(row)
         widget = self.itemWidget(item) if item is not None else None
-        return widget if isinstance(widget, SuggestionCard) else None
+        if isinstance(widget, SuggestionCard):
+            return widget
+        return self._build(row) if build and item is not None else None
 
     def suggestions(self) -> list[Suggestion]:
         """The suggestions listed now, in order."""
-        cards = [self.card(row) for row in range(self.count())]
-        return [card.item for card in cards if card is not None]
+        return [self.item(row).data(Qt.ItemDataRole.UserRole) for row in range(self.count())]
 
-    def add_card(self, suggestion: Suggestion) -> SuggestionCard:
+    def show_items(self, suggestions: Sequence[Suggestion], actions: Callable[[int], RowActions]) -> None:
+        """List ``suggestions`` (``actions(row)``: what a row's buttons do). Making a card is what costs
+        the UI thread (its widgets and style sheets): the rows already there keep their cards, refilled;
+        of the new rows, the first ``BUILT_AT_ONCE`` get theirs now and the others one per turn of the
+        event loop (or when asked for: ``card``); rows left over go with their cards."""
+        self._actions = actions
+        for row, suggestion in enumerate(suggestions):
+            item = self.item(row) or QListWidgetItem(self)
+            item.setData(Qt.ItemDataRole.UserRole, suggestion)
+            card = self.card(row, build=False)
+            if card is not None:
+                card.set_item(suggestion)
+            elif row < BUILT_AT_ONCE:
+                self._build(row)
+        while self.count() > len(suggestions):
+            self.takeItem(self.count() - 1)
+        if any(self.card(row, build=False) is None for row in range(self.count())):
+            self._builder.start()
+
+    def _build(self, row: int) -> SuggestionCard | None:
+        item = self.item(row)
+        suggestion = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        if suggestion is None or self._actions is None:
+            return None
         card = SuggestionCard(suggestion)
-        self.setItemWidget(QListWidgetItem(self), card)
+        card.connect_buttons(self._actions(row))
+        card.set_expanded(row == self.currentRow())
+        self.setItemWidget(item, card)
+        self._fit(row)
         return card
+
+    def _build_next(self) -> None:
+        """The next row without a card gets one (the builder's tick); it stops once all have one."""
+        row = next((r for r in range(self.count()) if self.card(r, build=False) is None), None)
+        if row is None:
+            self._builder.stop()
+        else:
+            self._build(row)
+
+    def clear(self) -> None:
+        self._builder.stop()
+        super().clear()
 
     def expand(self, current: int) -> None:
         """The selected row shows its template and buttons; the others stay short."""
         for row in range(self.count()):
-            card = self.card(row)
+            card = self.card(row, build=row == current)
             if card is not None and card.expanded != (row == current):
                 card.set_expanded(row == current)
         self.fit_rows()

@@ -175,12 +175,10 @@ class SuggestionsPanel(QWidget):
         self.result = found.result
         self.notes = [*map(broken_library_note, found.left_out), *found.notices]
         self._show_query()
-        self.list.clear()
         if not found.result.suggestions:
             self._show_message(no_results_message(self.filters.in_use()))
         else:
-            for suggestion in found.result.suggestions:
-                self._add_row(suggestion)
+            self.list.show_items(found.result.suggestions, self._row_actions)  # (cards reused)
             self.stack.setCurrentWidget(self.list)
             self.list.fit_rows()
             self.list.setCurrentRow(0)
@@ -226,10 +224,6 @@ class SuggestionsPanel(QWidget):
         self.stack.setCurrentWidget(self.message)
         if not keep_status:
             self.op.set_status("")
-
-    def _add_row(self, suggestion: Suggestion) -> None:
-        row = self.list.count()
-        self.list.add_card(suggestion).connect_buttons(self._row_actions(row))
 
     def _row_actions(self, row: int) -> RowActions:
         return RowActions(partial(self.copy_sentence, row), partial(self.copy_template, row),
