@@ -112,3 +112,21 @@ def test_a_bad_zotero_folder_is_one_line(qtbot, bundle, folder, tmp_path, monkey
         chosen[0] = ""  # the folder dialog cancelled: nothing starts
         panel.act_add_zotero.trigger()
         assert not panel.busy
+
+
+def test_the_zotero_import_counts_papers_on_one_forward_scale(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """New PDFs are added under "paper 7 of 25 (name.pdf)", as Add folder… does (job_progress.PaperSteps),
+    not under the labelling's own counts, which made the bar jump back at each paper."""
+    from app.gui.job_progress import PaperSteps
+    from core.jobs import JobContext
+    from core.library import zotero_sync
+
+    zotero = Fixture(tmp_path / "z")
+    seen: list[object] = []
+    monkeypatch.setattr(zotero_sync, "apply_sync",
+                        lambda library, plan, model, ctx, workers=1: seen.append(ctx) or "report")
+    model: object = object()
+    report = zotero_import.zotero_job(JobContext(), tmp_path / "lib", zotero.zotero.folder, model)  # type: ignore[arg-type]
+    assert report == "report"
+    assert isinstance(seen[0], PaperSteps)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
+from app.gui.job_progress import PaperSteps
 from app.gui.operation import MODEL
 from core.jobs import JobContext
 from core.model_api import RoleModel
@@ -43,7 +44,10 @@ def zotero_job(ctx: JobContext, folder: Path, zotero_dir: Path, model: RoleModel
     snapshot = read_zotero(zotero_dir, ctx.child(0.0, 0.05))
     with Library(folder) as library:
         plan = plan_sync(library.store, snapshot, ctx.child(0.05, 0.15))
-        return apply_sync(library, plan, model if plan.add else None, ctx.child(0.15, 1.0),
+        adding: JobContext = ctx.child(0.15, 1.0)
+        if plan.add:  # "paper 7 of 25 (name.pdf)" on one scale that only moves forward, as Add folder…
+            adding = PaperSteps(adding, len({planned.sha256 for planned in plan.add}))
+        return apply_sync(library, plan, model if plan.add else None, adding,
                           workers=workers or max(1, (os.cpu_count() or 2) - 1))
 
 
