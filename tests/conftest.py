@@ -96,3 +96,17 @@ def _no_real_unsaved_draft_question(monkeypatch: pytest.MonkeyPatch) -> None:
     # nor "X changed on disk" (Cancel: not saved) nor "Replace X?" (no: not saved)
     monkeypatch.setattr(DraftFiles, "_ask_changed_on_disk", lambda _self, _message: CANCEL)
     monkeypatch.setattr(DraftFiles, "_ask_replace", lambda _self, _question: False)
+
+
+@pytest.fixture(autouse=True)
+def _no_real_export_running_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test meets the real "An export is still being written" question of a window closed while an
+    export runs (a modal offscreen waits forever): the answer is "Quit anyway" (the export is cancelled, as
+    closing did before the question) unless the test patches ``file_writes.ask_while_writing`` itself."""
+    import sys
+
+    if "PySide6" not in sys.modules:
+        return
+    from app.gui import file_writes
+
+    monkeypatch.setattr(file_writes, "ask_while_writing", lambda _parent, _labels: file_writes.QUIT)

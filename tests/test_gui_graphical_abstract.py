@@ -365,3 +365,28 @@ def test_the_panel_asks_before_replacing_the_caption_txt(qtbot, monkeypatch, bun
         with qtbot.waitSignal(panel.exported, timeout=TIMEOUT_MS):
             assert panel.export(tmp_path / "notes.png")
         assert notes.read_text(encoding="utf-8").startswith("Figure 4:")
+
+
+def test_a_failed_export_replaces_the_saved_line_in_the_status_bar(qtbot, bundle: Path, paper: Paper,  # type: ignore[no-untyped-def]
+                                                                   tmp_path: Path) -> None:
+    """Hostile test H: the panel said "Cannot write …" while the window's status bar still said "Graphical
+    abstract saved as …" from the export before."""
+    said: list[str] = []
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder", encoding="utf-8")
+    for panel in make_panel(qtbot, bundle, paper):
+        panel.statusMessage.connect(said.append)  # what the window's status bar shows
+        wait_ranked(qtbot, panel)
+        panel.list.setCurrentRow(0)
+        with qtbot.waitSignal(panel.exported, timeout=TIMEOUT_MS):
+            assert panel.export(tmp_path / "ga.png")
+        assert said[-1] == f"Graphical abstract saved as {tmp_path / 'ga.png'}"
+        assert panel.export(blocker / "ga.png")
+        qtbot.waitUntil(lambda p=panel: not p.exporter.op.busy, timeout=TIMEOUT_MS)
+        assert panel.status.text().startswith(f"Cannot write {blocker / 'ga.png'}: ")
+        assert said[-1] == panel.status.text()
+        folder = tmp_path / "folder.png"
+        folder.mkdir()
+        assert not panel.export(folder)  # refused before it starts: said there too
+        refused = f"Cannot export to {folder}: it is a folder; choose a file name."
+        assert said[-1] == panel.status.text() == refused

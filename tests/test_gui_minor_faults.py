@@ -47,8 +47,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-def _exporter(qtbot, tmp_path: Path) -> tuple[AnalysisExporter, Banner]:  # type: ignore[no-untyped-def]
-    """The File › Export actions on a paper "open" from a real PDF (its sha256 left out: any PDF will do)."""
+def _exporter(qtbot, tmp_path: Path, said: list[str] | None = None  # type: ignore[no-untyped-def]
+              ) -> tuple[AnalysisExporter, Banner]:
+    """The File › Export actions on a paper "open" from a real PDF (its sha256 left out: any PDF will do);
+    what they say in the status bar goes to ``said``."""
     parent = QWidget()
     qtbot.addWidget(parent)
     banner = Banner(parent)
@@ -56,7 +58,9 @@ def _exporter(qtbot, tmp_path: Path) -> tuple[AnalysisExporter, Banner]:  # type
     paper = make_paper(sha="")
     session = SimpleNamespace(paper=paper, analysis=make_analysis(paper), palette=RolePalette(),
                               path=str(two_column_pdf(tmp_path / "paper.pdf")), tracker=JobTracker())
-    return AnalysisExporter(parent, session, None, banner, lambda _m: None), banner  # type: ignore[arg-type]
+    lines = said if said is not None else []
+    return AnalysisExporter(parent, session, None, banner,  # type: ignore[arg-type]
+                            lambda line, _paper=None: lines.append(line)), banner
 
 
 def test_analysis_and_annotated_pdf_exports_refuse_a_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -84,6 +88,94 @@ def test_the_annotated_pdf_write_error_says_cannot_write_once(qtbot, tmp_path: P
     text = banner.text
     assert text.startswith(f"Could not write {blocker / 'x.pdf'}: ") and "\n" not in text
     assert "cannot write" not in text.lower().replace("could not write", "", 1), text
+
+
+def test_the_analysis_export_never_writes_over_the_pdf_nor_in_another_format(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """File › Export as › JSON… on the open PDF's name wrote JSON over the PDF; a name without a suffix
+    got none; a missing folder was made. Now: one line each and nothing written, or the suffix added."""
+    exporter, banner = _exporter(qtbot, tmp_path)
+    pdf = tmp_path / "paper.pdf"
+    original = pdf.read_bytes()
+    refused = {
+        (pdf, "json"): f"Cannot export to {pdf}: it is the open paper's PDF; choose another file name",
+        (pdf, None): f"Cannot export to {pdf}: it is the open paper's PDF; choose another file name",
+        (tmp_path / "copy.pdf", "json"): f"Cannot export to {tmp_path / 'copy.pdf'}: give the JSON export a "
+                                         "name ending in .json, not .pdf",
+        (tmp_path / "roles.csv", "html"): f"Cannot export to {tmp_path / 'roles.csv'}: give the HTML export "
+                                          "a name ending in .html, not .csv",
+        (tmp_path / "roles.txt", None): f"Unknown export format 'txt' for {tmp_path / 'roles.txt'}: give it "
+                                        "a .md, .html, .csv or .json file name",
+        (tmp_path / "noext", None): f"Cannot export to {tmp_path / 'noext'}: give it a .md, .html, .csv or "
+                                    ".json file name",
+        (tmp_path / "nope" / "x.md", None): f"Cannot export to {tmp_path / 'nope' / 'x.md'}: the folder "
+                                            f"{tmp_path / 'nope'} does not exist (create it first)",
+    }
+    for (path, fmt), line in refused.items():
+        banner.dismiss()
+        assert exporter.export_to(path, fmt) is None
+        assert banner.text == line and banner.kind == "error"
+    assert pdf.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["paper.pdf"]  # nothing written, no folder made
+    assert exporter.export_to(tmp_path / "noext", "html") == tmp_path / "noext.html"
+    assert "<html" in (tmp_path / "noext.html").read_text(encoding="utf-8")
+    assert exporter.export_to(tmp_path / "roles v1.2", "markdown") == tmp_path / "roles v1.2.md"
+    assert exporter.export_to(tmp_path / "notes.txt", "md") == tmp_path / "notes.txt.md"  # no .txt written
+    assert exporter.export_to(tmp_path / "Roles.JSON", "json") == tmp_path / "Roles.JSON"
+
+
+def test_a_failed_export_replaces_the_success_line_and_a_success_the_error(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    said: list[str] = []
+    exporter, banner = _exporter(qtbot, tmp_path, said)
+    assert exporter.export_to(tmp_path / "a.json") is not None
+    assert said[-1].startswith("Exported ") and banner.text == ""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder", encoding="utf-8")
+    worker = exporter.export_annotated_pdf(blocker / "x.pdf")
+    assert worker is not None
+    wait_released(qtbot, worker)
+    assert banner.text.startswith("Could not write ") and said[-1] == banner.text  # not "Exported …"
+    assert exporter.export_to(tmp_path / "b.md") is not None
+    assert banner.text == "" and said[-1].startswith("Exported ")  # the error is gone with it
+    assert exporter.export_to(tmp_path / "nope" / "c.md") is None and said[-1] == banner.text
+    banner.show_message("warning", "No usable model bundle")  # not an export's: a success leaves it
+    assert exporter.export_to(tmp_path / "c.md") is not None and banner.text == "No usable model bundle"
+
+
+def test_a_running_export_is_a_file_being_written(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What closing the window asks about: the annotated PDF and the graphical abstract's PNG."""
+    import threading
+
+    from app.gui import export_actions, file_writes
+    from app.gui.panels import graphical_abstract_exporter
+    from core.document import Figure
+
+    gate = threading.Event()
+
+    def held(ctx: JobContext, *_args: object) -> None:  # runs until cancelled
+        while not gate.wait(0.02):
+            ctx.check()
+        ctx.check()
+
+    monkeypatch.setattr(export_actions, "annotate_job", held)
+    monkeypatch.setattr(graphical_abstract_exporter, "export_job", held)
+    exporter, _banner = _exporter(qtbot, tmp_path)
+    figures, _line = _figure_exporter(qtbot, tmp_path)
+    try:
+        assert exporter.export_annotated_pdf(tmp_path / "annotated.pdf") is not None
+        figure = Figure("fig1", "figure", "1", "Figure 1: a box.", 0, (0.0, 0.0, 100.0, 100.0))
+        assert figures.start(str(tmp_path / "paper.pdf"), figure, str(tmp_path / "ga.png"))
+        assert file_writes.files_being_written(exporter._session.tracker) == ["Exporting the annotated PDF"]
+        assert file_writes.files_being_written(figures.op.session.tracker) == ["Exporting the graphical "
+                                                                               "abstract"]
+        exporter._session.tracker.cancel_all()
+        assert file_writes.files_being_written(exporter._session.tracker) == []  # cancelled: not asked about
+    finally:
+        figures.op.session.tracker.cancel_all()
+        exporter._session.tracker.cancel_all()
+        gate.set()
+        wait_released(qtbot, figures.op.worker)
+        qtbot.waitUntil(lambda: exporter.annotating is None, timeout=TIMEOUT_MS)
 
 
 def test_text_exports_refuse_a_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -9,14 +9,15 @@ suffix, and reports the outcome in the banner or the status bar.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.gui.banner import Banner
+from app.gui.file_writes import writes_a_file
 from app.gui.save_text import folder_problem
 from app.gui.session import Session
 from app.gui.settings import AppSettings
@@ -32,7 +33,77 @@ if TYPE_CHECKING:  # pragma: no cover
 EXPORT_FILTERS = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)",
                   "html": "HTML (*.html)"}
 _FORMAT_ALIASES = {"markdown": "md", "jsn": "json", "htm": "html"}
+_SUFFIXES = {"json": (".json",), "csv": (".csv",), "md": (".md", ".markdown"), "html": (".html", ".htm")}
+# a name ending in one of these is refused for any other format: the author means that kind of file
+_KNOWN_SUFFIXES = {".pdf", *(ending for endings in _SUFFIXES.values() for ending in endings)}
+_FILE_TYPE = re.compile(r"\.[a-z][a-z0-9]{0,7}")  # ".docx", ".txt"; not the ".2" of "roles v1.2"
+ANY_FORMAT = "give it a .md, .html, .csv or .json file name"
 ANNOTATED_PDF_FILTER = "PDF with role highlights (*.pdf)"
+ANNOTATE_JOB = writes_a_file("annotated-pdf-export")  # the worker's name: closing the window asks first
+
+
+class Notify(Protocol):
+    """Says a line in the status bar; ``paper``: the PDF it is about (default: the open one)."""
+
+    def __call__(self, message: str, paper: str | None = None) -> None: ...
+
+
+class ExportRefused(Exception):
+    """The export target is refused before anything is written (the message: one line)."""
+
+
+def _refused(target: Path, reason: str) -> ExportRefused:
+    return ExportRefused(f"Cannot export to {target}: {reason}")
+
+
+def _same_file(path: Path, other: str) -> bool:
+    if path.absolute() == Path(other).absolute():
+        return True
+    try:
+        return path.is_file() and os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
+def export_target(path: str | os.PathLike[str], fmt: str | None, source: str | None) -> tuple[Path, str]:
+    """The file an export as ``fmt`` (None: the one its suffix names) writes for the chosen ``path``, and
+    the format. A name that does not end in the format's suffix gets it added ("roles" and "roles.txt" as
+    Markdown: "roles.md", "roles.txt.md"); raises :class:`ExportRefused` (nothing to write) for a folder,
+    the open PDF ``source``, a name ending in another format's suffix (".pdf" or ".csv" for JSON), and
+    (``app.commands._options.check_output_file``, as the CLI's ``--export``) a folder that does not exist
+    or cannot be written, a file of the model bundle."""
+    from app.commands._options import check_output_file
+    from core.errors import RhetoricaError
+
+    target = Path(path)
+    if problem := folder_problem(target):
+        raise ExportRefused(problem)
+    if source and _same_file(target, source):
+        raise _refused(target, "it is the open paper's PDF; choose another file name")
+    suffix = target.suffix.lower()
+    if fmt is None:
+        fmt = next((f for f, endings in _SUFFIXES.items() if suffix in endings), "")
+        if not fmt:
+            unknown = suffix.lstrip(".") if _FILE_TYPE.fullmatch(suffix) else ""
+            what = f"Unknown export format {unknown!r} for" if unknown else "Cannot export to"
+            raise ExportRefused(f"{what} {target}: {ANY_FORMAT}")
+    fmt = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower())
+    if fmt not in _SUFFIXES:
+        raise ExportRefused(f"Unknown export format {fmt!r}: use .json, .csv, .md or .html")
+    if suffix in _KNOWN_SUFFIXES and suffix not in _SUFFIXES[fmt]:
+        kind = EXPORT_FILTERS[fmt].split(" ")[0]
+        raise _refused(target, f"give the {kind} export a name ending in {_SUFFIXES[fmt][0]}, "
+                               f"not {target.suffix}")
+    if suffix not in _SUFFIXES[fmt]:
+        target = target.with_name(target.name + _SUFFIXES[fmt][0])
+    if problem := folder_problem(target):
+        raise ExportRefused(problem)
+    try:
+        check_output_file(target, "the export", inputs=[source] if source else [])
+    except RhetoricaError as error:
+        reason = str(error).removeprefix(f"{target}: ")
+        raise _refused(target, reason) from None
+    return target, fmt
 
 
 def annotate_job(ctx: JobContext, source: str, paper: Paper, analysis: PaperAnalysis, out: str,
@@ -57,13 +128,30 @@ class AnalysisExporter:
     """File › Export: asks where (``dialog``) and writes (``export_to``)."""
 
     def __init__(self, parent: QWidget, session: Session, settings: AppSettings, banner: Banner,
-                 notify: Callable[[str], None]) -> None:
+                 notify: Notify) -> None:
         self._parent = parent
         self._session = session
         self._settings = settings
         self._banner = banner
         self._notify = notify
         self.annotating: Worker | None = None  # the running "Export annotated PDF…" job
+        self._error = ""  # the banner line of the last export that failed
+
+    # -- what the exports say ----------------------------------------------------------------
+    def _failed(self, line: str) -> None:
+        """A refused or failed export: the banner, and the status bar (an earlier "Exported …" there
+        would contradict it)."""
+        self._error = line
+        self._banner.show_message("error", line)
+        self._notify(line)
+
+    def _succeeded(self, line: str, paper: str | None = None) -> None:
+        """A written export: the status bar; an earlier export's error in the banner is dismissed."""
+        if self._error and self._banner.isVisible() and self._banner.kind == "error" \
+                and self._banner.message.text() == self._error:
+            self._banner.dismiss()
+        self._error = ""
+        self._notify(line, paper)
 
     def suggested_path(self, fmt: str | None) -> str:
         """``<paper>-roles.<fmt>`` in the folder of the most recently opened paper."""
@@ -89,27 +177,25 @@ class AnalysisExporter:
         self.export_to(path, fmt)
 
     def export_to(self, path: str | os.PathLike[str], fmt: str | None = None) -> Path | None:
-        """Write the analysis as ``fmt`` (default: from the suffix); the written path, or None."""
+        """Write the analysis as ``fmt`` (default: from the suffix) to ``path`` (checked by
+        :func:`export_target`: its suffix added when it has none); the written path, or None (said in
+        the banner: nothing written)."""
         from core.exporting.exports import EXPORTERS
 
         paper, analysis = self._session.paper, self._session.analysis
         if paper is None or analysis is None:
             return None
-        if problem := folder_problem(path):
-            self._banner.show_message("error", problem)
-            return None
-        fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
-        fmt = _FORMAT_ALIASES.get(fmt, fmt)
-        if fmt not in EXPORTERS:
-            self._banner.show_message("error",
-                                      f"Unknown export format {fmt!r}: use .json, .csv, .md or .html")
+        try:
+            target, fmt = export_target(path, fmt, self._session.path)
+        except ExportRefused as refused:
+            self._failed(str(refused))
             return None
         try:
-            written = EXPORTERS[fmt](paper, analysis, Path(path))
+            written = EXPORTERS[fmt](paper, analysis, target)
         except OSError as error:
-            self._banner.show_message("error", write_failure(str(path), error.strerror or error))
+            self._failed(write_failure(str(target), error.strerror or error))
             return None
-        self._notify(f"Exported {len(paper.sentences)} sentences to {written}")
+        self._succeeded(f"Exported {len(paper.sentences)} sentences to {written}")
         return written
 
     # -- the PDF with its role highlights ------------------------------------------------------
@@ -148,22 +234,23 @@ class AnalysisExporter:
         if Path(target).suffix.lower() != ".pdf":
             target += ".pdf"
         if problem := folder_problem(path) or folder_problem(target):
-            self._banner.show_message("error", problem)
+            self._failed(problem)
             return None
         worker = Worker(annotate_job, source, paper, analysis, target, self._session.palette.colors(),
-                        name="annotated-pdf-export")
-        worker.result.connect(self._on_annotated)
-        worker.error.connect(lambda error, t=target: self._banner.show_message("error",
-                                                                               write_failure(t, error)))
+                        name=ANNOTATE_JOB)
+        worker.result.connect(lambda written, s=source: self._on_annotated(written, s))
+        worker.error.connect(lambda error, t=target: self._failed(write_failure(t, error)))
         worker.finished.connect(self._annotating_finished)
         self.annotating = worker
         self._session.tracker.start(worker, "Exporting the annotated PDF")
         return worker
 
-    def _on_annotated(self, written: AnnotatedPdf) -> None:
+    def _on_annotated(self, written: AnnotatedPdf, source: str) -> None:
+        """Written: said in the status bar, naming the paper when another one is open by now."""
         skipped = f"; {written.skipped} sentence(s) have no place on the page" if written.skipped else ""
-        self._notify(f"Exported {written.highlights} highlight(s) for {written.sentences} sentence(s) "
-                     f"to {written.path}{skipped}")
+        of = f" of {Path(source).name}" if source != self._session.path else ""
+        self._succeeded(f"Exported {written.highlights} highlight(s) for {written.sentences} sentence(s)"
+                        f"{of} to {written.path}{skipped}", source)
 
     def _annotating_finished(self) -> None:
         self.annotating = None

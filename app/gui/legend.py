@@ -56,7 +56,7 @@ class Legend(QWidget):
             else:
                 style = (f"QToolButton {{ background: transparent; color: #888; border: 1px dashed "
                          f"{color.name()}; border-radius: 3px; padding: 2px 6px; "
-                         "text-decoration: line-through; }}")
+                         "text-decoration: line-through; }")
             button.setStyleSheet(style)
         value = round(self.palette_.opacity * 100)
         if self.opacity.value() != value:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui import file_writes
 from app.gui.banner import Banner
 from app.gui.corrections import CorrectionController, SentenceTarget
 from app.gui.docks import PanelDocks, on_some_screen
@@ -40,6 +41,7 @@ from app.gui.empty_state import EmptyState
 from app.gui.export_actions import EXPORT_FILTERS, AnalysisExporter
 from app.gui.help import ShortcutsDialog
 from app.gui.job_tracker import JobTracker
+from app.gui.jump_view import show_target
 from app.gui.legend import Legend
 from app.gui.model_holder import ModelHolder, ModelOptions
 from app.gui.navigation import SentenceNavigator
@@ -101,6 +103,8 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: AppSettings | None = None, model_path: str | None = None,
                  use_cache: bool = True, load_model_at_start: bool = True) -> None:
         super().__init__()
+        self._status_about: tuple[str, str | None] = ("", None)  # the last _notify line, and its paper
+        self._closing_when_written = False  # "Wait for it": the window closes once the exports are written
         self.settings = settings or AppSettings()
         self.palette_ = RolePalette(self.settings.role_colors, self.settings.opacity)
         self.tracker = JobTracker()
@@ -159,8 +163,18 @@ class MainWindow(QMainWindow):
         path = self._model_override or self.settings.model_path or None
         return ModelOptions(path=path, device=self.settings.device, threads=self.settings.threads or None)
 
-    def _notify(self, message: str) -> None:
+    def _notify(self, message: str, paper: str | None = None) -> None:
+        """``message`` in the status bar for a while; ``paper``: the PDF it is about (default: the open
+        one), so that a line about a paper no longer shown can be cleared (:meth:`_drop_stale_status`)."""
+        self._status_about = (message, paper or self.session.path)
         self.statusBar().showMessage(message, STATUS_MS)
+
+    def _drop_stale_status(self) -> None:
+        """A new paper is shown: a status line about another paper (an export of the previous one that
+        finished while this one opened) goes."""
+        message, paper = self._status_about
+        if paper != self.session.path and message and self.statusBar().currentMessage() == message:
+            self.statusBar().clearMessage()
 
     def _action(self, text: str, slot: Callable[[], object], shortcuts: list[str] | str | None = None,
                 tip: str = "") -> QAction:
@@ -384,7 +398,7 @@ class MainWindow(QMainWindow):
         s.failed.connect(self._on_failed)
         s.cancelled.connect(self._on_cancelled)
         s.sentenceSelected.connect(self._on_sentence_selected)
-        s.jumpRequested.connect(self.page_view.show_rect)
+        s.jumpRequested.connect(lambda page, bbox: show_target(self.page_view, page, bbox))
         self.models.ready.connect(self._on_model_ready)
         self.models.failed.connect(self._on_model_failed)
         self.models.noticed.connect(self._on_model_notice)
@@ -571,6 +585,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_paper_ready(self, paper: Paper) -> None:
+        self._drop_stale_status()
         if paper.title:
             self.setWindowTitle(f"{paper.title} — Rhetorica")
         if self.session.analysis is None:
@@ -591,6 +606,7 @@ class MainWindow(QMainWindow):
             self.page_view.set_overlays(self.session.paper, analysis)
 
     def _on_overlays_built(self, count: int) -> None:
+        self._drop_stale_status()
         self._update_actions()
         if self.session.analysis is not None:
             self.analysisShown.emit(count)
@@ -871,10 +887,35 @@ class MainWindow(QMainWindow):
         asking = [panel for panel in self.panels.values() if isinstance(panel, AsksBeforeClosing)]
         return all(panel.may_close() for panel in asking)
 
+    def _exports_may_close(self) -> bool:
+        """A file still being written (an annotated PDF, a graphical abstract's PNG: ``file_writes``) asks
+        first: "Wait for it" (the window closes once it is written), "Quit anyway" (it is cancelled) or
+        "Cancel"; False: the window stays open for now."""
+        writing = file_writes.files_being_written(self.tracker)
+        if not writing:
+            return True
+        answer = file_writes.ask_while_writing(self, writing)
+        if answer == file_writes.WAIT and not self._closing_when_written:
+            self._closing_when_written = True
+            self.tracker.changed.connect(self._close_when_written)
+            self._notify("The window closes once the export is written (Esc cancels it)")
+        return answer == file_writes.QUIT
+
+    def _close_when_written(self) -> None:
+        if self._closing_when_written and not file_writes.files_being_written(self.tracker):
+            self._stop_waiting_to_close()
+            QTimer.singleShot(0, self, self.close)  # after the job's own slots (its "Exported …" line)
+
+    def _stop_waiting_to_close(self) -> None:
+        if self._closing_when_written:
+            self._closing_when_written = False
+            self.tracker.changed.disconnect(self._close_when_written)
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._panels_may_close():
-            event.ignore()  # the author cancelled: the window stays as it was
+        if not self._exports_may_close() or not self._panels_may_close():
+            event.ignore()  # the author cancelled or waits: the window stays as it was
             return
+        self._stop_waiting_to_close()
         self.settings.geometry = self.saveGeometry()
         self.settings.window_state = self.saveState()
         self.dock_panels.save()

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.gui.file_writes import writes_a_file
 from app.gui.operation import PanelOperation
 from app.gui.panels.graphical_abstract_export import (
     EXPORT_DPI,
@@ -18,10 +19,13 @@ from app.gui.panels.graphical_abstract_export import (
     sidecar_problem,
 )
 from app.gui.panels.graphical_abstract_text import figure_label
+from app.gui.panels.registry import SaysStatus
 from app.gui.save_text import folder_problem
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
 from core.document import Figure, Paper
+
+EXPORT_JOB = writes_a_file("Exporting the graphical abstract")  # closing the window asks first
 
 
 def default_export_path(paper: Paper | None, figure: Figure) -> Path:
@@ -61,23 +65,30 @@ class FigureExporter(QObject):
                 "\nReplace it?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                 QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes:
             return True
-        self.op.set_status(f"Not exported: {sidecar_problem(path)}.")
+        self.say_failure(f"Not exported: {sidecar_problem(path)}.")
         return None
+
+    def say_failure(self, line: str) -> None:
+        """A refused or failed export: on the panel's status line and in the window's status bar (where an
+        earlier "Graphical abstract saved as …" would otherwise contradict it)."""
+        self.op.set_status(line)
+        if isinstance(self._panel, SaysStatus):
+            self._panel.statusMessage.emit(line)
 
     def start(self, pdf: str, figure: Figure, path: str) -> bool:
         """Export ``figure`` to ``path`` in the background; False (said on the status line) when ``path``
         is a folder or the caption's ``.txt`` would replace a file the author did not agree to replace."""
         if problem := folder_problem(path):
-            self.op.set_status(problem)
+            self.say_failure(problem)
             return False
         replace = self.replace_sidecar(path)
         if replace is None:
             return False
         self.op.error_prefix = f"Cannot write {path}"
         self.op.run(export_job, pdf, figure.page, tuple(figure.bbox), figure.caption, path, replace,
-                    needs_model=False,
-                    label="Exporting the graphical abstract",
-                    status=f"Exporting {figure_label(figure)} at {EXPORT_DPI} dpi…", on_done=self._done)
+                    needs_model=False, label=EXPORT_JOB,
+                    status=f"Exporting {figure_label(figure)} at {EXPORT_DPI} dpi…", on_done=self._done,
+                    on_error=lambda _error: self.say_failure(self.op.line.text()))
         return True
 
     def _done(self, exported: ExportedFigure) -> None:
