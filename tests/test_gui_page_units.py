@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 
 import pymupdf
 import shiboken6
-from PySide6.QtCore import QObject, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsView, QWidget
 
@@ -25,6 +25,7 @@ from app.gui.page_view import PageView
 from app.gui.palette import RolePalette
 from app.gui.sentence_overlays import SentenceOverlays, role_tooltip
 from app.gui.text_selection import TextSelection
+from tests.fake_render_client import FakeRenderClient
 from tests.paper_factory import LABELS, make_analysis, make_paper
 from tests.pdf_factory import many_pages_pdf, two_column_pdf
 
@@ -187,30 +188,8 @@ def test_rendering_fallback_renders_near_pages_and_evicts(qtbot, make_view, doc,
     assert not rendering.has_pixmap(99)
 
 
-class FakeClient(QObject):
-    """Stands in for the render process: records requests, replies when the test says so."""
-
-    pageRendered = Signal(int, int, float, QImage)
-    pageFailed = Signal(int, int, str)
-    ready = Signal()
-    stopped = Signal()
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.available = self.is_ready = True
-        self.opened: list[tuple[int, str]] = []
-        self.requests: list[tuple[int, int, float]] = []
-
-    def open(self, token: int, path: str) -> None:
-        self.opened.append((token, path))
-
-    def render(self, token: int, index: int, scale: float) -> bool:
-        self.requests.append((token, index, scale))
-        return True
-
-
 def test_rendering_through_the_render_process(qtbot, make_view, doc) -> None:  # type: ignore[no-untyped-def]
-    client = FakeClient()
+    client = FakeRenderClient()
     layout, rendering = _rendering(make_view, doc, client)
     assert rendering.uses_render_server
     token = client.opened[-1][0]

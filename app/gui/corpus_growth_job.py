@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.gui.job_progress import Part
+from app.gui.job_progress import Part, Wrapping
 from app.gui.job_tracker import JobTracker
 from app.gui.model_holder import ModelHolder
 from app.gui.workers import Worker
@@ -63,15 +63,14 @@ def extra_sentences() -> int:
         return 0
 
 
-class GrowthProgress(JobContext):
+class GrowthProgress(Wrapping):
     """The growth's progress on one total. ``grow_corpus`` reports its labelling as "763 of 262,984
     sentences labelled" on a scale that also holds the join's share (262,984 + 5 %), so the bar and the
     words had two totals: here the labelling is shown as done of ``sentences`` (the words' total), and
     the join that follows, which counts no sentences, as busy (total 0) with the step named."""
 
     def __init__(self, ctx: JobContext, sentences: int) -> None:
-        super().__init__()
-        self.parent = ctx
+        super().__init__(ctx)
         self.sentences = sentences
 
     def progress(self, done: int, total: int, message: str = "") -> None:
@@ -84,16 +83,6 @@ class GrowthProgress(JobContext):
     def child(self, start: float, end: float) -> JobContext:
         return Part(self, lambda fraction, message: self.progress(round(fraction * self.sentences),
                                                                   self.sentences, message), start, end)
-
-    def check(self) -> None:
-        self.parent.check()
-
-    def cancel(self) -> None:
-        self.parent.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self.parent.cancelled
 
 
 def may_need_growth() -> bool:

@@ -43,24 +43,12 @@ class Forward:
         self.ctx.progress(self.value, self.scale, message)
 
 
-class Part(JobContext):
-    """A context for [``start``, ``end``] of a whole: each report (its own or a ``child``'s) reaches
-    ``show(fraction of the whole, message)``; ``check``/``cancel`` are ``parent``'s."""
+class Wrapping(JobContext):
+    """A context that wraps ``parent``: its own progress, its parent's cancelling."""
 
-    def __init__(self, parent: JobContext, show: Callable[[float, str], None],
-                 start: float = 0.0, end: float = 1.0) -> None:
+    def __init__(self, parent: JobContext) -> None:
         super().__init__()
         self.parent = parent
-        self.show = show
-        self.start, self.end = start, end
-
-    def progress(self, done: int, total: int, message: str = "") -> None:
-        self.check()
-        self.show(self.start + (self.end - self.start) * Progress(done, total).fraction, message)
-
-    def child(self, start: float, end: float) -> JobContext:
-        width = self.end - self.start
-        return Part(self.parent, self.show, self.start + width * start, self.start + width * end)
 
     def check(self) -> None:
         self.parent.check()
@@ -71,6 +59,25 @@ class Part(JobContext):
     @property
     def cancelled(self) -> bool:
         return self.parent.cancelled
+
+
+class Part(Wrapping):
+    """A context for [``start``, ``end``] of a whole: each report (its own or a ``child``'s) reaches
+    ``show(fraction of the whole, message)``; ``check``/``cancel`` are ``parent``'s."""
+
+    def __init__(self, parent: JobContext, show: Callable[[float, str], None],
+                 start: float = 0.0, end: float = 1.0) -> None:
+        super().__init__(parent)
+        self.show = show
+        self.start, self.end = start, end
+
+    def progress(self, done: int, total: int, message: str = "") -> None:
+        self.check()
+        self.show(self.start + (self.end - self.start) * Progress(done, total).fraction, message)
+
+    def child(self, start: float, end: float) -> JobContext:
+        width = self.end - self.start
+        return Part(self.parent, self.show, self.start + width * start, self.start + width * end)
 
 
 class Steps:
@@ -101,15 +108,14 @@ def paper_words(number: int, papers: int, name: str) -> str:
     return f"paper {number} of {papers} ({name})" if name else f"paper {number} of {papers}"
 
 
-class PaperSteps(JobContext):
+class PaperSteps(Wrapping):
     """The context given to ``Library.add_pdfs`` (``papers`` PDFs to add): its own reports ("adding
     name.pdf" as paper ``done`` of ``total`` starts) and its per-paper children (the paper's labelling,
     a part of the whole) fill one scale of papers (``per_paper`` units each) that only moves forward,
     said as "paper 7 of 25 (name.pdf)"."""
 
     def __init__(self, ctx: JobContext, papers: int, per_paper: int = 100) -> None:
-        super().__init__()
-        self.parent = ctx
+        super().__init__(ctx)
         self.forward = Forward(ctx, max(1, papers) * per_paper)
         self.words = ""
 
@@ -123,13 +129,3 @@ class PaperSteps(JobContext):
 
     def child(self, start: float, end: float) -> JobContext:
         return Part(self, lambda fraction, _message: self.forward.report(fraction, self.words), start, end)
-
-    def check(self) -> None:
-        self.parent.check()
-
-    def cancel(self) -> None:
-        self.parent.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self.parent.cancelled
