@@ -13,6 +13,7 @@ from core.pdf import PARSER_VERSION, parse_pdf, render_figure_png
 from tests.pdf_factory import (
     LEFT,
     RIGHT,
+    article_info_beside_abstract_pdf,
     bold_abstract_then_unheaded_intro_pdf,
     caption_then_paragraph_pdf,
     contents_list_pdf,
@@ -267,6 +268,21 @@ def test_a_contents_list_does_not_end_the_paper(tmp_path: Path) -> None:
     assert "We introduce the problem in this first sentence." in texts
     assert "The method works well on every test we ran." in texts
     assert "Acknowledgments" not in texts and "cited paper" not in paper.body_text()
+
+
+def test_an_abstract_beside_the_article_info_box_is_read_whole(tmp_path: Path) -> None:
+    """The keywords box and the abstract side by side are read one after the other (not line by line
+    across both), the letter-spaced "A B S T R A C T" opens the abstract, and the keywords label, whose
+    keywords follow in its own block, does not drop the block after it (the abstract)."""
+    paper = parse_pdf(article_info_beside_abstract_pdf(tmp_path / "boxes.pdf"))
+    assert [(s.heading, s.kind) for s in paper.sections] == [
+        ("Abstract", SectionKind.ABSTRACT), ("Introduction", SectionKind.INTRODUCTION)]
+    assert [s.text for s in paper.abstract_sentences] == [
+        "This paper improves the design of a combined heating and power system for homes.",
+        "An energy and exergy analysis assesses the system on four criteria in a case study.",
+        "The new algorithm finds the best engine size of 130 kW for the building studied.",
+        "It also lowers the emissions and the payback period of the system considerably.",
+    ]
 
 
 def test_a_table_column_headed_reference_is_not_the_references(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ _REFERENCES = re.compile(
 )
 _APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental|supporting information)\b",
                        re.IGNORECASE)
-_ABSTRACT = re.compile(r"^abstract$", re.IGNORECASE)
+_ABSTRACT = re.compile(r"^(?:abstract|a b s t r a c t)$", re.IGNORECASE)  # Elsevier sets it letter-spaced
 _NOT_HEADING = re.compile(r"^(?:Algorithm|Listing|Procedure|Figure|Fig\.|Table|Example|Definition|Theorem"
                           r"|Lemma"
                           r"|Proof|Corollary|Proposition|Remark|Note|Step|Input|Output|Require|Ensure)\b")

@@ -123,7 +123,7 @@ def reading_order(lines: list[Line], layout: PageLayout) -> list[Line]:
     """Lines of one page in reading order."""
     ordered = sorted(lines, key=lambda ln: (round(ln.y0, 1), ln.x0))
     if layout.gutter is None:
-        return _merge_rows(ordered)
+        return _boxes_side_by_side(_merge_rows(ordered), layout)
     out: list[Line] = []
     left: list[Line] = []
     right: list[Line] = []
@@ -149,3 +149,54 @@ def reading_order(lines: list[Line], layout: PageLayout) -> list[Line]:
 def _merge_rows(lines: list[Line]) -> list[Line]:
     """Single column: lines sharing a row (e.g. side-by-side cells) stay left to right."""
     return sorted(lines, key=lambda ln: (round(ln.y0 / 2.0), ln.x0))
+
+
+def _boxes_side_by_side(ordered: list[Line], layout: PageLayout) -> list[Line]:
+    """Two boxes side by side on a one-column page (Elsevier's first page: "Article info" with the
+    keywords on the left, the abstract on the right) are read one after the other, not line by line
+    across both: a block of at least three lines beside another such block (vertically overlapping,
+    horizontally apart, each at least a sixth of the text width, the right one's type no larger than the
+    left one's) keeps its lines together, the left box first. A small-print sidebar beside body text
+    (Frontiers' author notes) and rows of narrower cells (tables) are left as they are."""
+    blocks: dict[int, list[Line]] = {}
+    for ln in ordered:
+        blocks.setdefault(ln.block, []).append(ln)
+    width = max(1.0, layout.text_x1 - layout.text_x0)
+
+    def box(lines: list[Line]) -> tuple[float, float, float, float]:
+        return (min(ln.x0 for ln in lines), min(ln.y0 for ln in lines),
+                max(ln.x1 for ln in lines), max(ln.y1 for ln in lines))
+
+    boxes = {b: box(ls) for b, ls in blocks.items() if len(ls) >= 3}
+    big = {b: bb for b, bb in boxes.items() if bb[2] - bb[0] >= width / 6}
+    moved: dict[int, int] = {}  # a right box's block -> the left box's block it follows
+    for left, (_lx0, ly0, lx1, ly1) in big.items():
+        for right, (rx0, ry0, _rx1, ry1) in big.items():
+            if left != right and rx0 > lx1 + 2 and ry0 < ly1 and ly0 < ry1 and right not in moved \
+                    and _size(blocks[right]) <= _size(blocks[left]) + 1.0:
+                moved[right] = left
+    if not moved:
+        return ordered
+    out: list[Line] = []
+    placed: set[int] = set()
+    for ln in ordered:
+        if ln.block in moved or ln.block in placed:
+            continue
+        if ln.block in big and any(v == ln.block for v in moved.values()):
+            out.extend(blocks[ln.block])  # the left box whole, then each box beside it
+            placed.add(ln.block)
+            for right in sorted((r for r, lf in moved.items() if lf == ln.block), key=lambda r: big[r][1]):
+                out.extend(blocks[right])
+                placed.add(right)
+            continue
+        out.append(ln)
+    out.extend(ln for right in moved if right not in placed for ln in blocks[right])
+    return out
+
+
+def _size(lines: list[Line]) -> float:
+    """The font size of most of ``lines``' characters."""
+    sizes: dict[float, int] = {}
+    for ln in lines:
+        sizes[round(ln.size, 1)] = sizes.get(round(ln.size, 1), 0) + len(ln.text)
+    return max(sizes, key=lambda size: sizes[size])

@@ -44,7 +44,8 @@ SMALL = 0.86  # lines under this share of the body font size are footnotes, figu
 _RUN_IN_ABSTRACT = re.compile(r"^(?:abstract|ABSTRACT|Abstract)\s*(?:[.:—–\-]\s*|\s+(?=[A-Z]))(?=\S)")
 _KEYWORDS = re.compile(
     r"^(?:key\s?words?|index terms|subjects|jel|msc|ccs concepts|categories and subject|general terms"
-    r"|abbreviations|(?:table of )?contents$|date(?=:)|received(?=:)|mathematics subject classification)\b",
+    r"|abbreviations|(?:table of )?contents$|date(?=:)|received(?=:)|article history(?=:)"
+    r"|mathematics subject classification)\b",
     re.IGNORECASE,
 )
 _STRUCTURED_LABELS = re.compile(
@@ -391,7 +392,9 @@ def _skip_keywords(body: _Body, cur: _Cursor) -> int | None:
     if _KEYWORDS.match(text) and (cur.in_abstract or ln.page <= 1):
         body.skip_block = (ln.page, ln.block)
         body.abstract_closed = True
-        if _KEYWORDS.fullmatch(text.rstrip(":.—- ")):
+        nxt = body.lines[cur.i + 1] if cur.i + 1 < len(body.lines) else None
+        in_its_block = nxt is not None and (nxt.page, nxt.block) == (ln.page, ln.block)
+        if _KEYWORDS.fullmatch(text.rstrip(":.—- ")) and not in_its_block:
             body.skip_next_block = ln.page  # the label stands alone; the keywords follow as a block
         return 1
     return None
