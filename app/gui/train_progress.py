@@ -11,7 +11,6 @@ total of 0: a moving bar in the dialog and the status bar) with its sub-step nam
 from __future__ import annotations
 
 import os
-import sys
 
 from app.gui.job_progress import Forward, Part
 from core.jobs import JobContext
@@ -57,14 +56,7 @@ QUIET = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 def quiet_progress_bars() -> None:
     """No tqdm bars ("Loading weights: 100%|███…") from this process on the GUI's terminal: the
-    switches tqdm, huggingface_hub and transformers read (set before they are imported, as in the
-    training child), and the libraries' own switches when they are imported already."""
+    switches tqdm and huggingface_hub read when they are imported. The training child is a fresh
+    process that sets them before it imports torch and transformers (only ``models.training`` may
+    import those: tests/test_boundaries.py)."""
     os.environ.update(QUIET)
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
