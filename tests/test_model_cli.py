@@ -83,7 +83,7 @@ def test_analyze_paper_json(bundle: Path, tmp_path: Path, capsys: pytest.Capture
     assert main(["analyze", str(tmp_path / "paper.json"), "--model", str(bundle), "--json", str(out),
                  "--threads", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "Introduction [introd]" in printed and "most confident sentence per role" in printed
+    assert "Introduction [introduction]" in printed and "most confident sentence per role" in printed
     assert f"{len(paper.sentences)} sentences" in printed
     data = json.loads(out.read_text())
     assert Paper.from_dict(data["paper"]).sentences[3].text == paper.sentences[3].text
