@@ -63,7 +63,9 @@ def test_after_a_restart_the_edits_are_the_files_again_and_save_writes_them_back
         qtbot.waitUntil(lambda d=draft: d.opened is not None, timeout=TIMEOUT_MS)
         assert draft.opened.path == a and draft.text == A_TEXT + EDIT  # the restored text is kept
         assert draft.files.unsaved
-        assert draft.status.text().startswith("Draft restored, linked to a.md (unsaved changes)")
+        # kept before the labelling's lines ("Loading the model…" may come first on a busy machine)
+        restored = "Draft restored, linked to a.md (unsaved changes)"
+        qtbot.waitUntil(lambda d=draft, r=restored: d.status.text().startswith(r), timeout=TIMEOUT_MS)
         assert draft.save_draft()
         assert a.read_text(encoding="utf-8") == A_TEXT + EDIT and not draft.files.unsaved
 
@@ -77,7 +79,8 @@ def test_a_restored_file_without_edits_is_not_unsaved(qtbot, bundle: Path,  # ty
         draft = window.panels["draft"]
         qtbot.waitUntil(lambda d=draft: d.opened is not None, timeout=TIMEOUT_MS)
         assert not draft.files.unsaved
-        assert draft.status.text().startswith("Draft restored, linked to a.md")
+        qtbot.waitUntil(lambda d=draft: d.status.text().startswith("Draft restored, linked to a.md"),
+                        timeout=TIMEOUT_MS)
         assert "unsaved" not in draft.status.text()
 
 
