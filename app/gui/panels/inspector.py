@@ -34,7 +34,7 @@ from core.taxonomy.labels import (
     FunctionPrediction,
     RolePrediction,
     is_confident,
-    runner_up,
+    role_text,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,9 +176,7 @@ def role_label_text(prediction: RolePrediction) -> str:
     """"method  83%", or below ``UNCERTAIN_BELOW`` "uncertain: method 41% or result 35%"."""
     if is_confident(prediction):
         return f"{prediction.label}  {prediction.confidence:.0%}"
-    second, p = runner_up(prediction)
-    other = f" or {second} {p:.0%}" if second else ""
-    return f"uncertain: {prediction.label} {prediction.confidence:.0%}{other}"
+    return role_text(prediction)  # the uncertain wording of the exports, the draft pane and the LSP
 
 
 def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
