@@ -80,16 +80,16 @@ def test_the_gap_report_uses_only_confident_labels_and_says_so() -> None:
     b = _side([("discussion", "result", "interpretation", 0.95),
                ("discussion", "conclusion", "none", 0.9)], "B")  # B's limitation was below the threshold
     gaps = align(a, b).gaps
-    assert gaps.judged == {"a": {"sentences": 4, "functions": 3, "roles": 2},
-                           "b": {"sentences": 2, "functions": 1, "roles": 2}}
+    assert gaps.judged == {"a": {"sentences": 4, "functions": 3, "roles": 2, "evidence": 0},
+                           "b": {"sentences": 2, "functions": 1, "roles": 2, "evidence": 0}}
     assert {g.function for g in gaps.items} == {"limitation", "future-work"}  # "none" never makes a gap
     (share,) = gaps.role_shares
     # A's shares over its two confident roles: the uncertain result and method are left out
     assert share.a["conclusion"] == pytest.approx(0.5) and share.a["result"] == pytest.approx(0.5)
     assert share.a["method"] == 0.0 and share.a_sentences == 4 and share.a_confident == 2
-    assert gaps.note == ("Judged on confident labels only: gaps on the 3 of 4 sentences whose function is "
-                         "clear (A) and 1 of 2 (B); role shares on the 2 of 4 with a confident role (A) "
-                         "and 2 of 2 (B).")
+    assert gaps.note.startswith("Gaps judged on the 3 of 4 sentences whose function is clear (A) and 1 of 2 "
+                                "(B), and on headings, figure and table mentions")
+    assert gaps.note.endswith("Role shares on the 2 of 4 with a confident role (A) and 2 of 2 (B).")
     alignment = align(a, b)
     assert gaps.note in summary_text(alignment) and "judged" in alignment_to_markdown(alignment).lower()
     again = alignment_from_json(alignment_to_json(alignment))

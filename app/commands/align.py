@@ -42,10 +42,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--library", type=path_arg, default=None, metavar="DIR",
                         help="library folder for paper ids (default: the user data folder's library/)")
     parser.add_argument("--top", type=bounded_int(0, 10_000), default=10,
-                        help="aligned pairs shown in the summary (default 10)")
+                        help="most similar aligned pairs shown in the printed summary (default 10); the "
+                        "--json/--md/--html files hold every pair")
     parser.add_argument("--all-gaps", action="store_true",
-                        help="list every gap in the summary (default: the ten most important, then how many "
-                        "more)")
+                        help="list every gap in the printed summary (default: the ten most important, then "
+                        "how many more); the --json/--md/--html files always hold every gap")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -189,11 +190,13 @@ def run(args: argparse.Namespace) -> int:
         if out is not None:
             atomic_write_text(out, render(alignment) + ("" if render is alignment_to_markdown else "\n"))
             written.append(str(out))
-    if written:
-        cover_a, cover_b = alignment.coverage
-        print(f"{len(alignment.pairs)} aligned pairs (A {100 * cover_a:.0f}% / B {100 * cover_b:.0f}% of "
-              f"sentences), {len(alignment.gaps.items)} gaps; wrote {', '.join(written)}")
-        return 0
+    # The summary is printed whatever is written (with --top and --all-gaps); the files hold every pair
+    # and every gap.
+    reports = [str(out) for out in (args.md, args.html) if out is not None]
     print(summary_text(alignment, top=args.top, gaps=None if args.all_gaps else TOP_GAPS,
-                       more_hint="--all-gaps lists them all; --md or --html writes them"))
+                       more_hint="--all-gaps lists them all; "
+                       + (f"{' and '.join(reports)} {'has' if len(reports) == 1 else 'have'} them all"
+                          if reports else "--md or --html writes them")))
+    if written:
+        print(f"\nWrote {', '.join(written)}.")
     return 0

@@ -15,16 +15,27 @@ order; the first :data:`TOP_GAPS` are what a reader sees first):
   outside the abstract with that section's role): under headings the reader did not recognise, the
   section may well be there (a heading the parser missed), so no gap, a caveat; in recognised
   sections of other kinds ("its results are in the discussion"), a gap that says where, ranked low;
-- **a function one side never has** ("B never admits a limitation (A does, in 3 sentences …)").
-  "Reporting a finding" is the result role's general job: a side with any confident result sentence
-  or any finding-type function (``core.taxonomy.moves.FINDING``), in its abstract or anywhere, reports a
-  finding and never gets that gap;
+- **a function one side never has** ("No sentence of B clearly admits a limitation (A does, in 3
+  sentences …)"). A function whose name is its move's (``core.taxonomy.moves``) is judged as that move,
+  the same judgement as the draft checklist's: "Stating the aim" is done by any function of the aim
+  move (a proposal, a research question …) or a confident objective sentence; "Reporting a finding" by
+  any finding-type function or a confident result sentence, in the abstract or anywhere; "Claiming the
+  topic matters" by any function of that move (:data:`GENERAL_JOBS`);
 - **a function one side has in a section where the other has it only elsewhere** ("In the
-  discussion, B never admits a limitation (A does, in 3 sentences); B does so in the conclusion").
-  Only for sections of a known kind that both sides have (three or more sentences on the side
-  lacking the function), and only when the side lacking it does not do it under a heading of no
+  discussion, no sentence of B clearly admits a limitation (A does, in 3 sentences); B does so in the
+  conclusion"). Only for sections of a known kind that both sides have (three or more sentences on the
+  side lacking the function), and only when the side lacking it does not do it under a heading of no
   known kind (which may be a subsection of that very section): sections under unrecognised headings
-  are not comparable.
+  are not comparable. Never for a statement of the paper as a whole (funding, thanks, interests,
+  availability, abbreviations: ``core.alignment.align_evidence.PAPER_LEVEL``): the parser may have
+  merged the back matter into the last section, so those are said for the paper, counting all of it.
+
+A sentence does a function when its label is clear or when the paper's own structure shows it does
+(``core.alignment.align_evidence``: a figure or table it mentions, a heading that names the move, a
+formulaic back-matter statement); the same judgement on both sides, so a paper that mentions Figure 2
+is never said to point to no figure. A gap is worded for what is known: "no sentence of B clearly …"
+(a sentence whose function is unclear may still do it), and ``GapReport.note`` says once what the
+report rests on.
 
 Importance (set by reasoning, not fitted): a base per kind of gap (a missing section 0.95, a function
 never used 0.8, a function in another section 0.5, a section whose job is done under other headings
@@ -35,9 +46,9 @@ move; 0.3 for back matter such as funding or thanks), and × 0.6 when the side l
 makes the same move with another function in that scope.
 
 Only confident labels count (issue 24.5): a function below the bundle's threshold ("none") never
-makes or fills a gap, and a role below ``core.taxonomy.labels.UNCERTAIN_BELOW`` is left out of the role
-shares and of the evidence above; ``GapReport.judged`` / ``GapReport.note`` say on how many
-sentences of each side the report was judged.
+makes or fills a gap by its label (structural evidence may), and a role below
+``core.taxonomy.labels.UNCERTAIN_BELOW`` is left out of the role shares and of the evidence above;
+``GapReport.judged`` / ``GapReport.note`` say on how many sentences of each side the report was judged.
 
 The report reads only the two sides' sentences (:class:`GapSide`): it does not import
 ``core.alignment.align``, which imports it.
@@ -51,9 +62,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from core.alignment.align_evidence import PAPER_LEVEL, side_functions
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import ROLES
-from core.taxonomy.moves import EXPECTED, FINDING, GAP, LIMITS, METHOD, OUTLINE, TERRITORY, Move
+from core.taxonomy.moves import AIM, EXPECTED, FINDING, GAP, LIMITS, METHOD, OUTLINE, TERRITORY, Move
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.taxonomy.functions import FunctionTaxonomy
@@ -107,9 +119,11 @@ SECTION_JOBS: dict[str, tuple[frozenset[str], frozenset[str], str]] = {
 ALL_MOVES: tuple[Move, ...] = tuple(dict.fromkeys(
     [move for moves in EXPECTED.values() for move in moves] + [TERRITORY, GAP, METHOD, OUTLINE, LIMITS]))
 MOVE_OF = {function: move for move in reversed(ALL_MOVES) for function in move.functions}
-# A function whose name is its role's general job: a side that does any of the move, or has any
-# confident sentence of the role, does it ("reports a finding": any finding in the abstract counts).
-GENERAL_JOBS: dict[str, tuple[Move, str]] = {"main-finding": (FINDING, "result")}
+# A function whose name is its move's (and its role's general job): a side that does any of the move, or
+# has any confident sentence of the role ("" = none), does it ("reports a finding": any finding in the
+# abstract counts; "states the aim": a proposal does, as the draft checklist's "an aim statement").
+GENERAL_JOBS: dict[str, tuple[Move, str]] = {"main-finding": (FINDING, "result"), "aim": (AIM, "objective"),
+                                             "topic-importance": (TERRITORY, "")}
 _JOINED = re.compile(r"\s+(?:and|&)\s+|[,/;&]")
 
 
@@ -117,6 +131,8 @@ _JOINED = re.compile(r"\s+(?:and|&)\s+|[,/;&]")
 class GapSentence(Protocol):
     """A sentence of a side (``core.alignment.align.AlignSentence`` is one)."""
 
+    @property
+    def text(self) -> str: ...
     @property
     def section(self) -> str: ...
     @property
@@ -157,10 +173,14 @@ class GapItem:
     # "section" (a section one side lacks), "section-elsewhere" (its job done under other headings),
     # "never" (a function the other side never has), "placement" (has it only in other sections)
     what: str = ""
+    # the sentences (0-based, of ``present_in``) that do the function there; () for a section gap or a
+    # file written before it was kept
+    sentences: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["elsewhere"] = list(self.elsewhere)
+        data["sentences"] = list(self.sentences)
         data["importance"] = round(self.importance, 4)
         return data
 
@@ -169,7 +189,8 @@ class GapItem:
         return cls(str(data["section_kind"]), str(data["function"]), str(data["name"]),
                    str(data["present_in"]), int(data["count"]),
                    tuple(str(k) for k in data.get("elsewhere", [])), str(data["text"]),
-                   min(max(float(data.get("importance", 0.0)), 0.0), 1.0), str(data.get("what", "")))
+                   min(max(float(data.get("importance", 0.0)), 0.0), 1.0), str(data.get("what", "")),
+                   tuple(int(i) for i in data.get("sentences", [])))
 
 
 @dataclass(frozen=True)
@@ -203,8 +224,9 @@ class GapReport:
     items: list[GapItem] = field(default_factory=list)  # most important first
     role_shares: list[RoleShare] = field(default_factory=list)
     # What the report was judged on, per side ("a", "b"): {"sentences": all, "functions": those with a
-    # clear function (the gaps), "roles": those with a confident role (the role shares)}. Empty in a
-    # report read from a file written before it was kept.
+    # clear function (the gaps), "roles": those with a confident role (the role shares), "evidence":
+    # those whose structure shows a function (headings, figure mentions: core.alignment.align_evidence)}.
+    # Empty in a report read from a file written before it was kept ("evidence" missing in older ones).
     judged: dict[str, dict[str, int]] = field(default_factory=dict)
     # What the report could not judge, in words ("B's headings were not recognised, so …").
     caveats: list[str] = field(default_factory=list)
@@ -219,16 +241,19 @@ class GapReport:
 
     @property
     def note(self) -> str:
-        """"Judged on confident labels only: gaps on the 31 of 40 sentences whose function is clear (A) and
-        52 of 70 (B); role shares on the 35 of 40 with a confident role (A) and 60 of 70 (B)." ("" when
-        not known)."""
+        """What the gaps rest on, said once: "Gaps judged on the 31 of 40 sentences whose function is clear
+        (A) and 52 of 70 (B), and on headings, figure and table mentions and back-matter statements: a
+        sentence whose function is unclear may still do what no sentence clearly does. Role shares on the
+        35 of 40 with a confident role (A) and 60 of 70 (B)." ("" when not known)."""
         if not all(side in self.judged for side in ("a", "b")):
             return ""
         a, b = self.judged["a"], self.judged["b"]
         plural = "s" if a["sentences"] != 1 else ""
-        return ("Judged on confident labels only: gaps on the "
+        return ("Gaps judged on the "
                 f"{a['functions']} of {a['sentences']} sentence{plural} whose function is clear (A) "
-                f"and {b['functions']} of {b['sentences']} (B); role shares on the "
+                f"and {b['functions']} of {b['sentences']} (B), and on headings, figure and table mentions "
+                "and back-matter statements: a sentence whose function is unclear may still do what no "
+                "sentence clearly does. Role shares on the "
                 f"{a['roles']} of {a['sentences']} with a confident role (A) and {b['roles']} of "
                 f"{b['sentences']} (B).")
 
@@ -259,6 +284,21 @@ def never_phrase(name: str) -> str:
     if verb is None:
         return f"has no “{name}” sentence"
     return f"never {verb}{' ' + rest if rest else ''}"
+
+
+def none_clearly(side: str, name: str) -> str:
+    """"no sentence of B clearly admits a limitation" for "Admitting a limitation" (what the labels and
+    the structure show; a sentence whose function is unclear may still do it)."""
+    first, _, rest = name.partition(" ")
+    verb = VERBS.get(first.lower())
+    if verb is None:
+        return f"no sentence of {side} is clearly “{name}”"
+    rest = rest or ("anyone" if verb == "thanks" else "")
+    return f"no sentence of {side} clearly {verb}{' ' + rest if rest else ''}"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def where_phrase(kinds: Iterable[str], limit: int = 3) -> str:
@@ -346,12 +386,14 @@ def _structure(side: GapSide, whole: bool) -> _Structure:
     return _Structure(kinds_of, readable, side.kind, long_abstract, unrecognised)
 
 
-def _does_job(sentence: GapSentence, kind: str) -> bool:
+Doing = dict[int, frozenset[str]]  # id(sentence) -> the functions it does (label or evidence)
+
+
+def _does_job(sentence: GapSentence, kind: str, doing: Doing) -> bool:
     """Whether ``sentence`` does the job of a ``kind`` section (its confident role; for related work,
     its function)."""
     roles, functions, _ = SECTION_JOBS[kind]
-    return ((sentence.confident_role and sentence.role in roles)
-            or (sentence.clear_function and sentence.function in functions))
+    return (sentence.confident_role and sentence.role in roles) or bool(doing[id(sentence)] & functions)
 
 
 def _role_shares(sentences: Sequence[GapSentence]) -> dict[str, float]:
@@ -361,9 +403,8 @@ def _role_shares(sentences: Sequence[GapSentence]) -> dict[str, float]:
     return {role: counts.get(role, 0) / len(confident) if confident else 0.0 for role in ROLES}
 
 
-def _makes_move(sentences: Iterable[GapSentence], move: Move, role: str = "") -> bool:
-    return any((s.clear_function and s.function in move.functions) or (role and s.confident_role
-                                                                        and s.role == role)
+def _makes_move(sentences: Iterable[GapSentence], move: Move, doing: Doing, role: str = "") -> bool:
+    return any(doing[id(s)] & move.functions or (role and s.confident_role and s.role == role)
                for s in sentences)
 
 
@@ -396,9 +437,18 @@ class _Report:
         self.kinds = sorted(kinds, key=lambda k: order.index(k) if k in order else len(order))
         self.by_kind = {side: {k: self.structure[side].rows(rows, k) for k in self.kinds}
                         for side, rows in self.sides.items()}
-        self.functions = {side: {k: Counter(s.function for s in rows if s.clear_function)
+        # what each sentence does: its clear label and what the structure shows (one judgement for both
+        # sides and every kind of gap: core.alignment.align_evidence)
+        self.doing: Doing = {}
+        self.evidenced: dict[str, int] = {}
+        for side, rows in self.sides.items():
+            doing, self.evidenced[side] = side_functions(
+                (s.text, s.section, s.function if s.clear_function else "") for s in rows)
+            self.doing.update((id(s), functions) for s, functions in zip(rows, doing))
+        self.index = {side: {id(s): i for i, s in enumerate(rows)} for side, rows in self.sides.items()}
+        self.functions = {side: {k: Counter(f for s in rows for f in self.doing[id(s)])
                                  for k, rows in kinds_.items()} for side, kinds_ in self.by_kind.items()}
-        self.totals = {side: Counter(s.function for s in rows if s.clear_function)
+        self.totals = {side: Counter(f for s in rows for f in self.doing[id(s)])
                        for side, rows in self.sides.items()}
         self.unrecognised = {side: [s for s, u in zip(rows, self.structure[side].unrecognised) if u]
                              for side, rows in self.sides.items()}
@@ -416,32 +466,49 @@ class _Report:
         except Exception:  # an id the taxonomy does not know (an older file)
             return ""
 
+    def paper_level(self, function: str) -> bool:
+        """A statement of the paper as a whole (funding, thanks …): said for the paper, never per section."""
+        if function in PAPER_LEVEL:
+            return True
+        try:
+            return self.taxonomy is not None and self.taxonomy.get(function).section == "any"
+        except Exception:  # an id the taxonomy does not know (an older file)
+            return False
+
     def does(self, side: str, function: str, rows: Sequence[GapSentence]) -> bool:
-        """Whether ``rows`` of ``side`` do ``function`` (its general job counts: see GENERAL_JOBS)."""
-        if any(s.clear_function and s.function == function for s in rows):
+        """Whether ``rows`` of ``side`` do ``function``, by a clear label or the structure's evidence (its
+        general job counts: see GENERAL_JOBS)."""
+        if any(function in self.doing[id(s)] for s in rows):
             return True
         general = GENERAL_JOBS.get(function)
-        return general is not None and _makes_move(rows, *general)
+        return general is not None and _makes_move(rows, general[0], self.doing, general[1])
+
+    def doers(self, side: str, function: str, rows: Sequence[GapSentence]) -> tuple[int, ...]:
+        """The indices of the ``rows`` of ``side`` that do ``function``."""
+        return tuple(self.index[side][id(s)] for s in rows if function in self.doing[id(s)])
 
     def weight(self, function: str, kind: str, lacking_rows: Sequence[GapSentence]) -> float:
         weight = centrality(function, kind, self.role_of(function))
         move = MOVE_OF.get(function)
-        if move is not None and _makes_move(lacking_rows, move):
+        if move is not None and _makes_move(lacking_rows, move, self.doing):
             weight *= SAME_MOVE_OTHERWISE
         return weight
 
     def never_used(self) -> None:
-        """Functions one side has and the other never has anywhere."""
+        """Functions one side has and the other never has anywhere (a statement of the whole paper such
+        as funding: where the side that has it does so is left unsaid)."""
         for have, lack in (("a", "b"), ("b", "a")):
             for function, count in sorted(self.totals[have].items(), key=lambda item: (-item[1], item[0])):
                 if self.does(lack, function, self.sides[lack]):
                     continue
-                where = where_phrase(k for k in self.kinds if k and self.functions[have][k].get(function))
+                where = "" if self.paper_level(function) else where_phrase(
+                    k for k in self.kinds if k and self.functions[have][k].get(function))
                 name = self.name_of(function)
-                text = (f"{lack.upper()} {never_phrase(name)} ({have.upper()} does, in {_sentences(count)}"
-                        f"{' ' + where if where else ''}).")
+                text = (f"{_capital(none_clearly(lack.upper(), name))} ({have.upper()} does, in "
+                        f"{_sentences(count)}{' ' + where if where else ''}).")
                 importance = NEVER_USED * _evidence(count, 2) * self.weight(function, "", self.sides[lack])
-                self.items.append(GapItem("", function, name, have, count, (), text, importance, "never"))
+                self.items.append(GapItem("", function, name, have, count, (), text, importance, "never",
+                                          self.doers(have, function, self.sides[have])))
 
     def missing_sections(self) -> None:
         """Sections of a known kind one side has and the other has not (checked: see the docstring)."""
@@ -473,7 +540,8 @@ class _Report:
         there (a heading the reader missed): no gap, a caveat; doing it in recognised sections of
         other kinds, a low gap that says where; doing it nowhere, the section is missing."""
         rows, kinds = self.sides[lack], self.structure[lack].kinds_of
-        doing = [i for i in range(len(rows)) if "abstract" not in kinds[i] and _does_job(rows[i], kind)]
+        doing = [i for i in range(len(rows))
+                 if "abstract" not in kinds[i] and _does_job(rows[i], kind, self.doing)]
         unplaced = [i for i in doing if not kinds[i] & set(BODY_KINDS)]
         placed = [i for i in doing if kinds[i] & set(BODY_KINDS)]
         section = SECTION_NAMES[kind]
@@ -505,6 +573,8 @@ class _Report:
                     continue  # no such section (a gap of its own), or too short to say what it never does
                 for function, count in sorted(self.functions[have][kind].items(),
                                               key=lambda item: (-item[1], item[0])):
+                    if self.paper_level(function):
+                        continue  # a statement of the whole paper: said for the paper (never_used)
                     if count < self.min_count or not self.does(lack, function, self.sides[lack]):
                         continue  # too rare to say, or never anywhere (a gap of its own)
                     if self.does(lack, function, theirs_rows):
@@ -516,11 +586,12 @@ class _Report:
                     name = self.name_of(function)
                     where = where_phrase(elsewhere)
                     also = f"; {lack.upper()} does so {where}" if where else ""
-                    text = (f"In the {kind_name(kind)}, {lack.upper()} {never_phrase(name)} ({have.upper()} "
+                    text = (f"In the {kind_name(kind)}, {none_clearly(lack.upper(), name)} ({have.upper()} "
                             f"does, in {_sentences(count)}){also}.")
                     importance = ELSEWHERE * _evidence(count, 2) * self.weight(function, kind, theirs_rows)
                     self.items.append(GapItem(kind, function, name, have, count, elsewhere, text, importance,
-                                              "placement"))
+                                              "placement", self.doers(have, function,
+                                                                      self.by_kind[have][kind])))
 
     def unreadable(self) -> None:
         for side, structure in self.structure.items():
@@ -552,7 +623,8 @@ class _Report:
         self.items = [replace(g, importance=round(g.importance, 4)) for g in self.items]
         self.items.sort(key=lambda g: (-g.importance, order.get(g.what, 4)))
         judged = {side: {"sentences": len(rows), "functions": sum(s.clear_function for s in rows),
-                         "roles": sum(s.confident_role for s in rows)} for side, rows in self.sides.items()}
+                         "roles": sum(s.confident_role for s in rows), "evidence": self.evidenced[side]}
+                  for side, rows in self.sides.items()}
         return GapReport(self.items, self.shares(), judged, self.caveats)
 
 
