@@ -210,7 +210,7 @@ def test_search_command(cli_library: list[str], capsys: pytest.CaptureFixture[st
     assert "ranked 2 paper(s) in" in out.err
     assert main(["search", "--like", "a", "-k", "1", *cli_library]) == 0
     text = capsys.readouterr().out
-    assert "papers like Paper A (a) for its all" in text
+    assert "papers like Paper A (a) as a whole" in text  # not "for its all"
     assert "  1. " in text and "  2. " not in text and "match: " in text and "ranked 2 paper(s)" in text
 
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 MAX_THREADS = 512
+_RST_CODE = re.compile(r"``(.+?)``", re.DOTALL)  # ``x``
+_RST_ROLE = re.compile(r":(?:func|meth|class|mod|attr|data|obj|exc):`~?([^`]+)`")  # :func:`core.x.y`
+
+
+def plain_help(text: str) -> str:
+    """A module docstring as --help text: reStructuredText's marks dropped, ``x`` and :func:`x` read
+    as x (argparse prints them as typed)."""
+    return _RST_ROLE.sub(r"\1", _RST_CODE.sub(r"\1", text))
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, default_threads: int | None = 2) -> None:

@@ -33,8 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "analyze",
         help="Label every sentence of a paper with its rhetorical role.",
-        description="Parse a PDF (or load a paper JSON written by `rhetorica parse --json` / this command, "
-        "or read a draft: .tex with its \\input files, .md, .docx, .txt), "
+        description="Parse a PDF (or load a paper JSON written by `rhetorica parse --json` or by this "
+        "command's --json or --export OUT.json, or read a draft: .tex with its \\input files, .md, .docx, "
+        ".txt), "
         "label every sentence section by section with the model bundle, print the role mix per "
         "section and example sentences (#N: sentence N counted from 1, as the app and `gui --select N` "
         "count), and optionally write paper + analysis as JSON. A PDF's parsed "
@@ -42,7 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "parser version and the model), so analysing or opening the same PDF again is instant.",
     )
     parser.add_argument("pdf", type=path_arg, metavar="PDF",
-                        help="a PDF file, a paper .json, or a draft (.tex .md .markdown .docx .txt)")
+                        help="a PDF file, a paper .json (from parse --json, or this command's --json or "
+                        "--export OUT.json: an export gives the text and sections, no places on the page), "
+                        "or a draft (.tex .md .markdown .docx .txt)")
     parser.add_argument("--json", type=path_arg, default=None, metavar="OUT",
                         help="write {paper, analysis} JSON to OUT ('-' = stdout; the summary then goes to "
                         "stderr)")
@@ -78,11 +81,17 @@ def _load_draft(path: Path, read: list[Path]) -> Paper:
     return paper_from_draft(draft, title=path.stem, source=str(path))
 
 
+PAPER_JSON_WRITERS = "`rhetorica parse --json`, `analyze --json` or `analyze --export OUT.json` write one"
+
+
 def _load_paper_json(path: Path) -> Paper:
-    """A paper JSON (``parse --json``'s paper or ``analyze --json``'s {paper, analysis}), checked whole
-    before anything is printed: one line naming the first field that is wrong."""
+    """A paper JSON (``parse --json``'s paper or ``analyze --json``'s {paper, analysis}) or a JSON export
+    (``analyze --export OUT.json``, the GUI's Export as JSON: its text and sections, rebuilt by
+    ``core.exporting.exports.paper_from_export``), checked whole before anything is printed: one line
+    naming the first field that is wrong."""
     from core.document import Paper
     from core.errors import NotAPdfError
+    from core.exporting.exports import is_analysis_export, paper_from_export
     from core.fileio import read_text_input
     from core.json_shapes import loads
 
@@ -94,11 +103,18 @@ def _load_paper_json(path: Path) -> Paper:
                                       f"{error.colno})") from None
     except ValueError as error:  # nested too deeply
         raise NotAPdfError(str(path), f"not a paper JSON: {error}") from None
+    if is_analysis_export(data):
+        try:
+            return paper_from_export(data)
+        except ValueError as error:
+            raise NotAPdfError(str(path), "a JSON export that cannot be read back: "
+                                          f"{' '.join(str(error).split())[:300]}") from None
     try:
         paper = Paper.from_dict(data["paper"] if isinstance(data, dict) and "paper" in data else data)
         paper.check_links()
     except ValueError as error:
-        raise NotAPdfError(str(path), f"not a paper JSON: {' '.join(str(error).split())[:300]}") from None
+        raise NotAPdfError(str(path), f"not a paper JSON: {' '.join(str(error).split())[:300]} "
+                                      f"({PAPER_JSON_WRITERS})") from None
     return paper
 
 
@@ -255,7 +271,8 @@ def _counted(n: int, noun: str) -> str:
 def _size_line(paper: Paper) -> str:
     """"12 pages, 18 sections (1 empty), 571 sentences": the sections counted as the role table lists
     them (a section without sentences has no row)."""
-    pages = _counted(paper.page_count, "page") if paper.page_sizes else "a draft"
+    pages = (_counted(paper.page_count, "page") if paper.page_sizes
+             else "pages not known" if paper.parser_version else "a draft")  # a PDF's old JSON export
     empty = sum(1 for section in paper.sections if section.sentence_count == 0)
     sections = _counted(len(paper.sections), "section") + (f" ({empty} empty)" if empty else "")
     return f"{pages}, {sections}, {_counted(len(paper.sentences), 'sentence')}"

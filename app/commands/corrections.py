@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from app.commands._options import bounded_int, path_arg, text_arg
+from core.document import SectionKind
 
 JSONL_LIMIT = 200_000_000  # bytes: a corrections file is kilobytes
 
@@ -32,8 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="the right role (background, objective, method, result, conclusion, "
                      "other) or, with --function, a function id of the taxonomy")
     add.add_argument("--function", action="store_true", help="LABEL is a communicative function")
-    add.add_argument("--section-kind", default="", type=text_arg,
-                     help="the sentence's section kind (e.g. discussion)")
+    kinds = [kind.value for kind in SectionKind]
+    add.add_argument("--section-kind", default="", metavar="KIND", choices=kinds,
+                     help="the sentence's section kind: " + ", ".join(kinds) + " (default: none given)")
     add.add_argument("--doc-id", default="manual", type=text_arg,
                      help="the paper it belongs to (default 'manual')")
     add.set_defaults(func=run_add)

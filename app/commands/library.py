@@ -1,6 +1,6 @@
 """``rhetorica library add|import-jsonl|remove|list|stats|rebuild|doctor``: the user's library of papers.
 
-``library add --zotero [DIR]`` adds the PDFs of a Zotero library (default data folder ``~/Zotero``) with
+``library add --zotero [DATA_DIR]`` adds the PDFs of a Zotero library (default data folder ``~/Zotero``) with
 each item's key, title, authors, year and DOI; run again, it adds only new and changed items, and reports
 (never removes) the papers whose items are gone from Zotero (``core.library.zotero_sync``).
 
@@ -69,9 +69,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add = child("add", "add PDFs (files or folders of PDFs), or the PDFs of a Zotero library (--zotero); "
                 "duplicates are skipped", _add, model=True)
     add.add_argument("paths", type=Path, nargs="*", metavar="PATH")
-    add.add_argument("--zotero", nargs="?", const=ZOTERO_DEFAULT, default=None, metavar="PROFILE_DIR",
-                     help="add the PDFs of the Zotero library in this data folder (default: ~/Zotero), with "
-                          "their titles, authors, years and DOIs; again later, only new and changed items")
+    add.add_argument("--zotero", nargs="?", const=ZOTERO_DEFAULT, default=None, metavar="DATA_DIR",
+                     help="add the PDFs of the Zotero library in Zotero's data folder DATA_DIR, the one that "
+                          "holds zotero.sqlite (default: ~/Zotero; Zotero › Settings › Advanced › Files and "
+                          "Folders › Data Directory Location; not Zotero's profile folder), with their "
+                          "titles, authors, years and DOIs; again later, only new and changed items")
     add.add_argument("--zotero-base", type=Path, default=None, metavar="DIR",
                      help="Zotero's base folder for linked attachments (Settings › Advanced › Files and "
                           "Folders), for linked files stored relative to it")
@@ -85,7 +87,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     remove = child("remove", "remove a paper by its id", _remove)
     remove.add_argument("paper_id", type=text_arg)
     listing = child("list", "the papers in the library", _list)
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true",
+                         help="print the papers as a JSON list (paper_id, title, kind, source, sentences, "
+                              "model_id; authors, year, doi and source_key for papers from Zotero)")
     child("stats", "counts and size", _stats)
     child("rebuild", "recreate the search indexes from the database", _rebuild)
     doctor = child("doctor", "check the library and repair it: rebuild damaged indexes, salvage the papers "
@@ -144,8 +148,8 @@ def _add(args: argparse.Namespace) -> int:
     if args.zotero_base is not None:
         raise LibraryError("--zotero-base goes with --zotero")
     if not args.paths:
-        raise LibraryError("nothing to add: give PDF files or folders, or --zotero [PROFILE_DIR] for the "
-                           "PDFs of a Zotero library")
+        raise LibraryError("nothing to add: give PDF files or folders, or --zotero [DATA_DIR] (Zotero's "
+                           "data folder, default ~/Zotero) for the PDFs of a Zotero library")
     pdfs, skipped = _pdfs(args.paths)
     model = load_model(args.model, device=args.device, threads=args.threads)
     started = time.perf_counter()

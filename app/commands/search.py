@@ -129,7 +129,7 @@ def write_bibliographies(args: argparse.Namespace, library: Any, result: Any) ->
     if not targets:
         return []
     query = result.query
-    notes = [f"Rhetorica search: like {_clip(query.title or query.paper_id, 80)} for its {query.facet}, "
+    notes = [f"Rhetorica search: like {_clip(query.title or query.paper_id, 80)} {facet_words(query.facet)}, "
              f"rank {rank}, score {hit.score:.3f}" for rank, hit in enumerate(result.results, 1)]
     entries = library_entries(library.store, [hit.paper_id for hit in result.results], notes)
     lines = []
@@ -137,6 +137,11 @@ def write_bibliographies(args: argparse.Namespace, library: Any, result: Any) ->
         atomic_write_text(path, write(entries))
         lines.append(f"wrote {len(entries)} paper(s) to {path}")
     return lines
+
+
+def facet_words(facet: str) -> str:
+    """How a result says what it compared: "for its method", or "as a whole" for the facet all."""
+    return "as a whole" if facet == "all" else f"for its {facet}"
 
 
 def _clip(text: str, width: int = 100) -> str:
@@ -147,7 +152,7 @@ def _clip(text: str, width: int = 100) -> str:
 def _text(result: Any) -> str:
     query = result.query
     title = query.title or query.paper_id
-    lines = [f"papers like {title} ({query.paper_id}) for its {query.facet}: "
+    lines = [f"papers like {title} ({query.paper_id}) {facet_words(query.facet)}: "
              f"{len(query.facet_sentences)} query sentence(s)"]
     if query.fallback:
         lines.append(f"note: {query.fallback_note}")

@@ -39,8 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     kinds = [kind.value for kind in SectionKind]
     parser.add_argument("--section", default=None, metavar="KIND", choices=kinds,
                         help="only sentences from this section kind: " + ", ".join(kinds))
-    parser.add_argument("--source", choices=("corpus", "library", "all"), default="all")
-    parser.add_argument("--library", type=path_arg, default=None, metavar="DIR")
+    parser.add_argument("--source", choices=("corpus", "library", "all"), default="all",
+                        help="where suggestions come from: corpus (the phrase corpus), library (your "
+                        "library of papers) or all (both; the default)")
+    parser.add_argument("--library", type=path_arg, default=None, metavar="DIR",
+                        help="library folder (default: the user data folder's library/)")
     parser.add_argument("--corpus", type=path_arg, default=None, metavar="DIR",
                         help="phrase corpus folder (default: the bundled or built corpus)")
     parser.add_argument("--json", action="store_true", help="print JSON (always, with --input)")

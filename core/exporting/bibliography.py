@@ -1,7 +1,9 @@
 """Papers as BibTeX or RIS (issue 27.4): search results and suggestion sources where the paper is known.
 
-A :class:`BibEntry` holds what a library keeps of a paper (title, authors "Last, First", year, DOI;
-``core.library.store.PaperMetadata``); :func:`library_entries` reads them for a list of paper ids.
+A :class:`BibEntry` holds what a library keeps of a paper (title, authors "Last, First" or an
+organisation's name, year, DOI; ``core.library.store.PaperMetadata``); :func:`library_entries` reads
+them for a list of paper ids. An organisation is written to BibTeX in double braces
+(``{{The Team}}``, :func:`is_organisation`), so it is not taken for a first and a last name.
 Every value is text from a PDF or a reference manager, never trusted: BibTeX values are braced with
 LaTeX's special characters escaped and unbalanced braces impossible; RIS values are one line each
 (a newline in a title would start a new tag). No Qt.
@@ -52,6 +54,35 @@ def bibtex_value(text: str) -> str:
     return "".join(_BIBTEX_SPECIAL.get(char, char) for char in _one_line(text))
 
 
+# Words that make a name without a comma an organisation's ("The Team", "ATLAS Collaboration").
+ORGANISATION_WORDS = frozenset({
+    "team", "consortium", "group", "collaboration", "institute", "institution", "society", "committee",
+    "organization", "organisation", "association", "network", "project", "council", "foundation",
+    "agency", "university", "laboratory", "center", "centre", "department", "ministry", "commission",
+    "initiative", "alliance", "federation", "board", "office", "academy", "program", "programme",
+    "corporation", "company", "inc", "ltd", "gmbh"})
+
+
+def is_organisation(name: str) -> bool:
+    """Whether an author is an organisation (or goes by one word), to be written as one unit. The
+    library keeps a person as "Last, First" (Zotero's two-field creators) and an organisation by its
+    name alone (Zotero's single-field ones), so: a name without a comma that is one word, starts with
+    "The", or holds a word such as Team, Consortium, Group, Collaboration, Institute or Society."""
+    words = _one_line(name).split()
+    if not words or "," in name:
+        return False
+    return len(words) == 1 or words[0].lower() == "the" or \
+        any(word.strip(".()&").lower() in ORGANISATION_WORDS for word in words)
+
+
+def bibtex_author(name: str) -> str:
+    """One author inside BibTeX's ``author = {…}``: a person as it is ("Last, First"); an organisation
+    (:func:`is_organisation`) in its own braces, ``{The Team}``, so BibTeX neither reads it as
+    "Team, The" nor splits it at an "and"."""
+    value = bibtex_value(name)
+    return "{" + value + "}" if is_organisation(name) else value
+
+
 def _ascii_word(text: str) -> str:
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"[^A-Za-z0-9]", "", plain)
@@ -88,7 +119,7 @@ def to_bibtex(entries: Iterable[BibEntry]) -> str:
         kind = "article" if entry.authors and entry.year else "misc"
         fields = [("title", "{" + bibtex_value(entry.title) + "}")]  # inner braces keep its capitals
         if entry.authors:
-            fields.append(("author", " and ".join(bibtex_value(a) for a in entry.authors)))
+            fields.append(("author", " and ".join(bibtex_author(a) for a in entry.authors)))
         if entry.year:
             fields.append(("year", str(int(entry.year))))
         if entry.doi:

@@ -6,6 +6,9 @@ ids; JSON and Markdown also summarise the role mix per section. The reading form
 say the labels as the GUI does (``core.exporting.label_words``): percentages, "uncertain: A 39% or
 B 39%", plain function names. A CSV text cell that a spreadsheet would read as a formula (it starts
 with ``= + - @``, a tab or a carriage return) is prefixed with ``'`` (:func:`spreadsheet_safe`).
+
+The JSON export can be read back as a paper (:func:`paper_from_export`: text and sections, no places on
+the page), so ``rhetorica analyze OUT.json`` labels it again.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.document import Paper, Sentence
+from core.document import Paper, Section, Sentence
 from core.exporting.label_words import function_words, role_is_uncertain, role_words
 from core.fileio import atomic_write_text
+from core.json_shapes import ShapeError, as_int, as_list, as_object
+from core.json_shapes import entry as json_entry
 from core.taxonomy.labels import ROLES, UNCERTAIN_BELOW, FunctionPrediction, RolePrediction, runner_up
 from core.taxonomy.role_colors import DEFAULT_ROLE_COLORS
 
@@ -72,13 +77,14 @@ def sentence_rows(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any]]
     _check(paper, analysis)
     rows = []
     for sentence, prediction in zip(paper.sentences, analysis.roles):
-        section = paper.section_of(sentence)
+        # section_index -1: a draft's text before its first heading, in no section
+        section = paper.section_of(sentence) if sentence.section_index >= 0 else None
         row: dict[str, Any] = {
             "id": sentence.id,
             "index": sentence.index,
-            "section_number": section.number,
-            "section_heading": section.heading,
-            "section_kind": section.kind.value,
+            "section_number": section.number if section is not None else "",
+            "section_heading": section.heading if section is not None else "",
+            "section_kind": section.kind.value if section is not None else "",
             "page": (sentence.pages[0] + 1) if sentence.pages else "",
             **_role_fields(prediction),
         }
@@ -102,6 +108,8 @@ def section_summary(paper: Paper, analysis: PaperAnalysis) -> list[dict[str, Any
             "number": section.number,
             "heading": section.heading,
             "kind": section.kind.value,
+            "level": section.level,
+            "page": section.page,
             "sentences": section.sentence_count,
             "roles": {role: counts.get(role, 0) for role in ROLES},
         })
@@ -119,6 +127,7 @@ def to_json_dict(paper: Paper, analysis: PaperAnalysis) -> dict[str, Any]:
             "sha256": paper.sha256,
             "parser_version": paper.parser_version,
             "pages": paper.page_count,
+            "page_sizes": [list(size) for size in paper.page_sizes],
         },
         "model_id": analysis.model_id,
         "roles": list(ROLES),
@@ -133,6 +142,79 @@ def to_json_dict(paper: Paper, analysis: PaperAnalysis) -> dict[str, Any]:
 def export_json(paper: Paper, analysis: PaperAnalysis, path: str | Path) -> Path:
     atomic_write_text(path, json.dumps(to_json_dict(paper, analysis), ensure_ascii=False, indent=2) + "\n")
     return Path(path)
+
+
+def is_analysis_export(data: object) -> bool:
+    """Whether JSON ``data`` looks like the JSON export (:func:`to_json_dict`, also the GUI's File ›
+    Export as JSON): a 'format' and the per-sentence 'sentences' beside the paper's summary."""
+    return isinstance(data, dict) and "format" in data and "sentences" in data and "sections" in data
+
+
+def paper_from_export(data: object) -> Paper:
+    """The paper a JSON export (:func:`to_json_dict`) was made of, rebuilt from what the export carries:
+    title, authors, the sections (heading, number, kind, level) and the sentences (text, section, first
+    page), then checked as any paper JSON is (:meth:`Paper.from_dict`, :meth:`Paper.check_links`).
+    What an export does not carry stays empty: where each sentence sits on its page (no highlights),
+    the figures, and the pages themselves for an export written before it kept 'page_sizes'. Raises
+    :class:`~core.json_shapes.ShapeError` (a ``ValueError``) naming the first field that is wrong."""
+    data = as_object(data, "the export")
+    if isinstance(data.get("format"), bool) or data.get("format") != EXPORT_FORMAT:
+        raise ShapeError(f"the export's 'format' is {data.get('format')!r}; this Rhetorica reads format "
+                         f"{EXPORT_FORMAT}")
+    about = as_object(json_entry(data, "paper", "the export"), "the export's 'paper'")
+    sizes = json_entry(about, "page_sizes", "the export's 'paper'", [])
+    listed = as_list(json_entry(data, "sentences", "the export"), "the export's 'sentences'")
+    rows = [as_object(row, f"sentence {i}") for i, row in enumerate(listed)]
+    sections, owners = _export_sections(as_list(json_entry(data, "sections", "the export"),
+                                                "the export's 'sections'"), len(rows))
+    sentences: list[dict[str, Any]] = []
+    offset = 0
+    for i, (row, owner) in enumerate(zip(rows, owners)):
+        page, length = row.get("page"), len(row["text"]) if isinstance(row.get("text"), str) else 0
+        pages = ([page - 1] if sizes and isinstance(page, int) and not isinstance(page, bool)
+                 else [])  # page "": the sentence had none
+        sentence: dict[str, Any] = {"id": f"s{i}", "index": i, "section_index": owner, "pages": pages,
+                                    "char_start": offset, "char_end": offset + length}
+        if "text" in row:  # else Sentence.from_dict says it is missing
+            sentence["text"] = row["text"]
+        sentences.append(sentence)
+        offset += length + 1
+    known: dict[str, Any] = {key: about[key] for key in ("title", "authors", "source_path", "sha256",
+                                                         "parser_version") if key in about}
+    paper = Paper.from_dict({**known, "page_sizes": sizes, "sections": sections, "sentences": sentences,
+                             "figures": []})
+    paper.check_links()
+    for i, (row, owner) in enumerate(zip(rows, owners)):
+        if owner >= 0:
+            _check_export_section(row, i, paper.sections[owner])
+    return paper
+
+
+def _export_sections(entries: list[Any], total: int) -> tuple[list[dict[str, Any]], list[int]]:
+    """The export's section summary as paper sections (each one's sentences follow the last one's, as
+    the export lists them), and the section of each of the ``total`` sentences: -1 for a draft's text
+    before its first heading (the sentences the sections do not count, which come first)."""
+    counts = [as_int(json_entry(as_object(item, f"section {i}"), "sentences", f"section {i}"),
+                     f"section {i}: 'sentences'", minimum=0) for i, item in enumerate(entries)]
+    start = total - sum(counts)
+    if start < 0:
+        raise ShapeError(f"the export's sections count {sum(counts)} sentences, but it lists {total}")
+    owners = [-1] * start
+    sections = []
+    for i, (item, count) in enumerate(zip(entries, counts)):
+        kept = {key: item[key] for key in ("heading", "kind", "number", "level", "page") if key in item}
+        sections.append({**kept, "first_sentence": start, "sentence_count": count})
+        owners += [i] * count
+        start += count
+    return sections, owners
+
+
+def _check_export_section(row: dict[str, Any], index: int, section: Section) -> None:
+    """Sentence ``index`` names the section (heading and kind) the summary's counts put it in."""
+    heading, kind = row.get("section_heading"), row.get("section_kind")
+    if (heading, kind) != (section.heading, section.kind.value):
+        raise ShapeError(f"sentence {index}: its section {heading!r} ({kind}) is not the one the export's "
+                         f"'sections' counts put it in, {section.heading!r} ({section.kind.value})")
 
 
 def spreadsheet_safe(value: Any) -> Any:

@@ -19,13 +19,14 @@ from app.commands._options import (
     bundle_path,
     input_file,
     output_file,
+    plain_help,
     write_output,
 )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("align", help="Aligning two analysed papers: seconds per alignment.",
-                                   description=__doc__)
+                                   description=plain_help(__doc__))
     parser.add_argument("a", type=input_file, help="first PDF")
     parser.add_argument("b", type=input_file, help="second PDF")
     parser.add_argument("--runs", type=bounded_int(1, 100_000), default=5)

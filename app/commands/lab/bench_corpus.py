@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import bounded_int, input_folder, output_file, text_arg, write_output
+from app.commands._options import bounded_int, input_folder, output_file, plain_help, text_arg, write_output
 
 QUERY = "We propose a new method for segmenting cells in microscopy images."
 
@@ -35,7 +35,7 @@ QUERY = "We propose a new method for segmenting cells in microscopy images."
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "corpus", help="Fresh start to first phrasing suggestions (CLI and GUI), with the default corpus.",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--query", type=text_arg, default=QUERY)
     parser.add_argument("--runs", type=bounded_int(1, 100), default=3)
     parser.add_argument("--what", choices=("cli", "gui", "both"), default="both")

@@ -18,7 +18,7 @@ import argparse
 import json
 import time
 
-from app.commands._options import as_text, bounded_int, output_file, write_output
+from app.commands._options import as_text, bounded_int, output_file, plain_help, write_output
 
 TARGET_MS = 100.0
 
@@ -26,7 +26,7 @@ TARGET_MS = 100.0
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "draft", help="Draft pane: the cost of finding the sentence at a resting cursor in a long draft.",
-        description=__doc__)
+        description=plain_help(__doc__))
     parser.add_argument("--sentences", type=bounded_int(10, 200_000), default=5000,
                         help="sentences in the draft (default 5000)")
     parser.add_argument("--positions", type=bounded_int(1, 10_000), default=40,

@@ -21,13 +21,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.commands._options import MAX_THREADS, bounded_int, input_folder, output_file, write_output
+from app.commands._options import (
+    MAX_THREADS,
+    bounded_int,
+    input_folder,
+    output_file,
+    plain_help,
+    write_output,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("finetune",
                                    help="Training on corrections: accuracy before/after and time.",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=plain_help(__doc__),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corrections", type=bounded_int(1, 1_000_000), nargs="+",
                         default=[50, 200], metavar="N")
     parser.add_argument("--model", type=input_folder, default=None, metavar="BUNDLE")

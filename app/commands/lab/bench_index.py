@@ -51,6 +51,7 @@ from app.commands._options import (
     input_file,
     input_folder,
     output_file,
+    plain_help,
     write_output,
 )
 
@@ -76,7 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "index", help="Nearest-neighbour engines (the library's faiss IVF-SQ8, IVF-PQ + re-ranking, hnswlib, "
                       "usearch, faiss HNSW): memory, build, recall, latency.",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--vectors", type=input_file, help="a .npy of real embeddings [n, d]")
     source.add_argument("--library", type=input_folder, metavar="DIR",

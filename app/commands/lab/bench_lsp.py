@@ -30,6 +30,7 @@ from app.commands._options import (
     bundle_path,
     input_file,
     output_file,
+    plain_help,
     write_output,
 )
 
@@ -39,7 +40,7 @@ TARGET_P95_MS = 150.0
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "lsp", help="Language server: latency of a one-sentence edit (p50/p95), start, hover.",
-        description=__doc__)
+        description=plain_help(__doc__))
     parser.add_argument("--input", type=input_file, default=None, metavar="DRAFT",
                         help="a .tex, .md or .txt draft (default: the sample paper as LaTeX)")
     parser.add_argument("--edits", type=bounded_int(2, 100_000), default=60)

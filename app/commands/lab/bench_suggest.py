@@ -30,6 +30,7 @@ from app.commands._options import (
     input_file,
     input_folder,
     output_file,
+    plain_help,
     write_output,
 )
 
@@ -37,7 +38,7 @@ from app.commands._options import (
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "suggest", help="Phrasing suggestions: time to first suggestion on a fresh start, latency per query.",
-        description=__doc__)
+        description=plain_help(__doc__))
     parser.add_argument("--corpus", type=input_folder, default=None,
                         help="phrase corpus (default: the shipped one)")
     parser.add_argument("--library", type=input_folder, default=None, help="also search this library folder")

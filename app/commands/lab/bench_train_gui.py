@@ -17,12 +17,13 @@ import random
 import tempfile
 from pathlib import Path
 
-from app.commands._options import bounded_float, bounded_int, output_file, write_output
+from app.commands._options import bounded_float, bounded_int, output_file, plain_help, write_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("train-gui", help="UI-thread latency while training on corrections.",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=plain_help(__doc__),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corrections", type=bounded_int(1, 1_000_000), default=50, metavar="N")
     parser.add_argument("--timeout", type=bounded_float(1.0, 1e6), default=1200.0,
                         help="seconds to wait for the job")
