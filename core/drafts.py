@@ -102,10 +102,12 @@ def draft_headings(text: str) -> list[tuple[int, int, str]]:
     kinds = inherited_kinds([(level, title) for _, _, level, title in lines])
     return [(start, end, kind) for (start, end, _, _), kind in zip(lines, kinds, strict=True)]
 
-def draft_sections(text: str) -> list[tuple[int, int, str | None, int]]:
+def draft_sections(text: str, headings: list[tuple[int, int, str]] | None = None,
+                   ) -> list[tuple[int, int, str | None, int]]:
     """:func:`draft_sentences` with the number of the heading each sentence is under (-1 before any):
-    (start, end, section kind, heading number)."""
-    return _sections_in(text, draft_headings(text), 0, len(text))
+    (start, end, section kind, heading number). ``headings``: the text's :func:`draft_headings`, when the
+    caller has them already."""
+    return _sections_in(text, draft_headings(text) if headings is None else headings, 0, len(text))
 
 
 def _sections_in(text: str, headings: list[tuple[int, int, str]], lo: int,

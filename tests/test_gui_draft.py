@@ -75,8 +75,8 @@ def test_draft_is_restored_after_restart(qtbot, bundle: Path, home: Path) -> Non
 
 
 def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, home: Path):  # type: ignore[no-untyped-def]
+    from core.draft_checklist import DraftOutline, draft_checklist
     from core.taxonomy.functions import default_taxonomy
-    from core.taxonomy.moves import check_moves, describe_checks
     from tests.tiny_bundle import make_tiny_bundle
 
     bundle = make_tiny_bundle(tmp_path / "functions", functions=True, function_threshold=0.0)
@@ -87,12 +87,11 @@ def test_draft_shows_functions_and_the_move_checklist(qtbot, tmp_path: Path, hom
             draft.set_text(TEXT)
         editor = draft.editor
         assert len(editor.functions) == len(editor.labels) == 5
-        found = [f.label for f in editor.functions if f is not None]
-        judged = (len(found), 5)  # threshold 0: every function is clear
-        expected = describe_checks(check_moves(found, "introduction"), "introduction", judged)
-        assert draft.moves.text() == expected
+        # no headings: the whole draft is checked as the chosen kind, as the language server would
+        (section,) = draft_checklist(DraftOutline((), (-1,) * 5), editor.functions, "introduction")
+        assert draft.moves.text() == section.line()
         assert draft.moves.text().endswith(
-            f"(judged on the {len(found)} of 5 sentences whose function is clear)")
+            f"(judged on the {section.judged[0]} of 5 sentences whose function or move is clear)")
         draft.checklist_kind.setCurrentText("conclusion")
         assert draft.moves.text().startswith("conclusion: ")
         # The tooltip names the sentence's function.
@@ -130,7 +129,7 @@ HEADED = "Intro one. Intro two.\n\n# Methods\nWe did A. We did B. We did C.\n\n#
 
 
 def test_label_draft_labels_each_heading_section_as_one_document() -> None:
-    from app.gui.panels.draft import label_draft
+    from app.gui.panels.draft_labelling import label_draft
     from core.jobs import ensure_context
     from tests.test_confidence import RecordingModel
 
@@ -148,6 +147,7 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
     from PySide6.QtGui import QImage
 
     from app.gui.panels.draft import DraftPanel
+    from core.draft_checklist import DraftOutline
     from core.labelling.sentence_context import SentenceContext
     from core.taxonomy.functions import default_taxonomy
     from core.taxonomy.labels import FunctionPrediction
@@ -165,8 +165,9 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         functions = [FunctionPrediction("topic-importance", (("topic-importance", 0.6),)),
                      FunctionPrediction("aim", (("aim", 0.55),)),
                      FunctionPrediction("none", (("gap-neglected", 0.15), ("aim", 0.1)))]
-        panel._on_labelled(panel._version, ([(spans[0], _sure()), (spans[1], _sure("objective")),
-                                                   (spans[2], _weak())], functions))
+        outline = DraftOutline(("introduction",), (0, 0, 0))
+        panel._on_labelled(panel._version, (([(spans[0], _sure()), (spans[1], _sure("objective")),
+                                              (spans[2], _weak())], functions), outline))
         editor = panel.editor
         # uncertain: a hatched background and a dotted underline; confident: a flat fill
         styles = [s.format.background().style() for s in editor.extraSelections()]
@@ -179,7 +180,7 @@ def test_the_draft_shows_uncertain_labels_and_judges_moves_on_confident_ones(  #
         moves = panel.moves.text()
         assert "✓ why the topic matters" in moves and "✓ an aim statement" in moves
         assert "✗ a gap or problem" in moves
-        assert moves.endswith("(judged on the 2 of 3 sentences whose function is clear)")
+        assert moves.endswith("(judged on the 2 of 3 sentences whose function or move is clear)")
         # the margin chips paint (an uncertain one grey with "?")
         image = QImage(editor.margin.size(), QImage.Format.Format_RGB32)
         editor.margin.render(image)

@@ -29,7 +29,6 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     (["--suggestions", "99"], "out of range"),
     (["--labels", "loud"], "invalid choice"),
     (["--model", "/nonexistent/bundle"], "/nonexistent/bundle"),
-    (["--corpus", "FILE"], "is a file, not a phrase-corpus folder"),
     (["--log", "/nonexistent-folder/x.log"], "does not exist"),
 ])
 def test_bad_arguments_are_one_line(args: list[str], says: str, tmp_path: Path,

@@ -72,7 +72,8 @@ def test_a_latex_draft_end_to_end(tmp_path: Path) -> None:
         intro = _line_of(text, "\\section{Introduction}")
         (on_intro,) = [d for d in _checklists(opened) if d.range.start.line == intro]
         assert on_intro.severity == types.DiagnosticSeverity.Information
-        assert "Your introduction never makes" in on_intro.message and "an aim statement" in on_intro.message
+        assert on_intro.message.startswith("No sentence of your introduction clearly makes")
+        assert "an aim statement" in on_intro.message
         assert "judged on" in on_intro.message
 
         # Inlay hints: one at the end of each sentence, "role · function".
@@ -131,7 +132,8 @@ def test_a_latex_draft_end_to_end(tmp_path: Path) -> None:
         method_line = edited_text.splitlines()[method]
         client.replace(uri, 3, (method, 0), (method, len(method_line)), "\\section{Discussion}")
         renamed = await client.diagnostics_for(uri, 3)
-        assert any(d.message.startswith("Your discussion never makes") for d in _checklists(renamed))
+        assert any(d.message.startswith("No sentence of your discussion clearly makes")
+                   for d in _checklists(renamed))
 
         # Settings: labels as inlay hints only (the hints leave the diagnostics), then a bad value.
         count = len(client.published[uri])

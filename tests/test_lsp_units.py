@@ -73,13 +73,17 @@ def test_positions_count_utf16_units_and_every_line_ending() -> None:
 
 
 # -- settings -------------------------------------------------------------------------------------
-def test_settings_from_a_client() -> None:
+def test_settings_from_a_client(tmp_path: Path) -> None:
+    from core.library.store import DATABASE_NAME
+
     settings = LspSettings().with_options({"rhetorica": {"labels": "both", "checklistKind": "introduction",
                                                          "suggestions": 0, "unknown": 1}})
     assert (settings.labels, settings.checklist_kind, settings.suggestions) == ("both", "introduction", 0)
     assert settings.inlay_hints and settings.label_diagnostics
     assert LspSettings().with_options(None) == LspSettings()
-    assert LspSettings().with_options({"checklist_kind": None, "library": "/tmp/lib"}).library == "/tmp/lib"
+    (tmp_path / DATABASE_NAME).write_bytes(b"")  # a library folder (what has_sentences looks for)
+    library = LspSettings().with_options({"checklist_kind": None, "library": str(tmp_path)}).library
+    assert library == str(tmp_path)
 
 
 @pytest.mark.parametrize("options", [{"labels": "loud"}, {"suggestions": 11}, {"suggestions": True},
@@ -248,12 +252,13 @@ def test_checklist_per_section() -> None:
     (intro,) = section_checks(document, labels)  # "Scope" takes its parent's kind: one section
     assert intro.heading is not None and intro.heading.title == "Introduction"
     assert [m.name for m in intro.missing] == ["an aim statement", "the contributions or an outline"]
-    assert intro.headline() == ("Your introduction never makes these moves: an aim statement, "
-                                "the contributions or an outline")
-    assert intro.checklist().endswith("(judged on the 2 of 3 sentences whose function is clear)")
+    assert intro.headline() == ("No sentence of your introduction clearly makes these moves: "
+                                "an aim statement, the contributions or an outline")
+    assert intro.checklist().endswith("(judged on the 2 of 3 sentences whose function or move is clear)")
     labels = (*labels[:2], _label("aim"), labels[3])
     (intro,) = section_checks(document, labels)
-    assert intro.headline() == "Your introduction never makes this move: the contributions or an outline"
+    assert intro.headline() == ("No sentence of your introduction clearly makes this move: "
+                                "the contributions or an outline")
     # No headings: only when a kind is set; no function head: nothing.
     plain = read_document("We did D. We found E.\n", "txt")
     both = (_label("data-source"), _label("main-finding"))

@@ -7,8 +7,8 @@ The parts, one job each (no Qt; pygls only in :mod:`app.lsp.server`):
   is read);
 - :mod:`app.lsp.labeller`: role and function of each sentence, paragraph by paragraph, with a cache
   keyed by the paragraph's text, so an edit re-labels only the paragraphs it touched;
-- :mod:`app.lsp.summary`: the draft checklist (``core.taxonomy.moves``) per section, as the draft pane
-  shows it;
+- :mod:`app.lsp.summary`: the draft checklist per section, the draft pane's own
+  (``core.draft_checklist``), placed on each section's heading;
 - :mod:`app.lsp.presenting`: the words the editor shows (hints, hover, template actions);
 - :mod:`app.lsp.positions`: character offsets to LSP positions and back (UTF-16 by default);
 - :mod:`app.lsp.settings`: what the client may configure (``initializationOptions`` / settings);

@@ -117,18 +117,26 @@ class TemplateAction:
 
 
 def template_actions(result: SuggestionResult | None) -> list[TemplateAction]:
-    """One "Insert template" action per suggestion that has a template (best first, no repeats)."""
+    """One "Insert template" action per suggestion whose template leaves the content to the author (a
+    [CONTENT] slot: ``core.phrasing.templates.has_slot``), best first, no repeats. A template without
+    one is another paper's sentence word for word: no action (the hover still shows it)."""
+    from core.phrasing.templates import has_slot
+
     if result is None:
         return []
     out: list[TemplateAction] = []
     seen: set[str] = set()
     for item in result.suggestions:
         template = " ".join(item.template.split())
-        if not template or template in seen:
+        if not template or template in seen or not has_slot(template):
             continue
         seen.add(template)
-        shown = template if len(template) <= 70 else template[:69] + "…"
-        title = " ".join((item.source.get("title") or "").split())[:50]
-        out.append(TemplateAction(f"Insert template: {shown}" + (f" (from: {title})" if title else ""),
-                                  " " + template))
+        title = clipped(" ".join((item.source.get("title") or "").split()), 50)
+        source = f" (from: {title})" if title else ""
+        out.append(TemplateAction(f"Insert template: {clipped(template, 70)}{source}", " " + template))
     return out
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked with "…"."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -55,7 +55,7 @@ from app.lsp.framing import (
 )
 from app.lsp.positions import PositionMap
 from app.lsp.presenting import hint_message, inlay_text, template_actions
-from app.lsp.settings import LspSettings, SettingsError
+from app.lsp.settings import LspSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.model_api import RoleModel
@@ -197,14 +197,15 @@ class OpenDocument:
 class RhetoricaServer(LanguageServer):
     protocol: RhetoricaProtocol
 
-    def __init__(self, model: RoleModel, settings: LspSettings | None = None, version: str = "0") -> None:
+    def __init__(self, model: RoleModel, settings: LspSettings | None = None, version: str = "0",
+                 notes: list[str] | None = None) -> None:
         super().__init__("rhetorica", version, protocol_cls=RhetoricaProtocol)
         _one_line_pygls_logs()
         self.engine = DraftEngine(model, settings)
         self.documents: dict[str, OpenDocument] = {}
         self.label_pool = ThreadPoolExecutor(1, thread_name_prefix="rhetorica-labels")
         self.suggest_pool = ThreadPoolExecutor(1, thread_name_prefix="rhetorica-suggest")
-        self.settings_error = ""
+        self.settings_errors: list[str] = list(notes or [])  # shown once the client can be told
         self.generation = 0  # counts settings changes: labels made under older settings are redone
 
     # -- documents ------------------------------------------------------------------------------
@@ -336,6 +337,12 @@ class RhetoricaServer(LanguageServer):
     def show_error(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
+    def show_settings_errors(self) -> None:
+        """One ``window/showMessage`` per refused setting (and start-up option), once."""
+        errors, self.settings_errors = self.settings_errors, []
+        for message in errors:
+            self.show_error(message)
+
     def _client_refreshes_inlay_hints(self) -> bool:
         workspace = self.client_capabilities.workspace
         inlay = workspace.inlay_hint if workspace is not None else None
@@ -343,11 +350,13 @@ class RhetoricaServer(LanguageServer):
 
     # -- settings -------------------------------------------------------------------------------
     def configure(self, options: object) -> None:
-        try:
-            self.engine.settings = self.engine.settings.with_options(options)
-        except SettingsError as error:
-            self.settings_error = str(error)
+        """Apply a client's settings: every good value; each bad one is a line in ``settings_errors``
+        (shown by :meth:`show_settings_errors`) and keeps its previous value."""
+        settings, errors = self.engine.settings.apply(options)
+        self.settings_errors.extend(errors)
+        if errors and settings == self.engine.settings:
             return
+        self.engine.settings = settings
         self.generation += 1  # label again (the cache answers) and publish in the new mode
         for state in self.documents.values():
             self.schedule(state.uri)
@@ -496,9 +505,10 @@ def _includes(wanted: object, kind: types.CodeActionKind) -> bool:
 
 
 def build_server(model: RoleModel, settings: LspSettings | None = None,
-                 version: str = "0") -> RhetoricaServer:
-    """A server with its features registered (start it with ``start_io()``)."""
-    server = RhetoricaServer(model, settings, version)
+                 version: str = "0", notes: list[str] | None = None) -> RhetoricaServer:
+    """A server with its features registered (start it with ``start_io()``); ``notes``: lines about the
+    start-up options, shown to the client once it is initialized."""
+    server = RhetoricaServer(model, settings, version, notes)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RhetoricaServer, params: types.InitializeParams) -> None:
@@ -506,16 +516,12 @@ def build_server(model: RoleModel, settings: LspSettings | None = None,
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: RhetoricaServer, params: types.InitializedParams) -> None:
-        if ls.settings_error:
-            ls.show_error(ls.settings_error)
-            ls.settings_error = ""
+        ls.show_settings_errors()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: RhetoricaServer, params: types.DidChangeConfigurationParams) -> None:
         ls.configure(params.settings)
-        if ls.settings_error:
-            ls.show_error(ls.settings_error)
-            ls.settings_error = ""
+        ls.show_settings_errors()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RhetoricaServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -9,6 +9,16 @@ run of such words (commas allowed inside) that holds at least ``min_content`` wo
 mere function words; everything between spans becomes one slot, typed by what it looks like
 ([NUMBER], [CITATION]) or [CONTENT].
 
+Shared vocabulary still holds topic words common to both fields ("sleep", "memory", "energy", "heart"),
+so one more rule, of the shape of academic formulas: the object of a preposition is the content the
+frame is about ("the effect of [X] on [Y]", "background on [X]"). The words right after a preposition
+(up to the next function word or mark) are content, not formula, unless they start a frame of their
+own: a deictic or possessive ("in this paper", "of our knowledge"), a quantity ("a number of", "one
+of"), or a fixed phrase ("in order to", "for example", "in contrast") (:data:`FRAME_AFTER_PREPOSITION`).
+Chosen on the dev split (token precision 0.528 -> 0.571, recall 0.795 -> 0.756, F1 0.635 -> 0.650);
+test, read once: precision 0.557 -> 0.598, recall 0.734 -> 0.663, F1 0.633 -> 0.629. Topic words that
+are not a preposition's object ("presents the ordinary differential equations") still pass as formula.
+
 No model and no spaCy: it runs on every suggestion, in microseconds. Measured against spans marked
 by hand (``models/datasets/gold_data/formulaic-spans.jsonl``) with ``rhetorica eval templates``.
 """
@@ -22,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 LEXICON_FILE = "formulaic-words.json"
+CONTENT_SLOT = "[CONTENT]"
 # A word with a letter in it is one token, digits included ("CO2", "3D", "COVID-19"): never half formula,
 # half slot. Only a token that starts with a letter can be formulaic (see formulaic_spans).
 TOKEN = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*%?|[^\w\s]")
@@ -36,6 +47,27 @@ FUNCTION_WORDS = frozenset((
     "should", "must", "also", "such", "so", "into", "over", "under", "between", "among", "about",
     "after", "before", "during", "through", "both", "each", "other", "more", "most", "all", "any",
     "some",
+))
+# Prepositions whose object is the sentence's content ("to" is left out: mostly an infinitive).
+PREPOSITIONS = frozenset((
+    "of", "on", "in", "for", "between", "among", "about", "with", "from", "by", "into", "across", "than",
+    "upon", "over", "within", "without", "towards", "toward", "against", "via", "under", "during",
+    "through",
+))
+# Words after a preposition that keep the frame going: deictics and possessives, quantities, and the
+# nouns of fixed phrases (the taxonomy's markers and common academic phrases).
+FRAME_AFTER_PREPOSITION = frozenset((
+    "this", "these", "that", "those", "our", "its", "their", "each", "both", "all", "such", "which",
+    "whom", "whose", "what", "whether", "it", "them", "us", "we", "any", "some", "other", "further",
+    "more", "most", "here", "there", "one", "two", "three", "many", "several", "various", "different",
+    "degree", "number", "amount", "amounts", "range", "variety", "lot", "majority", "kind", "kinds",
+    "type", "types", "way", "ways", "level", "levels", "extent", "means", "lack", "importance", "role",
+    "use", "order", "addition", "contrast", "particular", "general", "example", "instance", "terms",
+    "term", "fact", "respect", "case", "context", "hand", "turn", "summary", "conclusion", "total",
+    "line", "part", "comparison", "light", "view", "detail", "practice", "principle", "accordance",
+    "agreement", "spite", "account", "future", "previous", "prior", "request", "caution", "section",
+    "figure", "table", "interest", "debate", "research", "short", "brief", "sum", "common", "advance",
+    "question", "place", "recent", "literature",
 ))
 
 
@@ -89,15 +121,40 @@ def formulaic_spans(text: str, lexicon: Lexicon | None = None) -> list[tuple[int
             found.append((run[0][0], run[-1][1]))
         run.clear()
 
-    for start, end, token in tokens(text):
+    found_tokens = tokens(text)
+    objects = preposition_objects(found_tokens)
+    for index, (start, end, token) in enumerate(found_tokens):
         lower = token.lower()
-        word = token[0].isalpha() and (lower in lexicon.words or lower in FUNCTION_WORDS)
+        known = lower in lexicon.words or lower in FUNCTION_WORDS
+        word = token[0].isalpha() and index not in objects and known
         if word or (token == "," and run):
             run.append((start, end, token))
         else:
             close()
     close()
     return _trim(text, found)
+
+
+def preposition_objects(found: list[tuple[int, int, str]]) -> set[int]:
+    """Indices of the tokens that are a preposition's object: the words right after a preposition, up
+    to the next function word or mark, unless the first of them keeps the frame going
+    (:data:`FRAME_AFTER_PREPOSITION`). They are content, whatever the lexicon says of them."""
+    objects: set[int] = set()
+    for index, (_, _, token) in enumerate(found[:-1]):
+        if token.lower() not in PREPOSITIONS or found[index + 1][2].lower() in FRAME_AFTER_PREPOSITION:
+            continue
+        after = index + 1
+        while (after < len(found) and found[after][2][0].isalpha()
+               and found[after][2].lower() not in FUNCTION_WORDS):
+            objects.add(after)
+            after += 1
+    return objects
+
+
+def has_slot(template: str) -> bool:
+    """Whether a template leaves the content to the author (a [CONTENT] slot): a template without one is
+    another paper's sentence word for word (or with only its numbers and citations left out)."""
+    return CONTENT_SLOT in template
 
 
 def _trim(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -119,7 +176,7 @@ def _slot(fragment: str) -> str:
         return "[CITATION]"
     if re.fullmatch(r"[\d.,%±\s]+", stripped):
         return "[NUMBER]"
-    return "[CONTENT]"
+    return CONTENT_SLOT
 
 
 def template_of(text: str, lexicon: Lexicon | None = None) -> tuple[list[tuple[int, int]], str]:

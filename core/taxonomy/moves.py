@@ -48,7 +48,8 @@ EXPECTED: dict[str, tuple[Move, ...]] = {
 @dataclass(frozen=True)
 class MoveCheck:
     move: Move
-    present: bool
+    present: bool  # a sentence clearly makes the move
+    maybe: int = 0  # else: sentences whose best (unclear) guess is this move ("?" in the line)
 
 
 def check_moves(functions: Iterable[str], section_kind: str) -> list[MoveCheck]:
@@ -58,15 +59,20 @@ def check_moves(functions: Iterable[str], section_kind: str) -> list[MoveCheck]:
 
 
 def describe_checks(checks: list[MoveCheck], section_kind: str, judged: tuple[int, int] | None = None) -> str:
-    """One line: "introduction: ✓ why the topic matters · ✗ an aim statement · …" ("" when no list).
+    """One line: "introduction: ✓ why the topic matters · ✗ an aim statement · …" ("" when no list); a move
+    that no sentence clearly makes but some sentence's best guess is gets "?" instead of "✗".
     ``judged`` = (sentences with a clear function, all sentences): the checks count only the
     sentences with a clear function and say so ("… (judged on the 9 of 12 sentences whose function is
     clear)")."""
     if not checks:
         return ""
-    line = f"{section_kind}: " + " · ".join(f"{'✓' if c.present else '✗'} {c.move.name}" for c in checks)
+    line = f"{section_kind}: " + " · ".join(f"{_mark(c)} {c.move.name}" for c in checks)
     if judged is not None:
         from core.taxonomy.labels import judged_on
 
         line += f" ({judged_on(*judged)})"
     return line
+
+
+def _mark(check: MoveCheck) -> str:
+    return "✓" if check.present else "?" if check.maybe else "✗"

@@ -5,9 +5,10 @@ As the author types, labelling is debounced (600 ms) and runs as the pane's
 round; a result for a text that changed meanwhile is dropped): the sentences under each heading are
 labelled as one document with the heading's section kind (``draft_labelling``). The editor
 (``draft_editor``) shows each sentence's role in its colour (hatched and greyed when uncertain, with
-the runner-up in the tooltip), chips in the margin and the function in the tooltip; below it, a
-checklist of the moves a section of the chosen kind usually makes, judged on the sentences with a clear
-function (``core.taxonomy.moves``; ``draft_text``). The draft is saved (debounced, atomically) to
+the runner-up in the tooltip), chips in the margin and the function in the tooltip; below it, the
+draft checklist, one line per section (``core.draft_checklist``, the language server's too: each
+heading's section by the kind its title names, subsections by their parent's, text before any heading by
+the chosen kind; ``draft_text``). The draft is saved (debounced, atomically) to
 ``user_data_dir()/drafts`` and restored on the next start (a saved text that cannot be read is set aside,
 with one line). Draft files (.tex, .md, .docx, .txt) are opened, saved and dropped through
 ``draft_files``; what the pane says stays before the next labelling summary (``draft_status``). The
@@ -29,13 +30,14 @@ from app.gui.operation import MODEL, ModelUnavailable, PanelOperation
 from app.gui.palette import RolePalette
 from app.gui.panels.draft_editor import DraftEditor
 from app.gui.panels.draft_files import DraftFiles
-from app.gui.panels.draft_labelling import DraftLabels, label_draft
+from app.gui.panels.draft_labelling import DraftLabels, label_draft_outlined
 from app.gui.panels.draft_status import DraftStatus, stop_tip
-from app.gui.panels.draft_text import ABBREVIATIONS, NO_MODEL, moves_html
+from app.gui.panels.draft_text import ABBREVIATIONS, NO_MODEL, checklist_text
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
 from app.gui.status_line import StatusLine
 from app.gui.widgets import one_line
+from core.draft_checklist import DraftOutline
 from core.draft_formats import ParsedDraft
 from core.drafts import DraftStore
 from core.taxonomy.labels import FunctionPrediction
@@ -83,9 +85,10 @@ class DraftPanel(QWidget):
         self.checklist_kind = QComboBox()
         self.checklist_kind.addItems(CHECKLIST_KINDS)
         self.checklist_kind.setCurrentText("introduction")
-        self.checklist_kind.setToolTip("The section this draft is: its usual moves are checked below")
+        self.checklist_kind.setToolTip("The section that text before any heading (or a draft without "
+                                       "headings) is: its usual moves are checked below")
         self.checklist_kind.currentTextChanged.connect(lambda _k: self._show_moves())
-        self._functions: list[FunctionPrediction] | None = None
+        self._checked: tuple[DraftOutline, list[FunctionPrediction] | None] | None = None
         self._lay_out()
         self._version = 0
         self._label_timer = self._timer(LABEL_DELAY_MS, self.label_now)
@@ -121,7 +124,7 @@ class DraftPanel(QWidget):
     def _lay_out(self) -> None:
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
-        bottom.addWidget(QLabel("Moves of a"))
+        bottom.addWidget(QLabel("Text with no heading is a"))
         bottom.addWidget(self.checklist_kind)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -254,24 +257,24 @@ class DraftPanel(QWidget):
         if not self.text.strip():
             self.op.invalidate()
             self.editor.set_labels([])
-            self._functions = None
+            self._checked = None
             self._show_moves()
             self.notes.summary(None)  # nothing to sum up: what was said stays, once
             self.labelled.emit(0)
             return
         markdown = self.opened is not None and self.opened.format != "txt"
-        self.op.run(label_draft, self.text, MODEL, markdown, label="Labelling the draft",
+        self.op.run(label_draft_outlined, self.text, MODEL, markdown, label="Labelling the draft",
                     status=self.notes.with_note("labelling…"), on_progress=self.notes.progress,
                     on_done=partial(self._on_labelled, self._version), on_error=self._on_failed)
 
-    def _on_labelled(self, version: int, result: DraftLabels) -> None:
+    def _on_labelled(self, version: int, result: tuple[DraftLabels, DraftOutline]) -> None:
         if version != self._version:
             return  # the text changed meanwhile; the debounce timer will label it again
-        labelled, functions = result
+        (labelled, functions), outline = result
         model = self.op.ready.model
         self.editor.model_id = model.model_id if model is not None else ""
         self.editor.set_labels(labelled, functions)
-        self._functions = functions
+        self._checked = (outline, functions)
         self._show_moves()
         self.notes.summary(labelled)
         self.labelled.emit(len(labelled))
@@ -281,9 +284,10 @@ class DraftPanel(QWidget):
             self.status.set_text(one_line(f"{NO_MODEL}: {error.cause}"))
 
     def _show_moves(self) -> None:
-        """The move checklist for the chosen section kind (empty without functions)."""
-        self.moves.setText(moves_html(self._functions, bool(self.editor.labels),
-                                      self.checklist_kind.currentText()))
+        """The draft checklist, a line per section (empty before labelling; a note without functions)."""
+        lines, tip = checklist_text(self._checked, self.checklist_kind.currentText())
+        self.moves.setText(lines)
+        self.moves.setToolTip(tip)
 
 
 SPEC = register_panel(PanelSpec(

@@ -1,30 +1,50 @@
 """The draft pane's labelling (no Qt): the pane's text split into sentences under their headings, and
-each heading's sentences labelled as one document with its section kind (a background job's body)."""
+each heading's sentences labelled as one document with its section kind (a background job's body); the
+draft's outline (headings and their kinds) comes back with the labels for the checklist
+(``core.draft_checklist``, the language server's too)."""
 
 from __future__ import annotations
 
+from core.draft_checklist import DraftOutline
 from core.jobs import JobContext
 from core.model_api import RoleModel
 from core.taxonomy.labels import FunctionPrediction, RolePrediction
 
 LabelledDraft = list[tuple[tuple[int, int], RolePrediction]]  # ((start, end) in the text, its role)
 DraftLabels = tuple[LabelledDraft, list[FunctionPrediction] | None]  # and the functions, when known
+PaneSentence = tuple[int, int, str | None, int, str]  # (start, end, section kind, heading number, text)
 
 
-def pane_sentences(text: str, markdown: bool = False) -> list[tuple[int, int, str | None, int, str]]:
+def pane_sentences(text: str, markdown: bool = False) -> list[PaneSentence]:
     """(start, end, section kind, heading number, text to label) of each sentence of the pane's text.
     ``markdown``: the text is a Markdown draft (an opened ``.md``, or a LaTeX/Word draft's readable
     text): only ``#`` lines are headings and the labelled text is read without the markup."""
+    return pane_parts(text, markdown)[0]
+
+
+def pane_parts(text: str, markdown: bool = False) -> tuple[list[PaneSentence], list[str | None]]:
+    """:func:`pane_sentences` and the section kind of each heading (subsections inherit theirs)."""
     if markdown:
         from core.draft_formats import parse_draft_text
 
         parsed = parse_draft_text(text, "md")
-        return [(s.start, s.end, s.section_kind, h, s.text)
-                for s, h in zip(parsed.sentences, parsed.sentence_headings, strict=True)]
-    from core.drafts import draft_sections
+        return ([(s.start, s.end, s.section_kind, h, s.text)
+                 for s, h in zip(parsed.sentences, parsed.sentence_headings, strict=True)],
+                [kind for _, _, kind in parsed.headings])
+    from core.drafts import draft_headings, draft_sections
 
-    return [(start, end, kind, heading, text[start:end])
-            for start, end, kind, heading in draft_sections(text)]
+    headings = draft_headings(text)
+    return ([(start, end, kind, heading, text[start:end])
+             for start, end, kind, heading in draft_sections(text, headings)],
+            [kind for _, _, kind in headings])
+
+
+def label_draft_outlined(ctx: JobContext, text: str, model: RoleModel,
+                         markdown: bool = False) -> tuple[DraftLabels, DraftOutline]:
+    """:func:`label_draft` and the draft's outline (for ``core.draft_checklist.draft_checklist``)."""
+    found, kinds = pane_parts(text, markdown)
+    outline = DraftOutline(tuple(kinds), tuple(heading for _, _, _, heading, _ in found))
+    return label_sentences(ctx, found, model), outline
 
 
 #: sentences labelled at most between two cancellation checks; a longer document (a section, or a long draft
@@ -44,7 +64,11 @@ def label_draft(ctx: JobContext, text: str, model: RoleModel, markdown: bool = F
     The documents go to the model in chunks of whole documents (:func:`document_chunks`), with
     ``ctx.check()``/``ctx.progress()`` between them, so Stop (and quitting) takes about one chunk; each
     document is still labelled whole, as when all are labelled at once."""
-    found = pane_sentences(text, markdown)
+    return label_sentences(ctx, pane_sentences(text, markdown), model)
+
+
+def label_sentences(ctx: JobContext, found: list[PaneSentence], model: RoleModel) -> DraftLabels:
+    """:func:`label_draft` of sentences already found (:func:`pane_sentences`)."""
     spans = [(start, end) for start, end, _, _, _ in found]
     ctx.check()
     if not spans:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.draft_checklist import DraftOutline, draft_checklist
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import (
     FunctionPrediction,
@@ -14,7 +15,6 @@ from core.taxonomy.labels import (
     is_confident,
     role_text,
 )
-from core.taxonomy.moves import check_moves, describe_checks
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.panels.draft_labelling import LabelledDraft
@@ -26,6 +26,10 @@ PLACEHOLDER = ("Write your draft here (abstract, introduction, …). Each senten
                "rhetorical role a moment after you stop typing; hover a sentence to see the label.")
 FORMATS = {"tex": "LaTeX", "md": "Markdown", "docx": "Word", "txt": "text"}
 NO_FUNCTION_HEAD = "<span style='color:#777'>Move checklist: needs a model with a function head.</span>"
+NO_SECTION_CHECKED = ("Move checklist: no abstract, introduction, discussion or conclusion section to check "
+                      "(name one in a heading).")
+MARKS = ("✓: a sentence clearly makes the move · ?: no sentence clearly does, but it is some sentence's best "
+         "guess · ✗: no sentence clearly makes it")
 NO_MODEL = "No model bundle: draft sentences cannot be labelled (see Settings)"
 
 
@@ -60,13 +64,22 @@ def labelled_summary(labelled: LabelledDraft, note: str = "") -> str:
     return f"{note} — {done}" if note and done else note or done
 
 
-def moves_html(functions: list[FunctionPrediction] | None, labelled: bool, kind: str) -> str:
-    """The move checklist of a section of ``kind``, judged on the sentences with a clear function only
-    (empty before labelling; a note when the model has no function head)."""
+def checklist_text(checked: tuple[DraftOutline, list[FunctionPrediction] | None] | None,
+                   kind: str) -> tuple[str, str]:
+    """(the pane's checklist, one line per checked section; its tooltip: each section's headline) for a
+    labelled draft's outline and functions (``core.draft_checklist``, as the language server says it;
+    ``kind``: what text before any heading is). Empty before labelling; a note when the model has no
+    function head."""
+    if checked is None or not checked[0].sentence_headings:
+        return "", ""
+    outline, functions = checked
     if functions is None:
-        return NO_FUNCTION_HEAD if labelled else ""
-    found = [f.label for f in functions if function_is_clear(f)]
-    return describe_checks(check_moves(found, kind), kind, judged=(len(found), len(functions)))
+        return NO_FUNCTION_HEAD, ""
+    sections = draft_checklist(outline, functions, kind)
+    if not sections:
+        return NO_SECTION_CHECKED, ""
+    tip = "\n".join(s.headline() or f"Every usual move of your {s.kind} is clearly made" for s in sections)
+    return "\n".join(s.line() for s in sections), f"{tip}\n{MARKS}"
 
 
 def opened_text(path: str, parsed: ParsedDraft) -> str:
