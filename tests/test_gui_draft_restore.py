@@ -20,7 +20,7 @@ from tests.gui_helpers import DRAFT_A, DRAFT_B, TIMEOUT_MS, model_bundle, open_w
 
 A_TEXT, B_TEXT = DRAFT_A, DRAFT_B
 EDIT = "Our aim is to help.\n"
-RESTORE = "&Restore the text replaced by the last open"
+RESTORE = "Res&tore the text replaced by the last open"
 
 
 @pytest.fixture(scope="module")

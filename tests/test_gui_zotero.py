@@ -50,7 +50,8 @@ def test_add_from_zotero_adds_then_adds_nothing(qtbot, bundle, folder, tmp_path,
     zotero = Fixture(tmp_path / "z")
     _choose(monkeypatch, [str(zotero.zotero.folder)])
     for panel in _panel(qtbot, bundle):
-        assert panel.act_add_zotero in panel.file_menu_actions()  # File menu too
+        assert panel.add_menu.menuAction() in panel.file_menu_actions()  # File › Add to library ▸ too
+        assert panel.act_add_zotero in panel.add_menu.actions()
         assert panel.act_add_zotero in panel.toolbar.actions()
         changed: list[bool] = []
         panel.libraryChanged.connect(lambda c=changed: c.append(True))

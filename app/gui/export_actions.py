@@ -20,7 +20,7 @@ from app.gui.banner import Banner
 from app.gui.file_writes import writes_a_file
 from app.gui.save_text import folder_problem
 from app.gui.session import Session
-from app.gui.settings import AppSettings
+from app.gui.settings import EXPORTS, AppSettings
 from app.gui.widgets import one_line
 from app.gui.workers import Worker
 
@@ -154,12 +154,14 @@ class AnalysisExporter:
         self._notify(line, paper)
 
     def suggested_path(self, fmt: str | None) -> str:
-        """``<paper>-roles.<fmt>`` in the folder of the most recently opened paper."""
+        """``<paper>-roles.<fmt>`` in the folder of the most recently opened paper (else the documents
+        folder: never the process's working folder)."""
         paper = self._session.paper
         stem = Path(paper.source_path).stem if paper is not None else "paper"
         name = f"{stem}-roles.{fmt or 'json'}"
         recent = self._settings.recent_files
-        return str(Path(recent[0]).parent / name) if recent else name
+        folder = Path(recent[0]).parent if recent else Path(self._settings.folder_for(EXPORTS))
+        return str(folder / name)
 
     def dialog(self, fmt: str | None = None) -> None:
         """Ask for a file (one format, or any of them) and export there."""

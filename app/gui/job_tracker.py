@@ -26,9 +26,10 @@ class JobTracker(QObject):
     def start(self, worker: Worker, label: str, cancellable: bool = True) -> Worker:
         """Register ``worker`` and start it (connect your own slots before calling this)."""
         self._jobs.append((worker, label, cancellable))
-        worker.progress.connect(lambda d, t, m, lab=label: self._relay(lab, d, t, m))
         # weakly: a slot that holds its own sender keeps it alive for ever (Qt holds the slot)
         ref = weakref.ref(worker)
+        worker.progress.connect(lambda d, t, m, r=ref, lab=label: self._relay(self.label_of(r(), lab),
+                                                                              d, t, m))
         worker.finished.connect(lambda r=ref: self._done(r()))
         worker.start()
         self.changed.emit()
@@ -42,6 +43,17 @@ class JobTracker(QObject):
     def _done(self, worker: Worker | None) -> None:
         self._jobs = [j for j in self._jobs if j[0] is not worker]
         self.changed.emit()
+
+    def relabel(self, worker: Worker, label: str) -> None:
+        """A running job moved on to another stage (the paper's roles are shown, its sentences are now
+        embedded for the panels): the status bar, and what Esc says it cancelled, name the new one."""
+        jobs = [(w, label if w is worker else lab, c) for w, lab, c in self._jobs]
+        if jobs != self._jobs:
+            self._jobs = jobs
+            self.changed.emit()
+
+    def label_of(self, worker: Worker | None, default: str = "") -> str:
+        return next((lab for w, lab, _c in self._jobs if w is worker), default)
 
     def active(self) -> list[tuple[Worker, str, bool]]:
         return list(self._jobs)
@@ -58,9 +70,13 @@ class JobTracker(QObject):
         return any(c and not w.is_cancelled for w, _, c in self._jobs)
 
     def cancel_all(self) -> int:
-        n = 0
-        for worker, _, cancellable in self._jobs:
+        return len(self.cancel_all_named())
+
+    def cancel_all_named(self) -> list[str]:
+        """Cancel every cancellable job; the labels of those cancelled now."""
+        named = []
+        for worker, label, cancellable in self._jobs:
             if cancellable and not worker.is_cancelled:
                 worker.cancel()
-                n += 1
-        return n
+                named.append(label)
+        return named

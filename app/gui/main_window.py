@@ -16,6 +16,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QKeySequence,
+    QShortcut,
 )
 from PySide6.QtWidgets import (
     QComboBox,
@@ -38,8 +39,9 @@ from app.gui.banner import Banner
 from app.gui.corrections import CorrectionController, SentenceTarget
 from app.gui.docks import PanelDocks, on_some_screen
 from app.gui.empty_state import EmptyState
+from app.gui.escape_key import guard_escape
 from app.gui.export_actions import EXPORT_FILTERS, AnalysisExporter
-from app.gui.help import ShortcutsDialog
+from app.gui.help import HELP_NAME, ShortcutsDialog
 from app.gui.job_tracker import JobTracker
 from app.gui.jump_view import show_target
 from app.gui.legend import Legend
@@ -71,7 +73,7 @@ from app.gui.panels.registry import (
 from app.gui.render_client import RenderClient
 from app.gui.save_text import folder_problem
 from app.gui.session import OpenDocument, Session
-from app.gui.settings import AppSettings
+from app.gui.settings import CORRECTIONS, PAPERS, AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
 from app.gui.train_dialog import ModelSwitch, TrainDialog
@@ -87,11 +89,28 @@ from core.taxonomy.labels import ROLES
 MODEL_LOAD_DELAY_MS = 150
 MIN_WINDOW_SIDE = 400  # a remembered window smaller than this (or off every screen) opens at the default
 STATUS_MS = 5000
+CANCELLED_LINES = {  # Session.cancelled's stage -> what the banner says
+    "parse": "Reading the paper was cancelled. Its pages stay shown; Resume reads it again.",
+    "analysis": "Labelling the roles was cancelled. The pages are shown without roles; Resume labels them.",
+    "embedding": "Preparing the paper for Suggestions, Search, Alignment and the library was cancelled. "
+                 "Its roles stay shown and can be browsed; Resume (or using one of those panels) "
+                 "finishes it.",
+}
+SIDE_BY_SIDE_KEY = "Ctrl+Shift+B"  # the window's: it works whether or not the Alignment panel is shown
 TEXT_WIDGETS = (QPlainTextEdit, QTextEdit, QLineEdit)  # Ctrl+C copies their selection, not a sentence
 
 
 def _draft_text(draft: DraftSource) -> str:
     return draft.text
+
+
+def access_keyed(text: str, used: set[str]) -> str:
+    """``text`` with an access key (``&``) before its first letter not in ``used`` (which gains it)."""
+    for i, char in enumerate(text):
+        if char.isalpha() and char.lower() not in used:
+            used.add(char.lower())
+            return f"{text[:i]}&{text[i:]}"
+    return text
 
 
 class MainWindow(QMainWindow):
@@ -147,8 +166,11 @@ class MainWindow(QMainWindow):
         self.docks = self.dock_panels.docks  # panel id -> QDockWidget
         self._build_actions()
         self.dock_panels.build()
+        # Esc in the draft, a filter box or a spin box stays there; elsewhere it cancels the jobs
+        self.escape_guard = guard_escape(self, self.docks.values())
         self._link_panels()
         self._build_menus()
+        self._retire_panel_shortcuts()
         self._build_toolbar()
         self.job_status = JobStatus(self.statusBar(), self.tracker)
         self._connect()
@@ -193,30 +215,36 @@ class MainWindow(QMainWindow):
         a = self._action
         self.act_open = a("&Open…", self.open_dialog, "Ctrl+O",
                           "Open a PDF")
-        self.act_sample = a("Open the &sample paper", self.open_sample, None, "Open the bundled sample paper")
+        self.act_sample = a("Open the sa&mple paper", self.open_sample, None, "Open the bundled sample paper")
         self.act_close = a("&Close paper", self.close_paper, "Ctrl+W")
+        kinds = [label.split(" ")[0] for label in EXPORT_FILTERS.values()]
         self.act_export = a("&Export analysis…", self.exporter.dialog, "Ctrl+E",
-                            "Export the roles as JSON, CSV or Markdown")
+                            f"Export the roles as {', '.join(kinds[:-1])} or {kinds[-1]}")
         self.act_export_fmt = {
-            fmt: a(f"Export as {label.split(' ')[0]}…", partial(self.exporter.dialog, fmt))
+            fmt: a(f"Export as &{label.split(' ')[0]}…", partial(self.exporter.dialog, fmt))
             for fmt, label in EXPORT_FILTERS.items()}
-        self.act_settings = a("&Settings…", self.settings_dialog, "Ctrl+,")
+        self.act_settings = a("Setti&ngs…", self.settings_dialog, "Ctrl+,")
         self.act_quit = a("&Quit", self.close, "Ctrl+Q")
         self.act_copy = a("&Copy", self.copy, "Ctrl+C", "Copy the selected text or sentence")
         self.act_zoom_in = a("Zoom &in", self.page_view.zoom_in, ["Ctrl+=", "Ctrl++"])
         self.act_zoom_out = a("Zoom &out", self.page_view.zoom_out, "Ctrl+-")
         self.act_fit = a("&Fit width", self.page_view.fit_width, "Ctrl+0")
         self.act_next_page = a("&Next page", self.page_view.next_page, ["Ctrl+PgDown", "Alt+Down"])
-        self.act_prev_page = a("&Previous page", self.page_view.prev_page, ["Ctrl+PgUp", "Alt+Up"])
+        self.act_prev_page = a("Pre&vious page", self.page_view.prev_page, ["Ctrl+PgUp", "Alt+Up"])
         nav = self.navigator
-        self.act_next_sentence = a("Next sentence", lambda: nav.step(1), "Ctrl+]")
-        self.act_prev_sentence = a("Previous sentence", lambda: nav.step(-1), "Ctrl+[")
-        self.act_next_same = a("Next sentence of the same role", lambda: nav.find_role(None, 1), "F3")
-        self.act_prev_same = a("Previous sentence of the same role", lambda: nav.find_role(None, -1),
+        self.act_next_sentence = a("&Next sentence", lambda: nav.step(1), "Ctrl+]")
+        self.act_prev_sentence = a("&Previous sentence", lambda: nav.step(-1), "Ctrl+[")
+        self.act_next_same = a("Next sentence of the &same role", lambda: self.find_same_role(1), "F3")
+        self.act_prev_same = a("Pre&vious sentence of the same role", lambda: self.find_same_role(-1),
                                "Shift+F3")
-        self.act_next_role = {role: a(f"Next {role} sentence", partial(nav.find_role, role, 1),
-                                      f"Ctrl+{i + 1}") for i, role in enumerate(ROLES)}
-        self.act_cancel = a("Cancel running jobs", self.cancel_jobs, "Esc")
+        used: set[str] = set()
+        self.act_next_role = {role: a(f"Next {access_keyed(role, used)} sentence",
+                                      partial(nav.find_role, role, 1), f"Ctrl+{i + 1}")
+                              for i, role in enumerate(ROLES)}
+        self.act_cancel = a("&Cancel running jobs", self.cancel_jobs, "Esc",
+                            "Stop the running jobs (Esc, unless you are typing in a text box)")
+        self.act_side_by_side = a("&Side by side (alignment)", self.side_by_side, SIDE_BY_SIDE_KEY,
+                                  "Show the aligned texts next to each other")
         self.act_shortcuts = a("&Keyboard shortcuts", self.show_shortcuts, ["F1", "Ctrl+?"])
         self.act_correct_role = self.corrections.install_shortcuts(self)  # Alt+1…Alt+6
         self.act_export_corrections = a("E&xport corrections…", self.export_corrections_dialog, None,
@@ -314,8 +342,9 @@ class MainWindow(QMainWindow):
         if panel_actions:
             file_menu.addActions(panel_actions)
             file_menu.addSeparator()
+            self.addActions(panel_actions)  # their shortcuts (Ctrl+S: Save draft) work and are in Help
         file_menu.addAction(self.act_export)
-        export_menu = file_menu.addMenu("Export &as")
+        export_menu = file_menu.addMenu("E&xport as")
         export_menu.addActions(list(self.act_export_fmt.values()))
         export_menu.addAction(self.exporter.annotated_pdf_action())  # issue 27.4
         file_menu.addSeparator()
@@ -327,7 +356,7 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.act_next_sentence, self.act_prev_sentence, self.act_next_same,
                               self.act_prev_same])
-        find_menu = edit_menu.addMenu("Find next sentence of role")
+        find_menu = edit_menu.addMenu("&Find next sentence of role")
         find_menu.addActions(list(self.act_next_role.values()))
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_fit])
@@ -336,6 +365,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         panels_menu = view_menu.addMenu("&Panels")
         panels_menu.addActions(self.dock_panels.toggle_actions())
+        view_menu.addAction(self.act_side_by_side)
         view_menu.addSeparator()
         view_menu.addAction(self.act_cancel)
         tools_menu = bar.addMenu("&Tools")
@@ -482,7 +512,9 @@ class MainWindow(QMainWindow):
         return self.session.open(str(path))
 
     def open_dialog(self) -> None:
-        start = str(Path(self.settings.recent_files[0]).parent) if self.settings.recent_files else ""
+        recent = self.settings.recent_files
+        start = str(Path(recent[0]).parent) if recent and Path(recent[0]).parent.is_dir() \
+            else self.settings.folder_for(PAPERS)
         path, _ = QFileDialog.getOpenFileName(self, "Open a paper", start, "PDF files (*.pdf);;All files (*)")
         if path:
             self.open_path(path)
@@ -634,8 +666,9 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_cancelled(self, stage: str) -> None:
-        what = "Reading the paper" if stage == "parse" else "Labelling the roles"
-        self.banner.show_message("info", f"{what} was cancelled.", [("Resume", self._resume)])
+        """What stopped, in the banner, and what still works (Resume starts it again)."""
+        self.banner.show_message("info", CANCELLED_LINES.get(stage, CANCELLED_LINES["analysis"]),
+                                 [("Resume", self._resume)])
         self.settled.emit()
 
     def _resume(self) -> None:
@@ -741,10 +774,43 @@ class MainWindow(QMainWindow):
             fallback = paper.sentences[self.session.selected].text
         return self.page_view.copy_selection(fallback)
 
-    def cancel_jobs(self) -> None:
-        n = self.tracker.cancel_all()
-        if n:
-            self.statusBar().showMessage("Cancelled", 3000)
+    def cancel_jobs(self) -> list[str]:
+        """Cancel the running jobs (Esc, View › Cancel running jobs); the status bar names them."""
+        named = self.tracker.cancel_all_named()
+        if named:
+            self.statusBar().showMessage(f"Cancelled: {'; '.join(dict.fromkeys(named))}", STATUS_MS)
+        return named
+
+    def find_same_role(self, step: int) -> int:
+        """F3 / Shift+F3: the next / previous sentence of the selected one's role. With none selected
+        they start at the first / last sentence and say so (not silence)."""
+        paper, session = self.session.paper, self.session
+        if session.selected >= 0 or paper is None or not paper.sentences or session.analysis is None:
+            return self.navigator.find_role(None, step)
+        index = 0 if step > 0 else len(paper.sentences) - 1
+        session.jump_to_sentence(index)
+        key = "F3" if step > 0 else "Shift+F3"
+        role = session.role_of(index)
+        of_role = f" ({role.label})" if role is not None else ""
+        self._notify(f"No sentence was selected: {key} started at the {'first' if step > 0 else 'last'} "
+                     f"sentence{of_role}; press it again for the next of its role")
+        return index
+
+    def side_by_side(self) -> object | None:
+        """Ctrl+Shift+B: the side-by-side window of the alignment listed by the panel that compares papers
+        (:class:`ComparesPapers`), shown or not; with nothing aligned yet, that panel comes to the front
+        and the status bar says what to do."""
+        found = self._comparer()
+        if found is None:
+            return None
+        panel_id, panel = found
+        window = panel.open_side_by_side()
+        if window is None:
+            self.dock_panels.show_panel(panel_id)
+            self._notify("Nothing is aligned yet: compare the paper with a PDF or with the draft first")
+        else:
+            self.side_by_side_window = window
+        return window
 
     def settings_dialog(self) -> None:
         values = SettingsValues(model_path=self.settings.model_path, device=self.settings.device,
@@ -822,18 +888,24 @@ class MainWindow(QMainWindow):
             return -1
 
     def export_corrections_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export corrections", "corrections.jsonl",
+        """Asks where, in the folder corrections were last exported to or imported from (else the
+        documents folder: never the process's working folder)."""
+        suggested = str(Path(self.settings.folder_for(CORRECTIONS)) / "corrections.jsonl")
+        path, _ = QFileDialog.getSaveFileName(self, "Export corrections", suggested,
                                               "JSON lines (*.jsonl);;All files (*)")
         if path:
+            self.settings.remember_folder(CORRECTIONS, path)
             try:
                 self.export_corrections(path)
             except OSError as error:  # the chosen file cannot be written
                 self.banner.show_message("error", f"Cannot export corrections: {error}")
 
     def import_corrections_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import corrections", "",
+        start = self.settings.folder_for(CORRECTIONS)
+        path, _ = QFileDialog.getOpenFileName(self, "Import corrections", start,
                                               "JSON lines (*.jsonl);;All files (*)")
         if path:
+            self.settings.remember_folder(CORRECTIONS, path)
             self.import_corrections(path)
 
     def _model_in_use(self) -> str:
@@ -878,7 +950,25 @@ class MainWindow(QMainWindow):
         ShortcutsDialog(self.shortcut_actions(), self).exec()
 
     def shortcut_actions(self) -> list[QAction]:
-        return [a for a in self.actions() if any(not s.isEmpty() for s in a.shortcuts())]
+        """The window's actions with a key, then the panels' own (Del in the Library's list), each named
+        with its panel in Help › Keyboard shortcuts."""
+        own = [a for a in self.actions() if any(not s.isEmpty() for s in a.shortcuts())]
+        for panel_id, panel in self.panels.items():
+            title = self.docks[panel_id].windowTitle() if panel_id in self.docks else panel_id
+            for action in panel.findChildren(QAction):
+                if action not in own and any(not s.isEmpty() for s in action.shortcuts()):
+                    if not action.property(HELP_NAME):
+                        action.setProperty(HELP_NAME, f"{action.text()} (in the {title} panel)")
+                    own.append(action)
+        return own
+
+    def _retire_panel_shortcuts(self) -> None:
+        """A panel's own window-wide ``QShortcut`` for a key the window now has an action for (the
+        Alignment's Ctrl+Shift+B) would make the key ambiguous, so that neither fires: it is turned off."""
+        keys = {key.toString() for action in self.actions() for key in action.shortcuts()}
+        for shortcut in self.findChildren(QShortcut):
+            if shortcut.key().toString() in keys:
+                shortcut.setEnabled(False)
 
     # -- closing ------------------------------------------------------------------------
     def _panels_may_close(self) -> bool:

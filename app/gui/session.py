@@ -49,6 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
+LABELLING = "Labelling rhetorical roles"  # the analysis job's label in the status bar, then:
+EMBEDDING = "Preparing the paper for suggestions and search"  # once the roles are shown
+
 
 @dataclass
 class OpenDocument:
@@ -99,7 +102,9 @@ class Session(QObject):
     failed = Signal(str, object)  # stage ("open" | "parse" | "model" | "analysis"), exception
     sentenceSelected = Signal(int)  # -1: none
     jumpRequested = Signal(int, object)  # page, (x0, y0, x1, y1) in points or None
-    cancelled = Signal(str)  # stage ("parse" | "analysis") stopped by the user
+    # stage stopped by the user: "parse", "analysis" (before the roles were known) or "embedding" (the
+    # roles are shown; what the panels read, :attr:`embedded`, was being made)
+    cancelled = Signal(str)
 
     def __init__(self, tracker: JobTracker, models: ModelHolder, palette: RolePalette,
                  cache: AnalysisCache | None = None) -> None:
@@ -205,10 +210,12 @@ class Session(QObject):
             self._maybe_analyze(without_document=self.document is None)
         return None
 
-    def _maybe_analyze(self, without_document: bool = False) -> None:
+    def _maybe_analyze(self, without_document: bool = False, keep_labels: bool = False) -> None:
+        """Start the analysis job unless one runs or is not needed; ``keep_labels``: the labels shown
+        stay (the job makes the embedded analysis they lack, after an "embedding" cancel)."""
         model = self.models.model
         if (self.paper is None or (self.document is None and not without_document) or model is None
-                or self.analysis is not None or self._analysis_worker is not None):
+                or (self.analysis is not None and not keep_labels) or self._analysis_worker is not None):
             return
         self.vectors_from_cache = None
         generation = self._generation
@@ -222,7 +229,7 @@ class Session(QObject):
         worker.finished.connect(lambda r=ref: self._analysis_done(r()))
         self._analysis_worker = worker
         self._jobs.append(worker)
-        self.tracker.start(worker, "Labelling rhetorical roles")
+        self.tracker.start(worker, LABELLING)
 
     def _analysis_done(self, worker: Worker | None) -> None:
         if worker is not None and self._analysis_worker is worker:
@@ -240,6 +247,8 @@ class Session(QObject):
         analysis = cast("PaperAnalysis", value)
         labelled_now = self.analysis is None
         self.analysis = analysis
+        if stage == "labelled" and self._analysis_worker is not None:
+            self.tracker.relabel(self._analysis_worker, EMBEDDING)
         if labelled_now:
             self.from_cache["analysis"] = cached
             self.analysisReady.emit(analysis)
@@ -266,12 +275,16 @@ class Session(QObject):
 
     def _on_cancelled(self, generation: int, stage: str) -> None:
         if generation == self._generation:
-            self.cancelled.emit(stage)
+            self.cancelled.emit("embedding" if stage == "analysis" and self.analysis is not None else stage)
 
     def resume(self) -> None:
-        """Start again what the user cancelled (parsing: reopen; labelling: label again)."""
+        """Start again what the user cancelled (parsing: reopen; labelling or embedding: analyse again,
+        the labels from the cache when it has them)."""
         if self.document is not None and self.paper is None:
             self.open(self.document.path)
+        elif self.paper is not None and self.embedded is None and self.analysis is not None:
+            # the roles stay shown while the rest is made
+            self._maybe_analyze(without_document=self.document is None, keep_labels=True)
         elif self.paper is not None and self.embedded is None:
             self.reanalyze()
 

@@ -19,6 +19,9 @@ MAX_RECENT = 10
 MAX_PANELS = 64
 DEVICES = ("auto", "cpu", "cuda")
 MAX_THREADS = 64  # the Settings dialog's range is 0 (automatic) to this
+# The kinds of file dialog whose last folder is remembered (``AppSettings.folder_for``):
+PAPERS, CORRECTIONS, LIBRARY_ADD, COMPARE, DRAFTS, EXPORTS = (
+    "papers", "corrections", "library-add", "compare", "drafts", "exports")
 
 
 def _to_bool(value: object, default: bool) -> bool:
@@ -36,6 +39,27 @@ def _usable_path(value: object) -> bool:
 
     return (isinstance(value, str) and os.path.isabs(value)
             and not any(unicodedata.category(c).startswith("C") for c in value))
+
+
+def default_folder() -> str:
+    """Where a file dialog starts when no folder is remembered: the user's documents folder, else the
+    home folder (never the process's working folder, which for a desktop launch is anywhere)."""
+    from PySide6.QtCore import QStandardPaths
+
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return documents if documents and Path(documents).is_dir() else str(Path.home())
+
+
+def dialog_folder(kind: str) -> str:
+    """:meth:`AppSettings.folder_for` in the user's settings (for a panel that has no settings object)."""
+    return AppSettings().folder_for(kind)
+
+
+def remember_dialog_folder(kind: str, chosen: str | os.PathLike[str]) -> None:
+    """:meth:`AppSettings.remember_folder` in the user's settings."""
+    settings = AppSettings()
+    settings.remember_folder(kind, chosen)
+    settings.sync()
 
 
 class AppSettings:
@@ -202,6 +226,21 @@ class AppSettings:
         files.insert(0, path)
         self.recent_files = files
         return self.recent_files
+
+    # file dialogs ----------------------------------------------------------------------
+    def folder_for(self, kind: str) -> str:
+        """The folder a file dialog of ``kind`` (``CORRECTIONS``, ``LIBRARY_ADD``…) starts in: the one
+        last chosen in such a dialog while it still exists, else :func:`default_folder`."""
+        value = self._get(f"folders/{kind}", "")
+        if _usable_path(value) and Path(str(value)).is_dir():
+            return str(value)
+        return default_folder()
+
+    def remember_folder(self, kind: str, chosen: str | os.PathLike[str]) -> None:
+        """Remember where the author chose ``chosen`` (a file: its folder; a folder: itself)."""
+        path = Path(chosen).expanduser().absolute()
+        folder = path if path.is_dir() else path.parent
+        self.q.setValue(f"folders/{kind}", str(folder))
 
     def flag(self, key: str, default: bool = False) -> bool:
         return _to_bool(self._get(f"flags/{key}"), default)

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu, QPlainTextEdit, QWidget
 
 from app.gui.operation import PanelOperation
@@ -37,6 +37,8 @@ from core.errors import RhetoricaError
 __all__ = ["CANCEL", "DISCARD", "SAVE", "DraftFiles", "read_job"]
 
 BEFORE_OPEN = "before-open"  # the draft store's name for the text an opened file replaced
+# The File menu's keys (window-wide; Ctrl+Shift+S is the Suggestions panel's)
+SAVE_KEY, SAVE_AS_KEY = "Ctrl+S", "Ctrl+Alt+S"
 
 
 class DraftFiles(QObject, DraftQuestions):
@@ -65,11 +67,14 @@ class DraftFiles(QObject, DraftQuestions):
         self.recent_menu = QMenu("Open recent dra&ft", pane)
         self.recent_menu.aboutToShow.connect(self.fill_recent)
         self.act_save = QAction("&Save draft", pane)
-        self.act_save.setToolTip("Write the draft pane back to its file where nothing is lost")
+        self.act_save.setShortcut(QKeySequence(SAVE_KEY))
+        self.act_save.setToolTip(f"Write the draft pane back to its file where nothing is lost ({SAVE_KEY})")
         self.act_save.triggered.connect(lambda: self.save())
         self.act_save_as = QAction("Save draft &as…", pane)
+        self.act_save_as.setShortcut(QKeySequence(SAVE_AS_KEY))
+        self.act_save_as.setToolTip(f"Write the draft pane to a new Markdown or text file ({SAVE_AS_KEY})")
         self.act_save_as.triggered.connect(lambda: self.save_as())
-        self.act_restore = QAction("&Restore the text replaced by the last open", pane)
+        self.act_restore = QAction("Res&tore the text replaced by the last open", pane)
         self.act_restore.setToolTip("Put back the text that opening a draft file replaced (kept when you "
                                     "chose Discard)")
         self.act_restore.triggered.connect(lambda: self.restore_before_open())

@@ -4,8 +4,11 @@ every test: Discard, Cancel, no)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.gui.settings import DRAFTS, dialog_folder, remember_dialog_folder
 from core.draft_formats import ParsedDraft
 
 OPEN_FILTER = "Drafts (*.tex *.ltx *.md *.markdown *.docx *.txt *.text);;All files (*)"
@@ -21,12 +24,22 @@ class DraftQuestions:
     opened: ParsedDraft | None
 
     def _ask_open_path(self) -> str:
-        start = str(self.opened.path.parent) if self.opened is not None and self.opened.path else ""
+        """A draft file to open, asked in the opened draft's folder (else the last one chosen, else the
+        documents folder: never the working folder)."""
+        start = str(self.opened.path.parent) if self.opened is not None and self.opened.path \
+            else dialog_folder(DRAFTS)
         path, _ = QFileDialog.getOpenFileName(self.pane, "Open a draft", start, OPEN_FILTER)
+        if path:
+            remember_dialog_folder(DRAFTS, path)
         return path
 
     def _ask_save_path(self, suggested: str) -> str:
+        """Where to save; a bare ``suggested`` name is offered in the remembered drafts folder."""
+        if not Path(suggested).is_absolute():
+            suggested = str(Path(dialog_folder(DRAFTS)) / suggested)
         path, _ = QFileDialog.getSaveFileName(self.pane, "Save the draft as", suggested, SAVE_FILTER)
+        if path:
+            remember_dialog_folder(DRAFTS, path)
         return path
 
     def _ask_unsaved(self, question: str) -> str:

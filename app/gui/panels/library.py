@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStackedWidget, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStackedWidget, QWidget  # noqa: F401 (tests)
 
 from app.gui import library_jobs as jobs
 from app.gui.library_jobs import add_pdfs_job
 from app.gui.operation import ANALYSIS, MODEL, PanelOperation
 from app.gui.panels import library_text as words
 from app.gui.panels.library_actions import LibraryTop
+from app.gui.panels.library_add import ask_files, ask_folder
 from app.gui.panels.library_check import DatabaseCheck
 from app.gui.panels.library_feedback import EmptyPage, SummaryBar
 from app.gui.panels.library_table import LibraryTable
@@ -60,12 +61,12 @@ class LibraryPanel(QWidget):
         self.toolbar, self.filter, self.act_open = top.toolbar, top.filter, top.open
         self.act_add_files, self.act_add_folder, self.act_remove = top.add_files, top.add_folder, top.remove
         self.act_add_current, self.act_add_current_menu = top.add_current, top.add_current_menu
-        self.act_add_zotero = top.add_zotero
+        self.act_add_zotero, self.add_menu = top.add_zotero, top.add_menu
         self.filter.textChanged.connect(self._on_filter)
         self.table = LibraryTable()
         self.proxy = self.table.proxy
         self.table.customContextMenuRequested.connect(self._show_menu)
-        self.table.doubleClicked.connect(lambda _index: self.open_selected())
+        self.table.activated.connect(lambda _index: self.open_selected())  # Enter, or a double-click
         self.table.addAction(self.act_remove)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         self.empty = EmptyPage(self.add_files_dialog, self.add_folder_dialog, self.repair_library)
@@ -92,8 +93,8 @@ class LibraryPanel(QWidget):
         self._update_actions()
 
     def file_menu_actions(self) -> list[QAction]:
-        """What the window puts in its File menu."""
-        return [self.act_add_current_menu, self.act_add_zotero]
+        """What the window puts in its File menu: "Add this paper…" and "Add to library ▸"."""
+        return [self.act_add_current_menu, self.add_menu.menuAction()]
 
     @property
     def folder(self) -> Path:
@@ -188,15 +189,10 @@ class LibraryPanel(QWidget):
             self.statusMessage.emit(words.NO_PDF)
 
     def add_files_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add papers to your library", "",
-                                                "PDF files (*.pdf);;All files (*)")
-        if paths:
-            self.add_paths([Path(p) for p in paths])
+        self.add_paths(ask_files(self))  # library_add: in the folder last added from
 
     def add_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add every PDF in a folder to your library")
-        if folder:
-            self.add_paths([Path(folder)])
+        self.add_paths(ask_folder(self))
 
     def add_paths(self, paths: Sequence[Path]) -> None:
         """Add the PDFs (files, or folders searched recursively) in the background."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QMenu, QToolBar, QWidget
 
 from app.gui.zotero_import import zotero_action
 
@@ -25,17 +25,27 @@ def action(owner: QWidget, text: str, slot: Callable[[], object], tip: str) -> Q
     return made
 
 
+def access_key(text: str, letter: str) -> str:
+    """``text`` with ``&`` before its first ``letter`` (either case); unchanged without one, or with a key."""
+    at = text.lower().find(letter.lower())
+    return text if "&" in text or at < 0 else f"{text[:at]}&{text[at:]}"
+
+
 class LibraryTop(QWidget):
     """The panel's actions, and its top row: the toolbar (add files, add folder, add from Zotero, add this
     paper | remove) and the filter box."""
 
     def __init__(self, panel: LibraryPanel) -> None:
         super().__init__()
-        self.add_files = action(panel, "Add files…", panel.add_files_dialog,
+        self.add_files = action(panel, "Add &files…", panel.add_files_dialog,
                                 "Add PDF files of papers to your library")
-        self.add_folder = action(panel, "Add folder…", panel.add_folder_dialog,
+        self.add_folder = action(panel, "Add f&older…", panel.add_folder_dialog,
                                  "Add every PDF in a folder (and its subfolders)")
         self.add_zotero = zotero_action(panel)  # app/gui/zotero_import.py: Zotero's PDFs, incrementally
+        self.add_zotero.setText(access_key(self.add_zotero.text(), "Z"))
+        # File › Add to library ▸ (the same actions: enabled and disabled with the toolbar's)
+        self.add_menu = QMenu("Add to li&brary", panel)
+        self.add_menu.addActions([self.add_files, self.add_folder, self.add_zotero])
         self.add_current = action(panel, "Add this paper", panel.add_current_paper,
                                   "Add the open paper to your library")
         self.remove = action(panel, "Remove", panel.remove_selected,
@@ -53,6 +63,10 @@ class LibraryTop(QWidget):
         self.toolbar.addActions([self.add_files, self.add_folder, self.add_zotero, self.add_current])
         self.toolbar.addSeparator()
         self.toolbar.addAction(self.remove)
+        for act in self.toolbar.actions():  # Tab reaches them (a toolbar's buttons are not focusable)
+            button = self.toolbar.widgetForAction(act)
+            if button is not None:
+                button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter papers")
         self.filter.setToolTip("Show only the papers whose title or kind contains this text")

@@ -1,0 +1,45 @@
+"""The Library panel's "Add files…" and "Add folder…" questions (its toolbar, its empty page and File ›
+Add to library): asked in the folder papers were last added from (else the documents folder, never the
+process's working folder), which is then remembered; the panel comes to the front, so that the job's
+progress and outcome are in sight when the question was asked from the menu."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QWidget
+
+from app.gui.settings import LIBRARY_ADD, dialog_folder, remember_dialog_folder
+
+PDF_FILTER = "PDF files (*.pdf);;All files (*)"
+
+
+def ask_files(panel: QWidget) -> list[Path]:
+    """The PDF files chosen to add ([] when the dialog was cancelled)."""
+    paths, _ = QFileDialog.getOpenFileNames(panel, "Add papers to your library", dialog_folder(LIBRARY_ADD),
+                                            PDF_FILTER)
+    if paths:
+        remember_dialog_folder(LIBRARY_ADD, paths[0])
+        show_own_dock(panel)
+    return [Path(p) for p in paths]
+
+
+def ask_folder(panel: QWidget) -> list[Path]:
+    """The folder chosen to add every PDF of (``[folder]``; [] when the dialog was cancelled)."""
+    folder = QFileDialog.getExistingDirectory(panel, "Add every PDF in a folder to your library",
+                                              dialog_folder(LIBRARY_ADD))
+    if not folder:
+        return []
+    remember_dialog_folder(LIBRARY_ADD, Path(folder).parent if Path(folder).parent.is_dir() else folder)
+    show_own_dock(panel)
+    return [Path(folder)]
+
+
+def show_own_dock(widget: QWidget) -> None:
+    """Show and raise the dock ``widget`` is in (nothing when it is in none)."""
+    parent = widget.parentWidget()
+    while parent is not None and not isinstance(parent, QDockWidget):
+        parent = parent.parentWidget()
+    if parent is not None:
+        parent.show()
+        parent.raise_()
