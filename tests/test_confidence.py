@@ -288,3 +288,12 @@ def test_neighbours_without_a_heading_are_read_as_a_body_section_a_lone_sentence
     assert with_neighbours.document() == (["Prior work fails.", "We propose X.", "It works."],
                                           NEIGHBOURS_WITHOUT_KIND)
     assert SentenceContext("We propose X.", before=("A.",), section_kind="method").document()[1] == "method"
+
+
+def test_eval_functions_reports_how_the_clear_functions_fare_against_the_rest() -> None:
+    from app.commands.lab.eval_functions import clear_function_figures
+
+    figures = clear_function_figures(["aim", "gap", "none", "result"], ["aim", "aim", "none", "gap"],
+                                     [True, True, False, False])
+    assert figures == {"clear": 2, "sentences": 4, "coverage": 0.5, "accuracy_clear": 0.5, "accuracy_rest": 0.5}
+    assert clear_function_figures([], [], [])["coverage"] == 0.0

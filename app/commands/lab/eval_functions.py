@@ -115,6 +115,20 @@ def _calibration(gold: Sequence[str], best: Sequence[tuple[str, float]]) -> dict
             "top1_accuracy": round(sum(correct) / len(chosen), 4) if chosen else 0.0}
 
 
+def clear_function_figures(gold: Sequence[str], predicted: Sequence[str],
+                           clear: Sequence[bool]) -> dict[str, Any]:
+    """How the functions shown as clear (``core.taxonomy.labels.function_is_clear``: what the draft
+    checklist counts and the exports show plainly) fare against the rest: their share and each side's
+    accuracy."""
+    right = [g == p for g, p in zip(gold, predicted, strict=True)]
+    kept = [r for r, c in zip(right, clear, strict=True) if c]
+    rest = [r for r, c in zip(right, clear, strict=True) if not c]
+    return {"clear": len(kept), "sentences": len(right),
+            "coverage": round(len(kept) / len(right), 4) if right else 0.0,
+            "accuracy_clear": round(sum(kept) / len(kept), 4) if kept else 0.0,
+            "accuracy_rest": round(sum(rest) / len(rest), 4) if rest else 0.0}
+
+
 def _marker_predictions(items: list[Any]) -> list[str]:
     from core.taxonomy.functions import default_taxonomy
     from models.training.function_labels import DistantLabeller, load_parser, parse_sentences
@@ -263,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
     if predicted_functions:
         results["functions"] = function_figures(gold_functions, predicted_functions, ids)
         results["functions"]["calibration"] = _calibration(gold_functions, best_functions)
+        results["clear_functions"] = clear_function_figures(gold_functions, predicted_functions,
+                                                            predictions.clear_functions)
     if args.markers:
         results["functions_marker_rule"] = function_figures(gold_functions, _marker_predictions(items), ids)
     from core.taxonomy.labels import UNCERTAIN_BELOW
@@ -303,11 +319,13 @@ class _Predictions:
     role_confidence: list[float] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)  # empty when the bundle has no functions
     best_functions: list[tuple[str, float]] = field(default_factory=list)  # top candidate, "none" or not
+    clear_functions: list[bool] = field(default_factory=list)  # core.taxonomy.labels.function_is_clear
 
 
 def _predict(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]]) -> _Predictions:
     """Each paper analysed whole, as the app does; its gold sentences' roles and functions."""
     from core.labelling.analysis import analyze_paper
+    from core.taxonomy.labels import function_is_clear
 
     out = _Predictions()
     for number, (paper, found) in enumerate(papers):
@@ -321,6 +339,7 @@ def _predict(model: Any, papers: Sequence[tuple[Any, Sequence[Any]]]) -> _Predic
                 prediction = analysis.functions[item.index]
                 out.functions.append(prediction.label)
                 out.best_functions.append(prediction.top[0] if prediction.top else ("", 0.0))
+                out.clear_functions.append(function_is_clear(prediction))
     return out
 
 
@@ -387,6 +406,11 @@ def _print(results: dict[str, Any], has_functions: bool) -> None:
                       f"with a function; ECE {c['ece']:.4f}")
     if not has_functions:
         print("functions (model): this bundle has no function head")
+    if "clear_functions" in results:
+        c = results["clear_functions"]
+        print(f"clear functions (core.taxonomy.labels.function_is_clear): {c['clear']} of {c['sentences']} "
+              f"({100 * c['coverage']:.1f} %), accuracy {100 * c['accuracy_clear']:.1f}; "
+              f"the rest {100 * c['accuracy_rest']:.1f}")
     c = results["confident_roles"]
     print(f"confident roles (p >= {c['threshold']:.2f}, core.taxonomy.labels.UNCERTAIN_BELOW): "
           f"{c['confident']} of "
