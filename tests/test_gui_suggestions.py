@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.gui.panels import suggestions
-from app.gui.panels.suggestion_text import HIGHLIGHT, highlighted_html
+from app.gui.panels.suggestion_text import HIGHLIGHT, HIGHLIGHT_TEXT, highlighted_html
 from app.gui.panels.suggestions import NO_MODEL, NO_QUERY, SuggestionsPanel
 from core.labelling.sentence_context import SentenceContext, context_in_paper
 from tests.gui_helpers import function_bundle, no_shipped_model, open_window, show_panel
@@ -90,7 +90,7 @@ def _search(qtbot, panel: SuggestionsPanel, text: str) -> None:  # type: ignore[
 def test_highlighted_html_marks_exactly_the_spans() -> None:
     text = "We propose a <new> method for parsing."
     out = highlighted_html(text, [(0, 10), (19, 25)])
-    tint = f"<span style='background-color:{HIGHLIGHT}; font-weight:600'>"
+    tint = f"<span style='background-color:{HIGHLIGHT}; color:{HIGHLIGHT_TEXT}; font-weight:600'>"
     assert out == f"{tint}We propose</span> a &lt;new&gt; {tint}method</span> for parsing."
     assert highlighted_html(text, []) == html.escape(text)
 

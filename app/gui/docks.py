@@ -16,6 +16,11 @@ however many panels are open under it (:mod:`app.gui.dock_share`), a panel besid
 column wide because of a long combo-box entry, and a remembered layout is
 sanitised on start (:meth:`PanelDocks.sanitise`): panels remembered from several sessions do not pile
 up, and a floating dock left off screen or at an absurd size comes back to its place.
+
+No panel makes the window wider than its screen: a combo box's long entry is elided (:func:`_relax_width`),
+and the panels' rows of controls wrap (:mod:`app.gui.flow_layout`). Tab skips the panels hidden behind
+another tab (:mod:`app.gui.hidden_tabs`). The choices made in the panels and the roles hidden in the
+legend are remembered from one session to the next (:mod:`app.gui.panel_choices`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
     QDockWidget,
+    QLayout,
     QLineEdit,
     QMainWindow,
     QPlainTextEdit,
@@ -37,6 +43,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.dock_share import UnderPageShare, tab_bar_height
+from app.gui.hidden_tabs import SkipHiddenTabs
+from app.gui.panel_choices import restore_choices, restore_hidden_roles, save_choices, save_hidden_roles
 from app.gui.panels import PanelSpec, load_builtin_panels
 from app.gui.panels.registry import Flushable, NeedsHeight
 from app.gui.session import Session
@@ -45,7 +53,8 @@ from app.gui.settings import AppSettings
 __all__ = ["Flushable", "NeedsHeight", "PanelDocks"]
 
 SIDE_AREAS = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
-COMBO_MIN_WIDTH = 80  # a combo box in a panel beside the page: at least this wide, its entries elided
+COMBO_MIN_WIDTH = 80  # a combo box in a panel: at least this wide, its entries elided
+COMBO_CHARS = 16  # ... and it asks for room for this many characters at most
 MAX_SIDE_SHARE = 2 / 3  # a dock beside the page grown to show its content: at most this share of the height
 DEFAULT_UNDER_HEIGHT = 260  # a panel under the page whose spec gives no height opens this tall
 MIN_FLOAT_SIDE = 120  # a floating dock smaller than this (or larger than its screen) is re-docked
@@ -56,12 +65,19 @@ def _visible_flag(spec: PanelSpec) -> str:
 
 
 def _relax_width(widget: QWidget) -> None:
-    """Let a side panel be narrower than its combo boxes' longest entries: each keeps at least
-    ``COMBO_MIN_WIDTH`` and elides the rest (the popup still shows every entry in full)."""
+    """Let a panel be narrower than its combo boxes' longest entries: each asks for room for at most
+    ``COMBO_CHARS`` characters, keeps at least ``COMBO_MIN_WIDTH`` and elides the rest (the popup still
+    shows every entry in full); the panel's layouts measure again."""
     for combo in widget.findChildren(QComboBox):
         if combo.minimumSizeHint().width() > COMBO_MIN_WIDTH and combo.minimumWidth() == 0:
+            longest = max((len(combo.itemText(i)) for i in range(combo.count())), default=0)
+            combo.setMinimumContentsLength(max(4, min(COMBO_CHARS, longest)))
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumWidth(COMBO_MIN_WIDTH)
+    for child in widget.findChildren(QWidget):  # (a layout measured before keeps its old sizes)
+        child.updateGeometry()
+    for layout in widget.findChildren(QLayout):
+        layout.invalidate()
     widget.updateGeometry()
 
 
@@ -124,6 +140,7 @@ class PanelDocks:
         self._shown_order: list[str] = settings.panels_shown_order  # least recently shown first
         self._behind: set[str] = set()  # panels shown but behind another tab of their group
         self._share = UnderPageShare(window)  # a window made lower keeps the page's share of the height
+        self._skip = SkipHiddenTabs(window)  # Tab does not land in a panel behind another tab
 
     def build(self) -> None:
         """Create, place, tabify and size the docks of every registered panel."""
@@ -133,13 +150,14 @@ class PanelDocks:
         # graphical abstract) never squeezes the inspector and the suggestions beside it
         window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.specs = load_builtin_panels()
+        restore_hidden_roles(self._settings, self._session.palette)
         for spec in self.specs:
             widget = spec.factory(self._session)
+            restore_choices(self._settings, spec.id, widget)
             dock = QDockWidget(spec.title, window)
             dock.setObjectName(f"dock-{spec.id}")
             dock.setWidget(widget)
-            if spec.area in SIDE_AREAS:
-                _relax_width(widget)
+            _relax_width(widget)  # no combo box's long entry makes a panel (and the window) wide
             window.addDockWidget(spec.area, dock)
             if spec.tab_with and spec.tab_with in self.docks:
                 window.tabifyDockWidget(self.docks[spec.tab_with], dock)
@@ -385,12 +403,15 @@ class PanelDocks:
         return True
 
     def save(self) -> None:
-        """Remember the visibility the specs asked for, which panels were shown last, and flush panels
-        that hold user text."""
+        """Remember the visibility the specs asked for, which panels were shown last, the choices made in
+        the panels and the legend (:mod:`app.gui.panel_choices`), and flush panels that hold user text."""
         for spec in self.specs:
             if spec.remember_visible:
                 self._settings.set_flag(_visible_flag(spec), self.docks[spec.id].isVisible())
         self._settings.panels_shown_order = self._shown_order
+        for panel_id, widget in self.panels.items():
+            save_choices(self._settings, panel_id, widget)
+        save_hidden_roles(self._settings, self._session.palette)
         for widget in self.panels.values():
             if isinstance(widget, Flushable):
                 widget.flush()

@@ -1,9 +1,12 @@
-"""What the window shows with no paper open: a big hint, two buttons, the drag-and-drop hint."""
+"""What the window shows with no paper open: a big hint, two buttons, the drag-and-drop hint (its colours
+from the palette, its lines wrapped at a large font)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.gui.widgets import faint, muted, tone
 
 HINT = ("Open a scientific paper (PDF) to see the rhetorical role of every sentence:\n"
         "background, objective, method, result, conclusion.")
@@ -22,14 +25,17 @@ class EmptyState(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(False)  # the main window handles drops
-        title = _centred_label("Rhetorica", "font-size: 28pt; font-weight: bold; color: #333;", wrap=False)
-        hint = _centred_label(HINT, "font-size: 12pt; color: #444;")
+        # colours from the palette (a dark one too): the text's, or between it and the background's
+        big = _points(28, 2.0)
+        title = _centred_label("Rhetorica", f"font-size: {big}pt; font-weight: bold;", wrap=False)
+        hint = _centred_label(HINT, f"font-size: {_points(12, 1.15)}pt; color: {muted(share=0.85)};")
         buttons = self._build_buttons()
-        drop = _centred_label(DROP_HINT, "color: #777;", wrap=False)
-        self.steps = _centred_label(FIRST_STEPS, "color: #555; padding-top: 6px;")
-        self.error = _centred_label("", "color: #b3261e; font-size: 11pt; padding: 12px;")
+        drop = _centred_label(DROP_HINT, f"color: {muted()};")  # wrapped: a large font cut it at both ends
+        self.steps = _centred_label(FIRST_STEPS, f"color: {muted(share=0.75)}; padding-top: 6px;")
+        error = tone("#b3261e", "#f2b8b5")
+        self.error = _centred_label("", f"color: {error}; font-size: {_points(11, 1.1)}pt; padding: 12px;")
         self.error.hide()
-        self.notice = _centred_label("", "color: #8a5300; padding: 4px;")
+        self.notice = _centred_label("", f"color: {tone('#8a5300', '#ffb870')}; padding: 4px;")
         self.notice.hide()
         for label in (self.error, self.notice):  # file names and errors are data, not markup
             label.setTextFormat(Qt.TextFormat.PlainText)
@@ -70,6 +76,12 @@ class EmptyState(QWidget):
         self.error.setVisible(bool(text))
 
 
+def _points(least: int, factor: float) -> int:
+    """A font size of at least ``least`` points, and ``factor`` times the application's (a large one set
+    by the user makes the big lines bigger, never smaller than the rest)."""
+    return max(least, round(QApplication.font().pointSizeF() * factor))
+
+
 def _centred_label(text: str, style: str, *, wrap: bool = True) -> QLabel:
     label = QLabel(text)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -82,7 +94,8 @@ def _dashed_box(items: list[QWidget | QHBoxLayout]) -> QWidget:
     """The items stacked in a rounded, dashed frame at most 720 px wide."""
     box = QWidget()
     box.setObjectName("emptyBox")
-    box.setStyleSheet("#emptyBox { border: 2px dashed #bbb; border-radius: 12px; background: #fafafa; }")
+    box.setStyleSheet(f"#emptyBox {{ border: 2px dashed {muted(share=0.3)}; border-radius: 12px; "
+                      f"background: {faint(share=0.02)}; }}")
     inner = QVBoxLayout(box)
     inner.setContentsMargins(40, 30, 40, 30)
     inner.setSpacing(14)

@@ -77,6 +77,7 @@ from app.gui.settings import CORRECTIONS, PAPERS, AppSettings
 from app.gui.settings_dialog import SettingsDialog, SettingsValues
 from app.gui.status import JobStatus
 from app.gui.train_dialog import ModelSwitch, TrainDialog
+from app.gui.widgets import combo_width_for
 from core.cache import AnalysisCache
 from core.document import Paper
 from core.errors import RhetoricaError
@@ -395,7 +396,7 @@ class MainWindow(QMainWindow):
         self.zoom_box = QComboBox()
         self.zoom_box.setEditable(True)
         self.zoom_box.addItems([f"{int(z * 100)}%" for z in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)])
-        self.zoom_box.setFixedWidth(80)
+        self.zoom_box.setFixedWidth(combo_width_for(self.zoom_box, "400%"))
         self.zoom_box.setToolTip("Zoom")
         self.zoom_box.setEditText("")
         self.zoom_box.textActivated.connect(self._zoom_from_text)

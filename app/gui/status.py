@@ -1,12 +1,17 @@
-"""Status bar: a message, a progress bar for running jobs and a Cancel button (Esc)."""
+"""Status bar: a message, a progress bar for running jobs and a Cancel button (Esc). The job's label is
+cut to leave the message room (at a large font it ran under the label)."""
 
 from __future__ import annotations
 
 import contextlib
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+from PySide6.QtWidgets import QProgressBar, QPushButton, QStatusBar
 
 from app.gui.job_tracker import JobTracker
+from app.gui.widgets import ElidedLabel
+
+LABEL_CHARS = 48  # the job's label takes at most this many average characters; the status message the rest
+PROGRESS_CHARS = 16  # the progress bar's width, in average characters (at most)
 
 
 class JobStatus:
@@ -14,9 +19,11 @@ class JobStatus:
 
     def __init__(self, bar: QStatusBar, tracker: JobTracker) -> None:
         self.tracker = tracker
-        self.label = QLabel("")
+        self.label = ElidedLabel("")  # a long one is cut (its tooltip has all of it), not drawn over
+        chars = bar.fontMetrics().averageCharWidth()
+        self.label.setMaximumWidth(chars * LABEL_CHARS)
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
+        self.progress.setMaximumWidth(max(120, chars * PROGRESS_CHARS))
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.cancel = QPushButton("Cancel")

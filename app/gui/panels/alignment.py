@@ -27,6 +27,7 @@ from app.gui.panels.alignment_view import AlignmentResults
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.save_text import save_text
 from app.gui.session import Session
+from app.gui.settings import COMPARE, dialog_folder, remember_dialog_folder
 from app.gui.widgets import panel_layout, while_alive
 from core.document import Paper
 
@@ -79,14 +80,15 @@ class AlignmentPanel(QWidget):
                                                                               "shown"))
         self.controls = AlignmentControls(self.function_weight)
         self.compare_draft, self.side_by_side = self.controls.compare_draft, self.controls.side_by_side
-        self.side_by_side_shortcut, self.weight = self.controls.shortcut, self.controls.weight
+        self.weight = self.controls.weight
         self.export_buttons = self.controls.export_buttons
         self.controls.comparePdf.connect(lambda: self.compare_with_pdf())
         self.controls.compareDraft.connect(lambda: self.compare_with_draft())
         self.controls.sideBySide.connect(lambda: self.open_side_by_side())
         self.controls.exportAs.connect(lambda fmt: self.export(fmt))
         self.weight.valueChanged.connect(self.set_function_weight)
-        panel_layout(self, self.controls, self.summary, (self.results, 1), self.op.line)
+        # (with no results listed, the room left goes under the summary, not into the wrapped controls)
+        panel_layout(self, self.controls, self.summary, (self.results, 1), self.op.line).insertStretch(3, 0)
         self._show_results(False)
         session.documentClosed.connect(self.clear)
         session.documentOpened.connect(while_alive(self, lambda _d: self.clear()))
@@ -101,9 +103,11 @@ class AlignmentPanel(QWidget):
     def compare_with_pdf(self, path: str | None = None) -> bool:
         """Align the open paper with the PDF at ``path`` (None: ask with a file dialog)."""
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Compare with a PDF", "", "PDF files (*.pdf)")
+            path, _ = QFileDialog.getOpenFileName(self, "Compare with a PDF", dialog_folder(COMPARE),
+                                                  "PDF files (*.pdf)")
             if not path:
                 return False
+            remember_dialog_folder(COMPARE, path)
         return self.compare(("pdf", str(path)))
 
     def compare_with_draft(self, text: str | None = None) -> bool:
@@ -293,4 +297,4 @@ class AlignmentPanel(QWidget):
 SPEC = register_panel(PanelSpec(
     id="alignment", title="Alignment", factory=AlignmentPanel, area=Qt.DockWidgetArea.BottomDockWidgetArea,
     order=55, shortcut="Ctrl+Shift+A", description="Line the open paper up with a second paper or the draft",
-    visible=False, remember_visible=True, height=380))
+    tab_with="draft", visible=False, remember_visible=True, height=380))  # a tab: not a dock beside the draft

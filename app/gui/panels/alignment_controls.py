@@ -1,12 +1,14 @@
 """The Alignment panel's top row: "Compare with PDF…", "Compare with draft", "Side by side" (and its
-Ctrl+Shift+B shortcut), the function weight, and the export buttons. It only says what was asked."""
+Ctrl+Shift+B shortcut), the function weight (remembered), and the export buttons. It only says what was
+asked. The row wraps (:mod:`app.gui.flow_layout`): a narrow panel shows its groups on two or three rows."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QToolButton, QWidget
 
+from app.gui.flow_layout import control_group, flow_row
+from app.gui.panel_choices import remember
 from app.gui.panels.alignment_text import EXPORTS
 from app.gui.widgets import tool_button
 
@@ -31,9 +33,6 @@ class AlignmentControls(QWidget):
                                         "step, with links between aligned sentences "
                                         f"({SIDE_BY_SIDE_SHORTCUT})")
         self.side_by_side.clicked.connect(self.sideBySide)
-        self.shortcut = QShortcut(QKeySequence(SIDE_BY_SIDE_SHORTCUT), self)
-        self.shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.shortcut.activated.connect(self.sideBySide)
         self.weight = QDoubleSpinBox()
         self.weight.setRange(0.0, 1.0)
         self.weight.setSingleStep(0.1)
@@ -41,23 +40,16 @@ class AlignmentControls(QWidget):
         self.weight.setValue(function_weight)
         self.weight.setToolTip("Weight of what sentences do (function view) against what they are about "
                                "(content view); changing it aligns the same two texts again")
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 6, 0)
-        row.setSpacing(4)
-        for widget in (self.compare_pdf, self.compare_draft, self.side_by_side):
-            row.addWidget(widget)
-        row.addStretch(1)
-        row.addWidget(QLabel("Function weight"))
-        row.addWidget(self.weight)
-        row.addSpacing(8)
-        row.addWidget(QLabel("Export"))
+        remember(self.weight, "function_weight")
         self.export_buttons: dict[str, QToolButton] = {}
         for fmt, (name, _filter) in EXPORTS.items():
             button = tool_button(name, f"Save the alignment as {name}")
             button.clicked.connect(lambda _c=False, f=fmt: self.exportAs.emit(f))
             self.export_buttons[fmt] = button
-            row.addWidget(button)
+        json_button, *other_exports = self.export_buttons.values()
+        flow_row(self, self.compare_pdf, self.compare_draft, self.side_by_side,
+                 control_group(QLabel("Function weight"), self.weight),
+                 control_group(QLabel("Export"), json_button), *other_exports)
 
     def set_results_shown(self, shown: bool) -> None:
         """Exports and "Side by side" are there only while an alignment is listed."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from app.gui.widgets import MUTED
+from app.gui.widgets import muted
 from core.taxonomy.labels import NO_FUNCTION
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +28,7 @@ def gaps_basis(alignment: Alignment) -> str:
     from core.taxonomy.labels import judged_on
 
     a, b = judged["a"], judged["b"]
-    return (f" <span style='color:{MUTED}'>· {html.escape(judged_on(a['functions'], a['sentences']))} (A), "
+    return (f" <span style='color:{muted()}'>· {html.escape(judged_on(a['functions'], a['sentences']))} (A), "
             f"{b['functions']} of {b['sentences']} (B)</span>")
 
 
@@ -44,17 +44,20 @@ def summary_line(alignment: Alignment) -> str:
 def summary_html(alignment: Alignment) -> str:
     """The panel's summary: which text is B, then the summary line in bold."""
     b_title = alignment.b.title or "the second text"
-    return (f"<span style='color:{MUTED}'>A: this paper · B: {html.escape(b_title)}</span>"
+    return (f"<span style='color:{muted()}'>A: this paper · B: {html.escape(b_title)}</span>"
             f"<br><b>{html.escape(summary_line(alignment))}</b>")
 
 
 def gap_target(alignment: Alignment, item: GapItem) -> int:
     """The first sentence of A a gap concerns: for a gap of B, A's first sentence with that function
-    (in that section kind); for a gap of A, A's first sentence of that section kind (where it lacks the
-    function). -1 when there is none."""
+    (in that section kind; the report's own list when it has one: a sentence may do it by its heading or
+    a figure mention rather than its label); for a gap of A, A's first sentence of that section kind
+    (where it lacks the function). -1 when there is none."""
     sentences = alignment.a.sentences
     kind = item.section_kind
     in_kind = [i for i, s in enumerate(sentences) if not kind or s.section_kind == kind]
+    if item.present_in == "a" and item.function and item.sentences and item.sentences[0] < len(sentences):
+        return max(item.sentences[0], -1)
     if item.present_in == "a" and item.function:
         doing = [i for i in in_kind if sentences[i].function == item.function]
         return doing[0] if doing else -1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -32,7 +32,7 @@ from app.gui.panels.alignment_text import (
     pair_texts,
     pair_tooltip,
 )
-from app.gui.widgets import MUTED, clip
+from app.gui.widgets import clip, muted_color, soft_selection
 from core.taxonomy.labels import ROLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +106,8 @@ class AlignmentResults(QSplitter):
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.setWordWrap(True)
         table.verticalHeader().hide()
-        table.setStyleSheet("QTableWidget::item:selected { background: #cfe0f7; color: black; }")
+        table.setStyleSheet(f"QTableWidget::item:selected {{ background: {soft_selection()}; "
+                            "color: palette(text); }")
         header = table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
@@ -173,7 +174,7 @@ class AlignmentResults(QSplitter):
                     cell.setBackground(fill)
                 if column == 1:
                     cell.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                    cell.setForeground(QBrush(QColor(MUTED)))
+                    cell.setForeground(QBrush(muted_color()))
                 self.table.setItem(row, column, cell)
         self.table.resizeRowsToContents()
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 from app.gui.palette import RolePalette
 from app.gui.panels.draft_labelling import LabelledDraft
 from app.gui.panels.draft_text import ABBREVIATIONS, PLACEHOLDER, sentence_tooltip
+from app.gui.widgets import faint_color
 from core.draft_formats import DRAFT_SUFFIXES
 from core.taxonomy.labels import FunctionPrediction, RolePrediction, is_confident
 
@@ -221,7 +222,7 @@ class DraftEditor(QPlainTextEdit):
 
     def paint_margin(self, margin: QWidget, rect: QRect) -> None:
         painter = QPainter(margin)
-        painter.fillRect(rect, QColor("#f4f4f4"))
+        painter.fillRect(rect, faint_color(self.palette(), 0.05))  # a dark palette's too
         font = painter.font()
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.75))
         font.setBold(True)

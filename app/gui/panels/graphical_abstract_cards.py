@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.panels.graphical_abstract_text import card_html, card_tooltip, relative_scores
-from app.gui.widgets import MUTED
+from app.gui.widgets import MUTED, faint, soft_selection
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.figures.figure_rank import FigureRanking, RankedFigure
@@ -63,7 +63,8 @@ class CardList(QListWidget):
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setStyleSheet("QListWidget::item { border: 1px solid transparent; border-radius: 4px; }"
-                           "QListWidget::item:selected { background: #cfe0f7; border-color: #7fa7d9; }")
+                           f"QListWidget::item:selected {{ background: {soft_selection()}; "
+                           "border-color: palette(highlight); }")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -160,7 +161,8 @@ class Card(QFrame):
         self.image = QLabel("rendering…")
         self.image.setFixedSize(THUMB)
         self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.image.setStyleSheet(f"background: white; border: 1px solid #d0d0d0; color: {MUTED};")
+        # a figure is drawn on white paper (in a dark palette too); the "rendering…" text is dark on it
+        self.image.setStyleSheet(f"background: white; border: 1px solid {faint(share=0.25)}; color: {MUTED};")
         self.text = QLabel()
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setWordWrap(True)

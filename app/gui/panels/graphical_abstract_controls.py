@@ -1,11 +1,14 @@
 """The Graphical-abstract panel's controls: "Suggest", "Include tables", "Use as graphical abstract",
-"Export PNG…", and the "Suggest graphical abstract" action the window puts in its File menu and toolbar."""
+"Export PNG…" (a row that wraps in a narrow panel; "Include tables" remembered), and the "Suggest graphical
+abstract" action the window puts in its File menu and toolbar."""
 
 from __future__ import annotations
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import QCheckBox, QWidget
 
+from app.gui.flow_layout import control_group, flow_row
+from app.gui.panel_choices import remember
 from app.gui.panels.graphical_abstract_export import EXPORT_DPI
 from app.gui.widgets import tool_button
 
@@ -17,23 +20,15 @@ class GraphicalAbstractControls(QWidget):
         super().__init__()
         self.suggest_button = tool_button("Suggest", f"Rank this paper's figures as graphical-abstract "
                                                      f"candidates ({SHORTCUT})")
-        self.include_tables = QCheckBox("Include tables")
+        self.include_tables = remember(QCheckBox("Include tables"), "include_tables")
         self.include_tables.setToolTip("Rank the tables too (only figures are candidates otherwise)")
         self.use_button = tool_button("Use as graphical abstract", "Remember the selected figure as this "
                                       "paper's graphical abstract (or double-click it)")
         self.export_button = tool_button("Export PNG…", f"Save the chosen figure as a {EXPORT_DPI} dpi PNG "
                                          "with its caption (and the caption as .txt)")
         self.set_choice_actions(False, False)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 6, 0)
-        row.setSpacing(4)
-        row.addWidget(self.suggest_button)
-        row.addSpacing(8)
-        row.addWidget(self.include_tables)
-        row.addStretch(1)
-        row.addWidget(self.use_button)
-        row.addWidget(self.export_button)
+        flow_row(self, control_group(self.suggest_button, 8, self.include_tables),
+                 self.use_button, self.export_button)
         self.act_suggest = QAction("Suggest &graphical abstract", self)
         self.act_suggest.setStatusTip("Rank this paper's figures as graphical-abstract candidates")
         self.act_suggest.setToolTip(f"Suggest a graphical abstract ({SHORTCUT} shows the panel)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from app.gui.widgets import MUTED, clip
+from app.gui.widgets import clip, muted
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.document import Figure, Paper
@@ -46,8 +46,8 @@ def card_html(ranked: RankedFigure, chosen: bool) -> str:
     """Rank, label, page and the ranker's reason in words (no raw scores: they are in the tooltip)."""
     badge = f"&nbsp; <span style='color:{CHOICE}; font-weight:bold'>★ {YOUR_CHOICE}</span>" if chosen else ""
     label = html.escape(figure_label(ranked))
-    return (f"<span style='color:{MUTED}'>{ranked.rank}.</span>&nbsp; <b>{label}</b>"
-            f" <span style='color:{MUTED}'>p.&nbsp;{ranked.page + 1}</span>"
+    return (f"<span style='color:{muted()}'>{ranked.rank}.</span>&nbsp; <b>{label}</b>"
+            f" <span style='color:{muted()}'>p.&nbsp;{ranked.page + 1}</span>"
             f"{badge}"
             f"<br><span style='font-size:9pt'>{html.escape(clip(ranked.reason, REASON_CHARS))}</span>")
 
@@ -82,7 +82,7 @@ def card_tooltip(ranked: RankedFigure, weights_source: str, relative: float = 1.
 def heading_html(ranking: FigureRanking, include_tables: bool) -> str:
     """"4 figures ranked against the abstract · weights: fitted (model bundle)"."""
     kinds = "figures and tables" if include_tables else "figures"
-    return (f"<b>{len(ranking.figures)}</b> <span style='color:{MUTED}'>{kinds} ranked against the "
+    return (f"<b>{len(ranking.figures)}</b> <span style='color:{muted()}'>{kinds} ranked against the "
             f"{html.escape(ranking.query)} · weights: {html.escape(ranking.weights_source)}</span>")
 
 

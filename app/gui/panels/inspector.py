@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import ProbabilityBars, hint_label, role_chip_style, uncertain_chip_style, while_alive
+from app.gui.widgets import (
+    ProbabilityBars,
+    hint_label,
+    muted,
+    role_chip_style,
+    uncertain_chip_style,
+    while_alive,
+)
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import (
     NO_FUNCTION,
@@ -112,13 +119,13 @@ class InspectorPanel(QWidget):
         section = paper.section_of(sentence)
         self.text.setPlainText(sentence.text)
         heading = " ".join(p for p in (section.number, section.heading) if p) or "(untitled)"
-        self.section.setText(f"{heading}  <span style='color:#777'>({section.kind.value})</span>")
+        self.section.setText(f"{heading}  <span style='color:{muted()}'>({section.kind.value})</span>")
         pages = ", ".join(str(p + 1) for p in sentence.pages) or "?"
         self.where.setText(f"sentence {index + 1} of {len(paper.sentences)} · page {pages}")
         prediction = self.session.role_of(index)
         if prediction is None:
             self.role.setText("not labelled yet" if self.session.models.error is None else "no model")
-            self.role.setStyleSheet("color: #777;")
+            self.role.setStyleSheet(f"color: {muted()};")
             self.bars.set_prediction(None)
         else:
             corrected = self._corrected(index, "role")
@@ -140,7 +147,8 @@ class InspectorPanel(QWidget):
         if corrected_function:
             said = default_taxonomy().name_of(function.label) if function is not None else "nothing"
             text = (f"<b>{html.escape(default_taxonomy().name_of(corrected_function))}</b> "
-                    f"<span style='color:#777'>(your correction; the model said {html.escape(said)})</span>")
+                    f"<span style='color:{muted()}'>(your correction; the model said "
+                    f"{html.escape(said)})</span>")
         self.function.setText(text)
         self.correct_button.setEnabled(prediction is not None)
         self.prev_button.setEnabled(index > 0)
@@ -182,14 +190,14 @@ def role_label_text(prediction: RolePrediction) -> str:
 def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
     """Rich text for the Function row: name and probability, description, runners-up."""
     if prediction is None:
-        return ("<span style='color:#777'>this model has no function head</span>" if analysed
-                else "<span style='color:#777'>not labelled yet</span>")
+        return (f"<span style='color:{muted()}'>this model has no function head</span>" if analysed
+                else f"<span style='color:{muted()}'>not labelled yet</span>")
     taxonomy = default_taxonomy()
     name = taxonomy.name_of
     others = ", ".join(f"{name(f)} {p:.0%}" for f, p in prediction.top[1:3])
     if prediction.label == NO_FUNCTION:
         best = prediction.top[0] if prediction.top else ("", 0.0)
-        return (f"<span style='color:#777'><i>no clear function</i> (top candidate: "
+        return (f"<span style='color:{muted()}'><i>no clear function</i> (top candidate: "
                 f"{html.escape(name(best[0]))} {best[1]:.0%}; the model reads no function of the taxonomy "
                 f"here)</span>")
     try:
@@ -197,8 +205,8 @@ def function_text(prediction: FunctionPrediction | None, analysed: bool) -> str:
     except KeyError:
         description = ""
     return (f"<b>{html.escape(name(prediction.label))}</b> {prediction.confidence:.0%}"
-            f"<br><span style='color:#555'>{html.escape(description)}</span>"
-            + (f"<br><span style='color:#777'>also: {html.escape(others)}</span>" if others else ""))
+            f"<br><span style='color:{muted(share=0.75)}'>{html.escape(description)}</span>"
+            + (f"<br><span style='color:{muted()}'>also: {html.escape(others)}</span>" if others else ""))
 
 
 SPEC = register_panel(PanelSpec(

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.gui.panels.library_text import EMPTY
+from app.gui.widgets import muted
 
 REPAIR_TIP = "Check your library and salvage what can be read (the old database file is kept)"
 LINK_STYLE = "QToolButton { color: #1f4e8c; }"
@@ -43,7 +44,7 @@ class EmptyPage(QWidget):
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # a damaged library's message names its path
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.message.setStyleSheet("color: #666; padding: 12px 16px 4px 16px;")
+        self.message.setStyleSheet(f"color: {muted()}; padding: 12px 16px 4px 16px;")
         self.add_buttons = (push_button("Add PDF files…", add_files),
                             push_button("Add a folder…", add_folder))
         self.repair_button = push_button("Repair library…", repair, REPAIR_TIP)

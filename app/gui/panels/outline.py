@@ -1,6 +1,6 @@
 """Outline panel: the paper's sections with their role mix as small stacked bars, or, switched to
 functions, each section's most frequent communicative function (tooltip: the top three and the
-section's move checklist)."""
+section's move checklist). The section names keep most of a narrow panel's width."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
@@ -28,6 +28,7 @@ from app.gui.widgets import hint_label, paint_role_mix, view_mode_row, while_ali
 from core.document import Paper, Section
 from core.taxonomy.labels import NO_FUNCTION, ROLES, FunctionPrediction
 
+MIX_SHARE, MIX_MIN, MIX_MAX = 0.3, 28, 90  # the mix column: this share of the width, within these pixels
 COUNTS_ROLE = Qt.ItemDataRole.UserRole + 1
 SECTION_ROLE = Qt.ItemDataRole.UserRole
 
@@ -60,21 +61,38 @@ def _tree_items(tree: QTreeWidget) -> Iterator[QTreeWidgetItem]:
         stack.extend(item.child(i) for i in range(item.childCount()))
 
 
-class OutlinePanel(QWidget):
-    def __init__(self, session: Session) -> None:
+class OutlineTree(QTreeWidget):
+    """Sections, their role mix (or function) and sentence count. The section names take the room: the
+    mix column is a share of the width (``MIX_SHARE``, between ``MIX_MIN`` and ``MIX_MAX`` pixels), the
+    count as wide as its numbers; a name that does not fit is elided (no sideways scrolling)."""
+
+    def __init__(self) -> None:
         super().__init__()
-        self.session = session
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Section", "Roles", "n"])
-        self.tree.setRootIsDecorated(True)
-        self.tree.setUniformRowHeights(True)
-        header = self.tree.header()
+        self.setColumnCount(3)
+        self.setHeaderLabels(["Section", "Roles", "n"])
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header = self.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        header.resizeSection(1, 90)
+        header.setMinimumSectionSize(8)
+        header.resizeSection(1, MIX_MAX)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        share = int(self.viewport().width() * MIX_SHARE)
+        self.header().resizeSection(1, max(MIX_MIN, min(MIX_MAX, share)))
+
+
+class OutlinePanel(QWidget):
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.tree = OutlineTree()
         self.tree.setItemDelegateForColumn(1, _MixDelegate(session, self.tree))
         self.tree.itemActivated.connect(self._on_activated)
         self.tree.itemClicked.connect(self._on_activated)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.session import Session
-from app.gui.widgets import hint_label, view_mode_row
+from app.gui.widgets import hint_label, muted, muted_color, view_mode_row
 from core.document import Paper
 from core.labelling.analysis import PaperAnalysis
 from core.taxonomy.labels import NO_FUNCTION, ROLES
@@ -102,7 +102,7 @@ class ProfileChart(QWidget):
                 w = bar_w * counts[role] / total
                 painter.fillRect(QRectF(x, bar.top(), w, bar.height()), self.session.palette.color(role))
                 x += w
-            painter.setPen(QPen(QColor("#777777"), 0))
+            painter.setPen(QPen(muted_color(self.palette()), 0))
             painter.drawRect(bar)
             painter.setPen(text_color)
             painter.drawText(QRectF(label_w + bar_w + 4, y, count_w, ROW_H),
@@ -135,7 +135,7 @@ def functions_html(paper: Paper, analysis: PaperAnalysis, session: Session) -> s
 
     functions = analysis.functions
     if functions is None:
-        return "<p style='color:#777'>This model has no function head: only roles can be shown.</p>"
+        return f"<p style='color:{muted()}'>This model has no function head: only roles can be shown.</p>"
     taxonomy = default_taxonomy()
     parts = []
     for section in paper.sections:
@@ -151,13 +151,14 @@ def functions_html(paper: Paper, analysis: PaperAnalysis, session: Session) -> s
                 info = taxonomy.get(function_id)
                 name, color = info.name, session.palette.color(info.role).name()
             except KeyError:
-                name, color = function_id, "#999999"
+                name, color = function_id, muted()
             chips.append(f"<span style='background:{color}'>&nbsp;&nbsp;</span> {html.escape(name)} ×{n}")
         moves = describe_checks(check_moves(found, section.kind.value), section.kind.value)
-        checklist = f"<br><span style='color:#555'>{html.escape(moves)}</span>" if moves else ""
-        parts.append(f"<p><b>{html.escape(title)}</b> <span style='color:#777'>({section.sentence_count} "
+        grey, darker = muted(), muted(share=0.75)
+        checklist = f"<br><span style='color:{darker}'>{html.escape(moves)}</span>" if moves else ""
+        parts.append(f"<p><b>{html.escape(title)}</b> <span style='color:{grey}'>({section.sentence_count} "
                      f"sentences, {found.count(NO_FUNCTION)} without a function)</span><br>"
-                     + ("<br>".join(chips) or "<span style='color:#777'>no function found</span>")
+                     + ("<br>".join(chips) or f"<span style='color:{muted()}'>no function found</span>")
                      + checklist + "</p>")
     return "".join(parts)
 

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QListWidgetItem, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QListWidgetItem, QSpinBox, QWidget
 
+from app.gui.flow_layout import control_group, flow_row
 from app.gui.operation import (
     ANALYSIS,
     MODEL,
@@ -39,6 +40,7 @@ from app.gui.operation import (
     PanelOperation,
     Ready,
 )
+from app.gui.panel_choices import remember
 from app.gui.panels.library_text import damage_message
 from app.gui.panels.registry import PanelSpec, register_panel
 from app.gui.panels.search_job import EmptyLibrary, SearchOutcome, library_folder, search_job
@@ -89,33 +91,27 @@ class SearchPanel(QWidget):
         session.paperReady.connect(while_alive(self, lambda _p: self._show_start()))
         self._show_start()
 
-    def _top_row(self) -> QHBoxLayout:
+    def _top_row(self) -> QWidget:
+        """The facet and the number of papers (both remembered), "Search" and "Export JSON…", in a row that
+        wraps in a narrow panel."""
         self.search_button = tool_button("Search", "Rank the papers of your library against the open paper")
         self.search_button.clicked.connect(lambda: self.search())
-        self.facet = QComboBox()
+        self.facet = remember(QComboBox(), "facet")
         self.facet.setToolTip("What to compare: the background (and aims), the method, the results (and "
                               "conclusions), or the whole paper")
         for name, value in FACET_CHOICES:
             self.facet.addItem(name, value)
         self.facet.currentIndexChanged.connect(lambda _i: self._on_facet_changed())
-        self.k = QSpinBox()
+        self.k = remember(QSpinBox(), "top")
         self.k.setRange(1, 500)
         self.k.setValue(DEFAULT_K)
         self.k.setToolTip("How many papers to list")
         self.export_button = tool_button("Export JSON…", "Save the results as JSON")
         self.export_button.clicked.connect(lambda: self.export())
         self.export_button.setEnabled(False)
-        top = QHBoxLayout()
-        top.setContentsMargins(6, 4, 6, 0)
-        top.setSpacing(4)
-        top.addWidget(QLabel("Like this paper, for its"))
-        top.addWidget(self.facet)
-        top.addSpacing(6)
-        top.addWidget(QLabel("top"))
-        top.addWidget(self.k)
-        top.addWidget(self.search_button)
-        top.addStretch(1)
-        top.addWidget(self.export_button)
+        top = QWidget()
+        flow_row(top, control_group(QLabel("Like this paper, for its"), self.facet),
+                 control_group(QLabel("top"), self.k, self.search_button), control_group(self.export_button))
         return top
 
     # -- state ----------------------------------------------------------------------------

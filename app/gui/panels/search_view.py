@@ -11,7 +11,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem
 
-from app.gui.widgets import ACCENT, MUTED, clip
+from app.gui.widgets import accent, clip, list_style, muted
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.gui.panels.search_job import SearchOutcome
@@ -29,14 +29,14 @@ def facet_name(facet: str) -> str:
 def result_html(rank: int, hit: SearchHit, openable: bool) -> str:
     """A result card: rank, score and title; under it the best evidence pair."""
     title = html.escape(hit.title or "(untitled)")
-    pdf = (f" <span style='color:{ACCENT}; font-size:8pt'>PDF</span>" if openable else "")
-    lines = [f"<span style='color:{MUTED}'>{rank}.</span>&nbsp; <b>{title}</b>{pdf}"
-             f"&nbsp;&nbsp;<span style='color:{MUTED}'>score {hit.score:.3f}</span>"]
+    pdf = (f" <span style='color:{accent()}; font-size:8pt'>PDF</span>" if openable else "")
+    lines = [f"<span style='color:{muted()}'>{rank}.</span>&nbsp; <b>{title}</b>{pdf}"
+             f"&nbsp;&nbsp;<span style='color:{muted()}'>score {hit.score:.3f}</span>"]
     if hit.evidence:
         best = hit.evidence[0]
         mine = html.escape(clip(best.query_sentence, CHARS))
-        lines.append(f"<span style='color:{MUTED}'>this paper:</span> {mine}"
-                     f"<br><span style='color:{MUTED}'>→ {best.similarity:.2f}:</span> "
+        lines.append(f"<span style='color:{muted()}'>this paper:</span> {mine}"
+                     f"<br><span style='color:{muted()}'>→ {best.similarity:.2f}:</span> "
                      f"<i>{html.escape(clip(best.matched_sentence, CHARS))}</i>")
     return "<br>".join(lines)
 
@@ -52,9 +52,9 @@ def result_tooltip(hit: SearchHit, pdf: str) -> str:
 def heading_html(query: SearchQuery) -> str:
     """"Papers like TITLE for its method (12 sentences)", and a second line when it fell back to all."""
     facet = html.escape(facet_name(query.facet).lower())
-    return (f"<span style='color:{MUTED}'>Papers like</span> <b>{html.escape(query.title)}</b> "
-            f"<span style='color:{MUTED}'>for its {facet} ({len(query.facet_sentences)} sentences)</span>"
-            + (f"<br><span style='color:{MUTED}'>It has no {facet} sentences: all its sentences were "
+    return (f"<span style='color:{muted()}'>Papers like</span> <b>{html.escape(query.title)}</b> "
+            f"<span style='color:{muted()}'>for its {facet} ({len(query.facet_sentences)} sentences)</span>"
+            + (f"<br><span style='color:{muted()}'>It has no {facet} sentences: all its sentences were "
                "used.</span>" if query.fallback else ""))
 
 
@@ -66,8 +66,7 @@ class ResultList(QListWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setStyleSheet("QListWidget::item { border-bottom: 1px solid #e4e4e4; }"
-                           "QListWidget::item:selected { background: #cfe0f7; }")
+        self.setStyleSheet(list_style())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.panels.suggestion_text import highlighted_html, match_text, source_pdf, source_text
-from app.gui.widgets import MUTED
+from app.gui.widgets import accent, faint, list_style, muted
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.phrasing.suggest import Suggestion
@@ -71,16 +71,16 @@ class SuggestionCard(QWidget):
         self.template = QLabel()
         self.template.setTextFormat(Qt.TextFormat.PlainText)
         self.template.setWordWrap(True)
-        self.template.setStyleSheet(f"color: {MUTED}; font-style: italic;")
+        self.template.setStyleSheet(f"color: {muted()}; font-style: italic;")
         self.template.setToolTip("The template: the formulaic wording kept, the content replaced by slots")
         self.source = QLabel()
         self.source.setTextFormat(Qt.TextFormat.PlainText)
         self.source.setWordWrap(True)
-        self.source.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
+        self.source.setStyleSheet(f"color: {muted()}; font-size: 9pt;")
         self.match = QLabel()
         self.match.setTextFormat(Qt.TextFormat.PlainText)
         self.match.setWordWrap(True)  # wraps rather than being cut beside the buttons
-        self.match.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
+        self.match.setStyleSheet(f"color: {muted()}; font-size: 9pt;")
         self.copy_sentence = _small_button("Copy sentence", "Copy this sentence")
         self.copy_template = _small_button("Copy template", "Copy this sentence's template")
         self.insert_template = _small_button("Insert template", "Insert this template in the draft at its "
@@ -139,8 +139,8 @@ def _small_button(text: str, tip: str) -> QToolButton:
     button.setText(text)
     button.setToolTip(tip)
     button.setAutoRaise(True)
-    button.setStyleSheet("QToolButton { font-size: 9pt; padding: 1px 4px; color: #1f4e8c; }"
-                         "QToolButton:disabled { color: #aaa; }")
+    button.setStyleSheet(f"QToolButton {{ font-size: 9pt; padding: 1px 4px; color: {accent()}; }}"
+                         f"QToolButton:disabled {{ color: {muted(share=0.4)}; }}")
     return button
 
 
@@ -155,10 +155,10 @@ class SuggestionList(QListWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setStyleSheet("QListWidget { background: white; }"
-                           "QListWidget::item { border-bottom: 1px solid #e6e6e6; }"
-                           "QListWidget::item:selected { background: #e4eefc; }"
-                           "QListWidget::item:hover:!selected { background: #f6f8fb; }")
+        # the palette's colours, background and text alike (a white background under a dark palette's
+        # near-white text could not be read)
+        self.setStyleSheet(list_style(base=True)
+                           + f"QListWidget::item:hover:!selected {{ background: {faint(share=0.04)}; }}")
         self._actions: Callable[[int], RowActions] | None = None
         self._builder = QTimer(self)  # makes the cards of a new result's later rows, one per tick
         self._builder.setInterval(0)

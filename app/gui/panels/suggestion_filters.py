@@ -1,10 +1,13 @@
-"""The Suggestions panel's filter row: a function, a section kind and the sources to search."""
+"""The Suggestions panel's filter row: a function, a section kind and the sources to search (remembered from
+one session to the next; the row wraps in a narrow panel)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
+from app.gui.flow_layout import control_group, flow_row
+from app.gui.panel_choices import remember
 from core.document import SectionKind
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import ROLES
@@ -32,15 +35,11 @@ class SuggestionFilters(QWidget):
         self.source.setToolTip("Search the phrase corpus, your library, or both")
         for label, kinds in SOURCE_CHOICES:
             self.source.addItem(label, kinds)
-        for combo in (self.function, self.section, self.source):
+        for combo, key in ((self.function, "function"), (self.section, "section"), (self.source, "source")):
+            remember(combo, key)
             combo.currentIndexChanged.connect(lambda _i: self.changed.emit())
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 6, 0)
-        row.addWidget(QLabel("Function"))
-        row.addWidget(self.function, 3)
-        row.addWidget(QLabel("Section"))
-        row.addWidget(self.section, 2)
-        row.addWidget(self.source, 2)
+        flow_row(self, control_group(QLabel("Function"), self.function),
+                 control_group(QLabel("Section"), self.section, self.source))  # (two rows at most)
 
     def _fill_functions(self) -> None:
         self.function.addItem("All functions", None)

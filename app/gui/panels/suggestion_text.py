@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.gui.widgets import MUTED, one_line
+from app.gui.widgets import muted, one_line
 from core.phrasing.source_titles import source_title
 from core.taxonomy.functions import default_taxonomy
 from core.taxonomy.labels import NO_FUNCTION
@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from core.phrasing.suggest import Suggestion
 
 HIGHLIGHT = "#fbe7a1"  # background of the formulaic wording
+HIGHLIGHT_TEXT = "#1a1a1a"  # its text (set too: in a dark palette the text would be near-white on it)
 TITLE_CHARS = 44  # a source's title and section fit one line of a card in a dock of ~440 px
 KIND_WORDS = {"corpus": "phrase corpus", "library": "your library"}
 NO_SOURCES = ("No phrase corpus or library yet: build the phrase corpus with <code>rhetorica corpus build"
@@ -29,7 +30,7 @@ ORIGINS = {"page": "the selected sentence", "draft": "the draft"}
 
 
 def highlighted_html(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """``text`` as rich text with each (start, end) span bold on a tinted background."""
+    """``text`` as rich text with each (start, end) span bold, dark, on a light tinted background."""
     parts: list[str] = []
     cursor = 0
     for start, end in sorted(spans):
@@ -37,7 +38,7 @@ def highlighted_html(text: str, spans: Sequence[tuple[int, int]]) -> str:
         if end <= start:
             continue
         parts.append(html.escape(text[cursor:start]))
-        parts.append(f"<span style='background-color:{HIGHLIGHT}; font-weight:600'>"
+        parts.append(f"<span style='background-color:{HIGHLIGHT}; color:{HIGHLIGHT_TEXT}; font-weight:600'>"
                      f"{html.escape(text[start:end])}</span>")
         cursor = end
     parts.append(html.escape(text[cursor:]))
@@ -95,8 +96,8 @@ def reads_as(query: dict[str, str]) -> str:
 def query_html(text: str, where: str, reads: str = "") -> str:
     """The line over the list: "For the selected sentence: “…”" (and what it reads as, muted)."""
     shown = text if len(text) <= 160 else text[:159] + "…"
-    doing = f"<br><span style='color:{MUTED}'>{reads}</span>" if reads else ""
-    return f"<span style='color:{MUTED}'>For {where}:</span> “{html.escape(shown)}”{doing}"
+    doing = f"<br><span style='color:{muted()}'>{reads}</span>" if reads else ""
+    return f"<span style='color:{muted()}'>For {where}:</span> “{html.escape(shown)}”{doing}"
 
 
 def broken_library_note(error: Exception) -> str:
