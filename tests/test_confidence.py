@@ -295,5 +295,6 @@ def test_eval_functions_reports_how_the_clear_functions_fare_against_the_rest() 
 
     figures = clear_function_figures(["aim", "gap", "none", "result"], ["aim", "aim", "none", "gap"],
                                      [True, True, False, False])
-    assert figures == {"clear": 2, "sentences": 4, "coverage": 0.5, "accuracy_clear": 0.5, "accuracy_rest": 0.5}
+    assert figures == {"clear": 2, "sentences": 4, "coverage": 0.5,
+                       "accuracy_clear": 0.5, "accuracy_rest": 0.5}
     assert clear_function_figures([], [], [])["coverage"] == 0.0

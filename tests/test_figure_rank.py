@@ -234,7 +234,8 @@ def test_the_ranking_explains_in_words_and_carries_the_features() -> None:
     first = data["figures"][0]
     assert set(FEATURES) == set(first["features"])
     assert first["figure_type"] == "diagram" and first["look"]["text_boxes"] == 4
-    assert first["mentions"] == {"count": 2, "sections": ["method"], "overview": False, "first_at": 0.6}
+    assert first["mentions"] == {"count": 2, "sections": ["method"], "overview": False, "overview_words": "",
+                                 "first_at": 0.6}
 
 
 def _papers_picking(feature: str, seed: int, n: int = 8) -> list[LabelledPaper]:

@@ -93,13 +93,56 @@ def nothing_to_rank(paper: Paper, include_tables: bool) -> str:
     return "no figures found" + (" (supplementary figures are not candidates)" if supplementary else "")
 
 
+PNG_DPI = 300
+
+
 def _render_pngs(pdf: Path, paper: Paper, ranking: FigureRanking) -> dict[str, bytes]:
-    """Each ranked figure's crop at 300 dpi, by file name (all rendered before any is written)."""
+    """Each ranked figure's crop at 300 dpi, by file name (all rendered before any is written), with its
+    resolution in the file (as the GUI's Export PNG writes it), so that a document places it at its size."""
     from core.pdf.render import render_figure_png
 
     figures = {f.id: f for f in paper.figures}
-    return {f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png":
-            render_figure_png(pdf, figures[ranked.figure_id], zoom=300 / 72) for ranked in ranking.figures}
+    out = {}
+    for ranked in ranking.figures:
+        figure = figures[ranked.figure_id]
+        png = render_figure_png(pdf, figure, zoom=PNG_DPI / 72)
+        size = paper.page_sizes[figure.page] if figure.page < len(paper.page_sizes) else None
+        out[f"rank{ranked.rank:02d}-{ranked.kind}-{ranked.number}.png"] = with_png_dpi(
+            png, rendered_dpi(png, figure.bbox, size))
+    return out
+
+
+def rendered_dpi(png: bytes, bbox: tuple[float, float, float, float],
+                 page_size: tuple[float, float] | None) -> float:
+    """The resolution a crop of ``bbox`` was rendered at: its pixel width over its width in inches
+    (:func:`core.pdf.render.render_figure_png` adds a 1-point margin, cut at the page's edge, and scales
+    a poster-sized crop down); :data:`PNG_DPI` when the width is unknown."""
+    width_px = int.from_bytes(png[16:20], "big") if png[12:16] == b"IHDR" else 0
+    page_w = page_size[0] if page_size else bbox[2] + 1
+    points = min(bbox[2] + 1, page_w) - max(bbox[0] - 1, 0.0)
+    if width_px <= 0 or points < 1:
+        return PNG_DPI
+    dpi = 72 * width_px / points
+    return PNG_DPI if abs(dpi - PNG_DPI) < 0.02 * PNG_DPI else dpi  # pixel rounding
+
+
+def with_png_dpi(png: bytes, dpi: float) -> bytes:
+    """``png`` with its pHYs chunk (pixels per metre) saying ``dpi``: replaced, or added after IHDR."""
+    import struct
+    import zlib
+
+    chunks, at = [], 8
+    while at + 12 <= len(png):
+        end = at + 12 + struct.unpack(">I", png[at:at + 4])[0]
+        chunks.append((png[at + 4:at + 8], png[at:end]))
+        at = end
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or not chunks or chunks[0][0] != b"IHDR":
+        return png
+    per_metre = round(dpi / 0.0254)
+    data = struct.pack(">IIB", per_metre, per_metre, 1)
+    phys = struct.pack(">I", len(data)) + b"pHYs" + data + struct.pack(">I", zlib.crc32(b"pHYs" + data))
+    kept = [raw for kind, raw in chunks if kind != b"pHYs"]
+    return png[:8] + kept[0] + phys + b"".join(kept[1:])
 
 
 def _write_pngs(pngs: dict[str, bytes], folder: Path) -> None:

@@ -377,8 +377,7 @@ def explain(features: Mapping[str, float], kind: str, profile: MentionProfile, b
     if profile.count:
         places = ", ".join(_KIND_PLACES.get(k, k) for k in profile.kinds[:3])
         times = f"{profile.count} time{'s' if profile.count != 1 else ''}"
-        bits.append(f"pointed to {times} ({places})" + (", called an overview or summary there"
-                                                         if profile.overview else ""))
+        bits.append(f"pointed to {times} ({places})" + _overview_note(profile))
     else:
         bits.append("never pointed to in the text")
     if best_sentence:
@@ -398,6 +397,13 @@ def explain(features: Mapping[str, float], kind: str, profile: MentionProfile, b
     bits.append(", ".join(where))
     text = "; ".join(b for b in bits if b)
     return text[0].upper() + text[1:] if text else ("Best candidate" if first else "")
+
+
+def _overview_note(profile: MentionProfile) -> str:
+    """What a mention calls the figure, with its own words as the evidence."""
+    if not profile.overview:
+        return ""
+    return f', described there as an overview or summary ("{_clip(profile.overview_words, 60)}")'
 
 
 def _clip(text: str, limit: int = 90) -> str:
@@ -433,5 +439,6 @@ def rank_figures(paper: Paper, scorer: CaptionScorer, weights: Mapping[str, floa
             reason=explain(raw, kind, profile, feats.best_sentences[i], words, rank == 1),
             figure_type=kind, look=look.to_dict(),
             mentions={"count": profile.count, "sections": list(profile.kinds), "overview": profile.overview,
+                      "overview_words": profile.overview_words,
                       "first_at": round(profile.first_at, 4)}))
     return ranking

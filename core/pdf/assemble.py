@@ -30,7 +30,7 @@ from core.pdf.structure import build_structure
 from core.pdf.textmap import clean_text, join_lines
 from core.text.sentences import split_sentences
 
-PARSER_VERSION = "pdf-15"
+PARSER_VERSION = "pdf-16"
 
 
 def body_font_size(pages: list[list[Line]]) -> float:

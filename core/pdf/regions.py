@@ -4,7 +4,7 @@ labels next to a caption, or a fallback crop when nothing is found."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pymupdf
 
@@ -20,10 +20,21 @@ HEAD_BAND = 0.1  # a graphic ending in the top tenth of the page is a running-he
 @dataclass
 class PageGraphics:
     boxes: list[Box]
+    page: pymupdf.Page | None = None  # read again, only when a figure's labels are wanted
+    _labels: list[tuple[float, float, float, float, float]] | None = None
+
+    @property
+    def labels(self) -> list[tuple[float, float, float, float, float]]:
+        """Text set vertically on the page (rotated axis titles) as (x0, y0, x1, y1, font size): the
+        parser's lines hold horizontal text only, so a figure's box takes these from here."""
+        if self._labels is None:
+            self._labels = _vertical_text(self.page) if self.page is not None else []
+        return self._labels
 
 
 def page_graphics(page: pymupdf.Page) -> PageGraphics:
-    """Boxes of images and vector drawings on a page (no image bytes are decoded)."""
+    """Boxes of images and vector drawings on a page (no image bytes are decoded); its vertical text
+    is read when first asked for (:attr:`PageGraphics.labels`)."""
     area = page.rect
     pw, ph = area.width, area.height
     boxes: list[Box] = []
@@ -47,7 +58,18 @@ def page_graphics(page: pymupdf.Page) -> PageGraphics:
         if fill is not None and path.get("color") is None and tuple(fill)[:3] == (1.0, 1.0, 1.0):
             continue  # white boxes (often masks)
         boxes.append((x0, y0, x1, y1))
-    return PageGraphics(_merge_boxes(boxes))
+    return PageGraphics(_merge_boxes(boxes), page)
+
+
+def _vertical_text(page: pymupdf.Page) -> list[tuple[float, float, float, float, float]]:
+    """Boxes and font sizes of the text runs set vertically on ``page``."""
+    out = []
+    for span in page.get_texttrace():
+        if abs(span["dir"][0]) > 0.1 or not any(chr(c[0]).strip() for c in span["chars"]):
+            continue
+        x0, y0, x1, y1 = span["bbox"]
+        out.append((x0, y0, x1, y1, float(span["size"])))
+    return out
 
 
 def _merge_boxes(boxes: list[Box], limit: int = 4000) -> list[Box]:
@@ -80,6 +102,13 @@ class RegionOptions:
 
     candidates: list[tuple[float, float, Box]]  # (score, gap to the caption, box)
     fallback: Box
+    preferred: list[bool] = field(default_factory=list)  # per candidate: on the caption's usual side
+
+    def usual(self, box: Box) -> bool:
+        """Whether ``box`` (one of the candidates) lies on the caption's usual side: above a figure's
+        caption, below a table's; a side caption's figure counts as usual too."""
+        return any(b == box and (k >= len(self.preferred) or self.preferred[k])
+                   for k, (_s, _g, b) in enumerate(self.candidates))
 
 
 def region_options(
@@ -202,11 +231,42 @@ def region_options(
             if ln.y0 >= top - 1 and ln.y1 <= bottom + 1 and ln.x0 >= x0 - 20 and ln.x1 <= x1 + 20 \
                     and (ln.y1 >= y0 - 12 and ln.y0 <= y1 + 12):
                 x0, y0, x1, y1 = min(x0, ln.x0), min(y0, ln.y0), max(x1, ln.x1), max(y1, ln.y1)
+        x0, y0, x1, y1 = with_labels((x0, y0, x1, y1), found, top, bottom)
         x0, x1 = max(x0, 0.0), min(x1, pw)
         y0, y1 = max(y0, 0.0, top + 1.0), min(y1, ph, bottom - 1.0)
         if (x1 - x0) <= 10 or (y1 - y0) <= 8:
             return None
         return (x0, y0, x1, y1)
+
+    def continues_caption(ln: Line) -> bool:
+        """A line flush with the caption's left edge and abutting it: the caption's last line, which
+        caption detection left out (after a line of subscripts), not a label."""
+        near = 0.5 * ln.height
+        return abs(ln.x0 - cx0) < 2 and (-1 <= ln.y0 - cy1 < near or -1 <= cy0 - ln.y1 < near)
+
+    def with_labels(box: Box, found: list[Box], top: float, bottom: float) -> Box:
+        """``box`` grown by the labels around it: short lines set smaller than the body (axis titles,
+        legend entries that run past the legend's marks) and vertical text (a rotated axis title),
+        each touching the box as it grows, within the band and the caption's column (or the
+        graphics' width, when wider)."""
+        lo = min(wx0, _union(found)[0]) - 2
+        hi = max(wx1, _union(found)[2]) + 2
+        labels = [
+            (ln.x0, ln.y0, ln.x1, ln.y1) for ln in page_lines
+            if id(ln) not in caption_ids and "furniture" not in ln.tags and ln.size < 0.95 * body_size
+            and ln.width < prose_width and not continues_caption(ln)
+        ] + [(b[0], b[1], b[2], b[3]) for b in graphics.labels if b[4] < 1.2 * body_size]
+        labels = [b for b in labels if b[1] >= top - 1 and b[3] <= bottom + 1 and b[0] >= lo and b[2] <= hi]
+        x0, y0, x1, y1 = box
+        grew = True
+        while grew:
+            grew = False
+            for b in labels:
+                if (b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1) and b[3] >= y0 - 12 \
+                        and b[1] <= y1 + 12 and b[2] >= x0 - 20 and b[0] <= x1 + 20:
+                    x0, y0, x1, y1 = min(x0, b[0]), min(y0, b[1]), max(x1, b[2]), max(y1, b[3])
+                    grew = True
+        return x0, y0, x1, y1
 
     def beside() -> Box | None:
         """A side caption's figure (Nature's layout: the caption in one column, its figure in the other
@@ -230,16 +290,19 @@ def region_options(
 
     order = (-1, 1) if caption.kind == "figure" else (1, -1)
     options: list[tuple[float, float, Box]] = []
+    preferred: list[bool] = []
     for rank, direction in enumerate(order):
         box = candidate(direction)
         if box is not None:
             gap = max((cy0 - box[3]) if direction < 0 else (box[1] - cy1), 0.0)
             options.append((gap + (0.0 if rank == 0 else 8.0), gap, box))
+            preferred.append(rank == 0)
     # Nothing above or below but a running-head band: a side caption, its figure beside it.
     if caption.kind == "figure" and all(box[3] < HEAD_BAND * ph for _s, _g, box in options):
         side = beside()
         if side is not None:
             options.append((4.0, 0.0, side))
+            preferred.append(True)
     # fallback: a crop beside the caption, limited by the nearest prose
     direction = order[0]
     top, bottom = band(direction)
@@ -249,7 +312,7 @@ def region_options(
         bottom = min(bottom, cy1 + 250)
     if bottom - top < 20:
         top, bottom = (max(0.0, cy0 - 150), cy0) if direction < 0 else (cy1, min(ph, cy1 + 150))
-    return RegionOptions(options, (wx0, top, wx1, bottom))
+    return RegionOptions(options, (wx0, top, wx1, bottom), preferred)
 
 
 def assign_regions(options: list[RegionOptions]) -> list[tuple[Box, bool]]:
@@ -269,13 +332,45 @@ def assign_regions(options: list[RegionOptions]) -> list[tuple[Box, bool]]:
     for _score, k, box in ranked:
         if k in chosen:
             continue
-        area = (box[2] - box[0]) * (box[3] - box[1])
-        if any(_overlap_x(box[0], box[2], c[0], c[2]) * (min(box[3], c[3]) - max(box[1], c[1])) > 0.5 * area
-               for c in claimed):
+        if any(_covers(box, c) for c in claimed):
             continue
         chosen[k] = box
         claimed.append(box)
+    _hand_over(options, chosen)
     return [(chosen[k], True) if k in chosen else (opt.fallback, False) for k, opt in enumerate(options)]
+
+
+def _covers(box: Box, other: Box) -> bool:
+    """``other`` covers more than half of ``box``: the two are the same graphic."""
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    across = max(0.0, _overlap_x(box[0], box[2], other[0], other[2]))
+    return across * max(0.0, min(box[3], other[3]) - max(box[1], other[1])) > 0.5 * area
+
+
+def _hand_over(options: list[RegionOptions], chosen: dict[int, Box]) -> None:
+    """A caption left without a region takes a graphic of its own that no caption took (one nearer
+    to another caption, which found its own elsewhere), or takes it back from a caption that holds it
+    on that caption's unusual side (below a figure's caption, above a table's) and has a graphic of
+    its own on its usual side, which that caption takes instead. Frontiers: Figure 2's short caption
+    sits between its diagram (above, a few points further) and Figure 3's chart (below, nearer); the
+    chart is Figure 3's only graphic."""
+    for k, opt in enumerate(options):
+        if k in chosen:
+            continue
+        for _score, _gap, box in sorted(opt.candidates):
+            holder = next((j for j, held in chosen.items() if _covers(box, held) or _covers(held, box)), None)
+            if holder is None:
+                chosen[k] = box
+                break
+            if options[holder].usual(chosen[holder]):
+                continue
+            others = [held for j, held in chosen.items() if j != holder]
+            usual = [b for _s, _g, b in sorted(options[holder].candidates) if options[holder].usual(b)
+                     and not _covers(b, box) and not any(_covers(b, o) for o in others)]
+            if not usual or any(_covers(box, o) for o in others):
+                continue
+            chosen[holder], chosen[k] = usual[0], box
+            break
 
 
 def _right_column_x0(lines: list[Line], layout: PageLayout) -> float | None:
