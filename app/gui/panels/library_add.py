@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.gui.settings import LIBRARY_ADD, dialog_folder, remember_dialog_folder
+from app.gui.widgets import show_dock_of
 
 PDF_FILTER = "PDF files (*.pdf);;All files (*)"
 
@@ -20,7 +21,7 @@ def ask_files(panel: QWidget) -> list[Path]:
                                             PDF_FILTER)
     if paths:
         remember_dialog_folder(LIBRARY_ADD, paths[0])
-        show_own_dock(panel)
+        show_dock_of(panel)
     return [Path(p) for p in paths]
 
 
@@ -31,15 +32,6 @@ def ask_folder(panel: QWidget) -> list[Path]:
     if not folder:
         return []
     remember_dialog_folder(LIBRARY_ADD, Path(folder).parent if Path(folder).parent.is_dir() else folder)
-    show_own_dock(panel)
+    show_dock_of(panel)
     return [Path(folder)]
 
-
-def show_own_dock(widget: QWidget) -> None:
-    """Show and raise the dock ``widget`` is in (nothing when it is in none)."""
-    parent = widget.parentWidget()
-    while parent is not None and not isinstance(parent, QDockWidget):
-        parent = parent.parentWidget()
-    if parent is not None:
-        parent.show()
-        parent.raise_()
